@@ -1,0 +1,56 @@
+"""copeca-action: is an agent tool cheaper or dearer per correct answer?
+
+The public API: the contracts of each stage and the verbs that connect them.
+"""
+
+from copeca_action.errors import (
+    BundleError,
+    ConfigError,
+    CopecaError,
+    GitHubError,
+    InfraError,
+    Problem,
+    VerificationError,
+    WorkspaceError,
+)
+
+__version__ = "0.1.0"
+
+from copeca_action.plan import PlannedRun, RunPlan, build_plan, shard_plan
+from copeca_action.records import RunRecord, read_records
+from copeca_action.scenario import (
+    Mode,
+    RepoSpec,
+    Runner,
+    Scenario,
+    Task,
+    load_corpus,
+    load_scenario,
+    validate_paths,
+)
+
+__all__ = [
+    "BundleError",
+    "ConfigError",
+    "CopecaError",
+    "GitHubError",
+    "InfraError",
+    "Mode",
+    "PlannedRun",
+    "Problem",
+    "RepoSpec",
+    "RunPlan",
+    "RunRecord",
+    "Runner",
+    "Scenario",
+    "Task",
+    "VerificationError",
+    "WorkspaceError",
+    "__version__",
+    "build_plan",
+    "load_corpus",
+    "load_scenario",
+    "read_records",
+    "shard_plan",
+    "validate_paths",
+]

@@ -1,0 +1,1 @@
+"""Subcommands of the `copeca-action` CLI; each module registers one verb."""

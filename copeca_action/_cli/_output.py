@@ -1,0 +1,36 @@
+"""How the CLI shows errors: one line per problem, and GitHub annotations in Actions."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from copeca_action.errors import ConfigError, CopecaError, Problem
+
+
+def _escape(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def annotate(problem: Problem, level: str = "error") -> None:
+    """A workflow command so the problem shows on the file in the GitHub UI."""
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    props = f"file={problem.file}" + (f",line={problem.line}" if problem.line else "")
+    message = (f"{problem.field}: " if problem.field else "") + problem.message
+    print(f"::{level} {props}::{_escape(message)}")
+
+
+def print_problems(problems: list[Problem], level: str = "error") -> None:
+    for problem in problems:
+        print(f"{level}: {problem}", file=sys.stderr)
+        annotate(problem, level)
+
+
+def report_error(exc: CopecaError) -> None:
+    if isinstance(exc, ConfigError):
+        print_problems(exc.problems)
+    else:
+        print(f"error: {exc}", file=sys.stderr)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            print(f"::error::{_escape(str(exc))}")

@@ -1,0 +1,40 @@
+"""`copeca-action list [--repo R] [--category C] [--control]`: the tasks as a table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from copeca_action.scenario import load_corpus
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("list", help="list the corpus tasks")
+    p.add_argument("--corpus", type=Path, help="corpus folder (default: bundled)")
+    p.add_argument("--repo")
+    p.add_argument("--category", choices=["locate", "trace", "fix", "debug", "reason"])
+    p.add_argument("--control", action="store_true", help="only control tasks")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    corpus = load_corpus(args.corpus).require_ok()
+    tasks = [t for _, t in sorted(corpus.tasks.items())
+             if (not args.repo or t.repo == args.repo)
+             and (not args.category or t.category == args.category)
+             and (not args.control or t.control)]
+    if args.json:
+        print(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2))
+        return 0
+    table = Table("id", "repo", "type", "category", "language", "difficulty", "control",
+                  "grading", title=f"{len(tasks)} tasks")
+    for t in tasks:
+        table.add_row(t.id, t.repo, t.type, t.category, t.language, t.difficulty,
+                      "yes" if t.control else "", t.grading.kind)
+    Console().print(table)
+    return 0

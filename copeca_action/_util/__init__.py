@@ -1,0 +1,1 @@
+"""Small helpers shared by every stage (YAML with line marks, hashing, paths)."""

@@ -1,0 +1,43 @@
+"""The `copeca-action` command: one subcommand module per verb under copeca_action/_cli/."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from copeca_action import __version__
+from copeca_action._cli._output import report_error
+from copeca_action.errors import CopecaError
+
+COMMANDS = ("validate", "plan", "list", "schema")
+"""Modules of copeca_action._cli, each with `register(subparsers)`; order is --help order."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="copeca-action",
+        description="Cost per correct answer of CLI coding agents, with and without your tool.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"copeca_action._cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except CopecaError as exc:
+        report_error(exc)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

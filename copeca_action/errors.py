@@ -1,0 +1,86 @@
+"""The one exception tree of copeca-action.
+
+```
+CopecaError                      root: the CLI and entrypoint catch it once, print, exit
+├── ConfigError                  bad user input (YAML, flags); carries every Problem found
+├── WorkspaceError               snapshots, worktrees, mode set-up could not be prepared
+├── InfraError                   the harness itself broke (not the agent): retried, reported
+├── BundleError                  a .copeca bundle could not be written or read
+│   └── VerificationError        a bundle failed verification (its `kind` says how)
+└── GitHubError                  talking to the GitHub API failed
+```
+
+Agent failures and timeouts are never exceptions: they are `RunRecord.outcome` values.
+Messages name the file, line and field (or the flag) and what was expected.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one input, located as precisely as we can."""
+
+    file: str
+    message: str
+    line: int | None = None
+    field: str | None = None
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.field:
+            where += f": {self.field}"
+        return f"{where}: {self.message}"
+
+
+class CopecaError(Exception):
+    """Root of every error copeca-action raises on purpose."""
+
+    exit_code = 1
+
+
+class ConfigError(CopecaError):
+    """Input that does not match its contract; holds every problem found, not just the first."""
+
+    exit_code = 2
+
+    def __init__(self, problems: list[Problem] | Problem | str, file: str | Path = "") -> None:
+        if isinstance(problems, str):
+            problems = [Problem(file=str(file), message=problems)]
+        elif isinstance(problems, Problem):
+            problems = [problems]
+        self.problems: list[Problem] = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+class WorkspaceError(CopecaError):
+    """A snapshot, worktree or arm could not be prepared."""
+
+
+class InfraError(CopecaError):
+    """The harness, not the agent, failed; the run is retried and reported apart."""
+
+
+class BundleError(CopecaError):
+    """A bundle could not be built or read."""
+
+
+class VerificationError(BundleError):
+    """A bundle failed verification; `kind` is one of corrupt, tampered, signature,
+    unsigned, incomplete, and selects the exit code."""
+
+    EXIT_CODES = {"corrupt": 10, "tampered": 11, "signature": 12, "unsigned": 13, "incomplete": 14}
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.exit_code = self.EXIT_CODES.get(kind, 1)
+        super().__init__(message)
+
+
+class GitHubError(CopecaError):
+    """A GitHub API call failed after its retries."""

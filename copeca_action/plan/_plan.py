@@ -1,0 +1,129 @@
+"""Scenario → RunPlan: the full matrix with stable run ids, and deterministic shards."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from copeca_action._util.hashing import sha256_json
+from copeca_action._util.model import RecordModel
+from copeca_action.errors import ConfigError
+from copeca_action.scenario import Scenario, Task, select_task_ids
+
+Compare = Literal["baseline", "base-ref", "both"]
+BASE_SUFFIX = "@base"
+
+
+class PlannedRun(RecordModel):
+    """One cell of the matrix: what to run, not yet how it went."""
+
+    run_id: str
+    task_id: str
+    task_hash: str
+    arm: str
+    """Mode name; `<mode>@base` runs the mode against the base ref of the tool."""
+    model: str
+    runner: str
+    repetition: Annotated[int, Field(ge=0)]
+    control: bool
+    category: str
+    language: str
+
+    @property
+    def mode(self) -> str:
+        return self.arm.removesuffix(BASE_SUFFIX)
+
+
+class Shard(RecordModel):
+    index: Annotated[int, Field(ge=1)]
+    """1-based."""
+    count: Annotated[int, Field(ge=1)]
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+class RunPlan(RecordModel):
+    """The runs of a scenario (or of one shard of it), in execution order."""
+
+    schema_version: Literal[1] = 1
+    scenario: str
+    scenario_hash: str
+    """Digest of the scenario as loaded."""
+    plan_digest: str
+    """Digest of every run id of the whole plan: shards of one plan share it."""
+    compare: Compare
+    seed: int
+    arms: list[str]
+    shard: Shard | None = None
+    runs: list[PlannedRun]
+
+    def run_ids(self) -> list[str]:
+        return [r.run_id for r in self.runs]
+
+
+def run_id_for(task_id: str, task_hash: str, arm: str, model: str, repetition: int) -> str:
+    """Stable across machines and reorderings; changes when the task's content changes."""
+    return sha256_json([task_id, task_hash, arm, model, repetition])[:16]
+
+
+def arms_for(scenario: Scenario, compare: Compare) -> list[str]:
+    """`baseline`: the scenario's modes; `base-ref`: each tool mode at head and at base;
+    `both`: baseline plus both."""
+    tools = [m for m in scenario.modes if m != "baseline"]
+    base = [f"{m}{BASE_SUFFIX}" for m in tools]
+    if compare == "baseline":
+        return list(scenario.modes)
+    if compare == "base-ref":
+        return [*tools, *base]
+    return [*scenario.modes, *base]
+
+
+def build_plan(scenario: Scenario, tasks: Mapping[str, Task], compare: Compare = "baseline",
+               repetitions: int | None = None) -> RunPlan:
+    """Expand the matrix. Order: repetition-major, so a partial run covers every task early."""
+    ids = select_task_ids(scenario, list(tasks))
+    if not ids:
+        raise ConfigError(f"scenario {scenario.name!r}: no task matches include "
+                          f"{scenario.tasks.include} minus exclude {scenario.tasks.exclude}")
+    arms = arms_for(scenario, compare)
+    reps = repetitions if repetitions is not None else scenario.repetitions
+    runs = []
+    for rep in range(reps):
+        for task_id in ids:
+            task = tasks[task_id]
+            digest = task.content_hash()
+            for model in scenario.models:
+                for arm in arms:
+                    runs.append(PlannedRun(
+                        run_id=run_id_for(task_id, digest, arm, model, rep), task_id=task_id,
+                        task_hash=digest, arm=arm, model=model,
+                        runner=scenario.model_runner_map[model], repetition=rep,
+                        control=task.control, category=task.category, language=task.language))
+    return RunPlan(scenario=scenario.name, scenario_hash=sha256_json(scenario.model_dump(
+        mode="json"))[:16], plan_digest=sha256_json(sorted(r.run_id for r in runs)),
+        compare=compare, seed=scenario.seed, arms=arms, runs=runs)
+
+
+def parse_shard(text: str) -> Shard:
+    """`i/n` with 1 ≤ i ≤ n."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    if not match:
+        raise ConfigError(f"--shard {text!r}: expected i/n, e.g. 2/3")
+    index, count = int(match.group(1)), int(match.group(2))
+    if count < 1 or not 1 <= index <= count:
+        raise ConfigError(f"--shard {text!r}: i must be between 1 and n (shards are 1-based)")
+    return Shard(index=index, count=count)
+
+
+def shard_plan(plan: RunPlan, shard: Shard) -> RunPlan:
+    """Round-robin over the plan's order: shards are disjoint, their union is the plan, and
+    each shard gets every arm of a task-repetition together when arms divide evenly."""
+    cell = max(1, len(plan.arms))
+    groups = [plan.runs[i:i + cell] for i in range(0, len(plan.runs), cell)]
+    mine = [run for g, group in enumerate(groups) if g % shard.count == shard.index - 1
+            for run in group]
+    return plan.model_copy(update={"runs": mine, "shard": shard})

@@ -1,0 +1,31 @@
+"""RunRecord and results.jsonl: the append-only log every report is computed from."""
+
+from copeca_action.records._io import (
+    append_record,
+    iter_records,
+    latest_by_run_id,
+    read_records,
+    write_records,
+)
+from copeca_action.records._record import (
+    OUTCOMES,
+    CostSource,
+    Outcome,
+    RunRecord,
+    Tokens,
+    ViewedSpan,
+)
+
+__all__ = [
+    "OUTCOMES",
+    "CostSource",
+    "Outcome",
+    "RunRecord",
+    "Tokens",
+    "ViewedSpan",
+    "append_record",
+    "iter_records",
+    "latest_by_run_id",
+    "read_records",
+    "write_records",
+]

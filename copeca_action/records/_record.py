@@ -1,0 +1,94 @@
+"""The RunRecord: one JSON line per agent run, the unit every report is computed from."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from copeca_action._util.model import RecordModel
+
+Outcome = Literal["ok", "agent_error", "timeout", "budget_stop", "infra_error"]
+OUTCOMES: tuple[Outcome, ...] = ("ok", "agent_error", "timeout", "budget_stop", "infra_error")
+CostSource = Literal["vendor", "computed", "none"]
+NonNeg = Annotated[int, Field(ge=0)]
+
+
+class Tokens(RecordModel):
+    """Tokens summed over every model request of the run; each message counted once."""
+
+    input: NonNeg = 0
+    """Uncached input tokens."""
+    output: NonNeg = 0
+    """Output tokens (reasoning included)."""
+    cache_write: NonNeg = 0
+    cache_read: NonNeg = 0
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.cache_write + self.cache_read
+
+
+class ViewedSpan(RecordModel):
+    """Code the agent looked at in one step (for retrieval metrics)."""
+
+    step: NonNeg
+    file: str
+    """Repository-relative path."""
+    lines: tuple[int, int] | None = None
+    """1-based inclusive range; None = the whole file (or only the file name was seen)."""
+
+
+class RunRecord(RecordModel):
+    """Everything measured about one run. Field order is the on-disk order."""
+
+    schema_version: Literal[1] = 1
+    run_id: str
+    """Stable: hash of task id + task content hash, arm, model, repetition."""
+    scenario: str
+    task_id: str
+    task_hash: str
+    arm: str
+    """The mode name (`<mode>@base` for the base-ref checkout of the tool)."""
+    model: str
+    runner: str
+    cli_version: str | None = None
+    repetition: NonNeg
+    attempt: Annotated[int, Field(ge=1)] = 1
+    """1 + the number of infra-error retries before this record."""
+    snapshot_commit: str | None = None
+    """The commit really checked out for the run."""
+    control: bool = False
+    category: str = ""
+    language: str = ""
+    outcome: Outcome
+    correct: bool = False
+    grading: dict[str, Any] = {}
+    """Grader detail: matched terms, completeness, test exit code, eval summary."""
+    tokens: Tokens = Tokens()
+    vendor_cost_usd: Annotated[float, Field(ge=0)] | None = None
+    """What the CLI reported, when it reports a cost."""
+    computed_cost_usd: Annotated[float, Field(ge=0)] | None = None
+    """Σ tokens × the runner's pricing."""
+    cost_usd: Annotated[float, Field(ge=0)] = 0.0
+    """The cost counted in spend (see cost_source)."""
+    cost_source: CostSource = "none"
+    duration_s: Annotated[float, Field(ge=0)] = 0.0
+    turns: NonNeg = 0
+    tool_calls: NonNeg = 0
+    tool_adopted: bool | None = None
+    """Whether the mode's validity rule saw the tool used (None: no rule)."""
+    viewed_spans: list[ViewedSpan] = []
+    flags: list[str] = []
+    """Behaviour flags: token_snowball, talkative_failure, tool_storm, budget_exhausted,
+    timeout, cost_divergence, instruction_files, ..."""
+    error: str | None = None
+    started_at: dt.datetime | None = None
+    run_dir: str | None = None
+    """Relative path of the run's directory (transcript, patch, eval) in the output."""
+
+    @property
+    def reached_agent(self) -> bool:
+        """Runs that reached the agent are counted in spend, failed or not."""
+        return self.outcome not in ("infra_error", "budget_stop")

@@ -1,0 +1,300 @@
+"""Contracts for the scenario, the modes (the one variable), runners and repository pins."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from copeca_action._util.model import InputModel
+from copeca_action.scenario._task import COMMIT_RE, NonEmpty
+
+NAME_RE = r"^[a-z0-9][a-z0-9._-]*$"
+Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
+Argv = Annotated[list[NonEmpty], Field(min_length=1)]
+
+KNOWN_PARSERS: tuple[str, ...] = ("stream_json", "codex_json")
+"""Transcript parsers a runner may name; transcript/ registers one implementation each."""
+
+_GLOB_CHARS = re.compile(r"^[A-Za-z0-9._/*?\[\]!-]+$")
+
+
+def check_glob(value: str) -> str:
+    """A task-id glob: fnmatch syntax over ids; brackets must balance."""
+    if not value:
+        raise ValueError("a glob cannot be empty")
+    if not _GLOB_CHARS.match(value):
+        raise ValueError(f"glob {value!r} has characters a task id never has "
+                         "(allowed: letters, digits, . _ / - and * ? [ ] !)")
+    depth = 0
+    for ch in value:
+        depth += ch == "["
+        depth -= ch == "]"
+        if depth not in (0, 1):
+            raise ValueError(f"glob {value!r} has unbalanced brackets")
+    if depth:
+        raise ValueError(f"glob {value!r} has an unclosed '['")
+    return value
+
+
+# ---------------------------------------------------------------- scenario
+
+
+class TaskSelection(InputModel):
+    """Which tasks run: ids matching any `include` glob and no `exclude` glob."""
+
+    include: Annotated[list[str], Field(min_length=1)]
+    exclude: list[str] = []
+
+    @field_validator("include", "exclude")
+    @classmethod
+    def _globs(cls, values: list[str]) -> list[str]:
+        return [check_glob(v) for v in values]
+
+
+class Thresholds(InputModel):
+    """When a delta alerts, fails the PR, or makes the experiment invalid."""
+
+    alert: Annotated[float, Field(ge=0)] = 0.05
+    """Delta above which the comment warns (0.05 = 5% dearer per correct answer)."""
+    fail: Annotated[float, Field(ge=0)] = 0.10
+    """A regression when the CI's lower bound is above this."""
+    control_tolerance: Annotated[float, Field(gt=0)] = 0.15
+    """The verdict is invalid when the control delta's CI leaves ±this."""
+    min_runs: Annotated[int, Field(ge=1)] = 6
+    """Fewer non-infra runs per arm than this: inconclusive."""
+    min_adoption: Annotated[float, Field(ge=0, le=1)] = 0.5
+    """The tool arm used its tool in fewer runs than this share: invalid."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        if self.fail < self.alert:
+            raise ValueError(f"fail ({self.fail}) must be at least alert ({self.alert})")
+        return self
+
+
+class Adaptive(InputModel):
+    """Run repetitions in rounds and stop once the verdict is decided."""
+
+    enabled: bool = True
+    min_repetitions: Annotated[int, Field(ge=1)] = 2
+    """Repetitions run before the first look."""
+    step: Annotated[int, Field(ge=1)] = 1
+    """Repetitions added per round."""
+    max_repetitions: Annotated[int, Field(ge=1)] = 10
+    alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
+    """Overall error rate, spent across looks (see docs/methodology.md)."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Adaptive:
+        if self.max_repetitions < self.min_repetitions:
+            raise ValueError("max_repetitions must be at least min_repetitions")
+        return self
+
+
+class Scenario(InputModel):
+    """One experiment: tasks × modes (arms) × models × repetitions."""
+
+    name: Name
+    description: str = ""
+    tasks: TaskSelection
+    modes: Annotated[list[Name], Field(min_length=1)]
+    """Arms to run; names of corpus/modes/*.yaml. Include `baseline` for a delta."""
+    models: Annotated[list[NonEmpty], Field(min_length=1)]
+    model_runner_map: dict[NonEmpty, Name]
+    """Which runner (runners/<name>.yaml) drives each model."""
+    repetitions: Annotated[int, Field(ge=1, le=1000)] = 3
+    budget_usd: Annotated[float, Field(gt=0)] | None = None
+    """Whole-scenario spend cap: no run starts that would pass it."""
+    run_budget_usd: Annotated[float, Field(gt=0)] | None = None
+    """Per-run cap passed to CLIs that support one."""
+    timeout_s: Annotated[float, Field(gt=0, le=86400)] = 900
+    """Wall-clock limit per agent run; the process group is killed after it."""
+    max_turns: Annotated[int, Field(ge=1, le=1000)] = 40
+    workers: Annotated[int, Field(ge=1, le=256)] = 2
+    seed: int = 0
+    """Seeds the bootstrap and any sampling, so reports are reproducible."""
+    resamples: Annotated[int, Field(ge=100, le=1_000_000)] = 10_000
+    thresholds: Thresholds = Thresholds()
+    adaptive: Adaptive | None = None
+    model_endpoint: Literal["vendor", "scripted"] = "vendor"
+    """`scripted`: the CLIs talk to the local scripted model server (demo, dry runs)."""
+    scripts: str | None = None
+    """Directory of scripted-model scripts (relative to the scenario file)."""
+
+    @field_validator("modes", "models")
+    @classmethod
+    def _unique(cls, values: list[str]) -> list[str]:
+        dupes = sorted({v for v in values if values.count(v) > 1})
+        if dupes:
+            raise ValueError(f"listed more than once: {', '.join(dupes)}")
+        return values
+
+    @model_validator(mode="after")
+    def _every_model_has_a_runner(self) -> Scenario:
+        missing = [m for m in self.models if m not in self.model_runner_map]
+        if missing:
+            raise ValueError("model_runner_map has no runner for: " + ", ".join(missing))
+        return self
+
+
+# ---------------------------------------------------------------- mode
+
+
+class Validity(InputModel):
+    """How a run proves the tool under test was really used."""
+
+    kind: Literal["tool_call_prefix", "marker_file", "proxy_requests"]
+    prefix: NonEmpty | None = None
+    """tool_call_prefix: a tool call whose name starts with this (e.g. `mcp__codesearch__`)."""
+    path: NonEmpty | None = None
+    """marker_file: a file (worktree-relative or absolute) the tool writes when used."""
+    min_requests: Annotated[int, Field(ge=1)] = 1
+    """proxy_requests: at least this many requests counted in `path` (a counter file)."""
+
+    @model_validator(mode="after")
+    def _needs(self) -> Validity:
+        if self.kind == "tool_call_prefix" and not self.prefix:
+            raise ValueError("validity kind tool_call_prefix needs `prefix`")
+        if self.kind in ("marker_file", "proxy_requests") and not self.path:
+            raise ValueError(f"validity kind {self.kind} needs `path`")
+        return self
+
+
+class Mode(InputModel):
+    """The one variable between arms. `baseline` sets nothing; every other mode sets
+    something. `{tool_dir}` in any string expands to the checkout of the tool under test."""
+
+    name: Name
+    description: str = ""
+    mcp_config: dict[str, Any] | None = None
+    """An MCP configuration (`{mcpServers: {...}}`) given to the agent."""
+    env: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], str] = {}
+    """Environment variables merged over the allow-listed base."""
+    agent_config: dict[str, Any] | None = None
+    """Settings overlay written into the run's fresh config dir (e.g. Claude settings.json)."""
+    wrapper: Argv | None = None
+    """argv prefix the agent command is run through (e.g. a proxy launcher)."""
+    setup: list[Argv] = []
+    """Commands run in the worktree before the agent; a failure is an infra_error."""
+    validity: Validity | None = None
+
+    @model_validator(mode="after")
+    def _baseline_is_empty(self) -> Mode:
+        active = [k for k in ("mcp_config", "agent_config", "wrapper") if getattr(self, k)]
+        active += [k for k in ("env", "setup") if getattr(self, k)]
+        if self.name == "baseline" and active:
+            raise ValueError("the baseline mode must set nothing; it sets " + ", ".join(active))
+        if self.name != "baseline" and not active:
+            raise ValueError("a mode other than baseline must set at least one of mcp_config, "
+                             "env, agent_config, wrapper, setup")
+        if self.mcp_config is not None and "mcpServers" not in self.mcp_config:
+            raise ValueError("mcp_config needs a top-level `mcpServers` mapping")
+        return self
+
+
+# ---------------------------------------------------------------- runner
+
+
+class Pricing(InputModel):
+    """USD per million tokens."""
+
+    input: Annotated[float, Field(ge=0)]
+    output: Annotated[float, Field(ge=0)]
+    cache_write: Annotated[float, Field(ge=0)] = 0
+    cache_read: Annotated[float, Field(ge=0)] = 0
+
+
+class Runner(InputModel):
+    """How to drive one agent CLI. Adding a CLI = one of these (plus a parser if new)."""
+
+    name: Name
+    binary: NonEmpty
+    """Executable: a name under runners/node_modules/.bin, on PATH, or an absolute path."""
+    package: NonEmpty | None = None
+    """npm package that provides the binary (pinned in runners/package.json)."""
+    argv: Argv
+    """Arguments; `{prompt}`, `{model}`, `{max_turns}`, `{workdir}` expand."""
+    model_args: list[NonEmpty] = []
+    """Appended to select the model, e.g. `[--model, "{model}"]`."""
+    max_turns_args: list[NonEmpty] = []
+    budget_args: list[NonEmpty] = []
+    """Appended when the scenario sets run_budget_usd (`{budget_usd}` expands)."""
+    mcp_args: list[NonEmpty] = []
+    """Appended when the mode has an MCP config (`{mcp_config}` = path of the written file)."""
+    version_args: list[NonEmpty] = ["--version"]
+    config_dir_env: Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")]
+    """Variable naming the CLI's config dir; a fresh dir per run."""
+    credential_env: list[NonEmpty] = []
+    """Provider key variables passed through from the host (and scrubbed from output)."""
+    base_url_env: NonEmpty | None = None
+    """Variable that points the CLI at another endpoint (the scripted server, a proxy)."""
+    isolation_env: dict[str, str] = {}
+    """Fixed variables: telemetry off, no auto-update, no non-essential traffic."""
+    parser: NonEmpty
+    """Transcript parser: one of stream_json, codex_json."""
+    pricing: dict[NonEmpty, Pricing]
+    """Per model id, USD per 1M tokens."""
+    pricing_updated: dt.date
+    """When the prices were last checked; older than 60 days warns."""
+
+    @field_validator("parser")
+    @classmethod
+    def _known_parser(cls, value: str) -> str:
+        if value not in KNOWN_PARSERS:
+            raise ValueError(f"unknown parser {value!r}; known: {', '.join(KNOWN_PARSERS)}")
+        return value
+
+
+# ---------------------------------------------------------------- repositories
+
+
+class GitPin(InputModel):
+    url: NonEmpty
+    commit: Annotated[str, Field(pattern=COMMIT_RE)]
+    """The exact 40-hex commit; tags and branches move, commits do not."""
+    tag: str | None = None
+    """The upstream tag this commit carries, for humans."""
+
+
+class SdistPin(InputModel):
+    name: NonEmpty
+    """PyPI project name."""
+    version: NonEmpty
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    """Digest of the sdist file, checked before it is unpacked."""
+
+
+class LocalPin(InputModel):
+    path: NonEmpty
+    """A local clone (users' own repositories); its HEAD commit is recorded per run."""
+
+
+class RepoSpec(InputModel):
+    """A repository the corpus can snapshot: at least one origin, all pinned."""
+
+    language: NonEmpty
+    description: str = ""
+    git: GitPin | None = None
+    sdist: SdistPin | None = None
+    local: LocalPin | None = None
+    setup: list[Argv] = []
+    """Commands run once per snapshot (not per run), e.g. installing test dependencies."""
+    test_patterns: list[NonEmpty] = []
+    """Extra globs of test files for patch sanitising, beside the per-language rules."""
+    dockerfile: str | None = None
+    """Dockerfile (relative to repos.yaml) of the image for docker-sandboxed evaluation."""
+
+    @model_validator(mode="after")
+    def _has_origin(self) -> RepoSpec:
+        if not (self.git or self.sdist or self.local):
+            raise ValueError("a repository needs at least one origin: git, sdist or local")
+        return self
+
+
+class RepoIndex(InputModel):
+    """corpus/repos.yaml."""
+
+    repos: Annotated[dict[Name, RepoSpec], Field(min_length=1)]

@@ -1,0 +1,168 @@
+"""Reading inputs: one loader per contract, and a Corpus that holds them all."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel
+
+from copeca_action._util.paths import corpus_dir, runners_dir
+from copeca_action._util.yamlio import YamlDoc, load_yaml, parse_model
+from copeca_action.errors import ConfigError, Problem
+from copeca_action.scenario._config import Mode, RepoIndex, RepoSpec, Runner, Scenario
+from copeca_action.scenario._task import Task
+
+Kind = Literal["task", "scenario", "mode", "runner", "repos"]
+M = TypeVar("M", bound=BaseModel)
+
+MODELS: dict[Kind, type[BaseModel]] = {
+    "task": Task, "scenario": Scenario, "mode": Mode, "runner": Runner, "repos": RepoIndex,
+}
+SKIP_DIRS = {"scripts", "node_modules", "snapshots", "patches", "__pycache__"}
+YAML_SUFFIXES = {".yaml", ".yml"}
+
+
+def load_model(path: Path | str, model: type[M]) -> M:
+    """Load one YAML file into one model; every error is located."""
+    return parse_model(load_yaml(path), model)
+
+
+def load_task(path: Path | str) -> Task:
+    return load_model(path, Task)
+
+
+def load_scenario(path: Path | str) -> Scenario:
+    return load_model(path, Scenario)
+
+
+def load_mode(path: Path | str) -> Mode:
+    return load_model(path, Mode)
+
+
+def load_runner(path: Path | str) -> Runner:
+    return load_model(path, Runner)
+
+
+def load_repos(path: Path | str) -> dict[str, RepoSpec]:
+    return load_model(path, RepoIndex).repos
+
+
+def guess_kind(path: Path, doc: YamlDoc) -> Kind | None:
+    """Which contract a file follows: by its place in a corpus first, then by its keys."""
+    if path.name in ("repos.yaml", "repos.yml"):
+        return "repos"
+    parents = [p.name for p in path.parents]
+    for folder, kind in (("modes", "mode"), ("scenarios", "scenario"), ("runners", "runner")):
+        if parents and parents[0] == folder:
+            return kind  # type: ignore[return-value]
+    if "tasks" in parents:
+        return "task"
+    data = doc.data if isinstance(doc.data, dict) else {}
+    keys = set(data)
+    if keys & {"prompt", "grading", "gold_context"}:
+        return "task"
+    if "repos" in keys:
+        return "repos"
+    if keys & {"model_runner_map", "repetitions"} or ({"tasks", "modes"} <= keys):
+        return "scenario"
+    if keys & {"parser", "binary", "pricing", "argv"}:
+        return "runner"
+    if keys & {"mcp_config", "validity", "wrapper", "agent_config", "setup", "env"}:
+        return "mode"
+    return None
+
+
+def iter_yaml_files(path: Path) -> Iterator[Path]:
+    """YAML files under `path` (or `path` itself), skipping data folders and hidden ones."""
+    if path.is_file():
+        yield path
+        return
+    for child in sorted(path.iterdir()):
+        if child.name.startswith(".") or child.name in SKIP_DIRS:
+            continue
+        if child.is_dir():
+            yield from iter_yaml_files(child)
+        elif child.suffix in YAML_SUFFIXES:
+            yield child
+
+
+@dataclass
+class Corpus:
+    """Everything a scenario can refer to, loaded and validated per file."""
+
+    root: Path
+    runners_root: Path
+    tasks: dict[str, Task] = field(default_factory=dict)
+    task_files: dict[str, Path] = field(default_factory=dict)
+    repos: dict[str, RepoSpec] = field(default_factory=dict)
+    modes: dict[str, Mode] = field(default_factory=dict)
+    runners: dict[str, Runner] = field(default_factory=dict)
+    scenarios: dict[Path, Scenario] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def task_dir(self, task_id: str) -> Path:
+        return self.task_files[task_id].parent
+
+    def require_ok(self) -> Corpus:
+        if self.problems:
+            raise ConfigError(self.problems)
+        return self
+
+
+def find_corpus_root(start: Path) -> Path | None:
+    """The nearest folder at or above `start` that holds a repos.yaml."""
+    here = start if start.is_dir() else start.parent
+    for candidate in (here, *here.parents):
+        if (candidate / "repos.yaml").is_file():
+            return candidate
+        if (candidate / "corpus" / "repos.yaml").is_file():
+            return candidate / "corpus"
+    return None
+
+
+def runners_for(corpus_root: Path) -> Path:
+    """A checkout keeps runners/ beside corpus/; otherwise the bundled runners."""
+    sibling = corpus_root.parent / "runners"
+    return sibling if sibling.is_dir() else runners_dir()
+
+
+def load_corpus(root: Path | None = None, runners_root: Path | None = None) -> Corpus:
+    """Load a corpus folder (default: the bundled one), collecting problems, not stopping."""
+    root = Path(root) if root is not None else corpus_dir()
+    corpus = Corpus(root=root, runners_root=runners_root or runners_for(root))
+    files = list(iter_yaml_files(root))
+    if corpus.runners_root.is_dir():
+        files += [p for p in sorted(corpus.runners_root.glob("*.yaml"))]
+    for path in files:
+        try:
+            doc = load_yaml(path)
+            kind = guess_kind(path, doc)
+            if kind is None:
+                continue
+            add_to_corpus(corpus, path, doc, kind)
+        except ConfigError as exc:
+            corpus.problems.extend(exc.problems)
+    return corpus
+
+
+def add_to_corpus(corpus: Corpus, path: Path, doc: YamlDoc, kind: Kind) -> BaseModel:
+    """Parse `doc` as `kind` and register it, reporting name clashes."""
+    model = parse_model(doc, MODELS[kind])
+    if isinstance(model, Task):
+        if model.id in corpus.task_files and corpus.task_files[model.id] != path:
+            raise ConfigError(doc.problem(("id",), f"duplicate task id {model.id!r} (also in "
+                                          f"{corpus.task_files[model.id]})"))
+        corpus.tasks[model.id] = model
+        corpus.task_files[model.id] = path
+    elif isinstance(model, RepoIndex):
+        corpus.repos.update(model.repos)
+    elif isinstance(model, Mode):
+        corpus.modes[model.name] = model
+    elif isinstance(model, Runner):
+        corpus.runners[model.name] = model
+    elif isinstance(model, Scenario):
+        corpus.scenarios[path] = model
+    return model

@@ -1,0 +1,209 @@
+"""The Task contract: one YAML file per task, under corpus/tasks/<repo>/."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from copeca_action._util.hashing import sha256_json
+from copeca_action._util.model import InputModel
+
+COMMIT_RE = r"^[0-9a-f]{40}$"
+TASK_ID_RE = r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$"
+
+TaskType = Literal["comprehension", "edit"]
+Category = Literal["locate", "trace", "fix", "debug", "reason"]
+Difficulty = Literal["easy", "medium", "hard"]
+
+ALLOWED_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "comprehension": ("locate", "trace", "reason", "debug"),
+    "edit": ("fix", "debug"),
+}
+"""Which categories fit which task type: an edit task cannot be a pure 'locate' question."""
+
+NonEmpty = Annotated[str, Field(min_length=1)]
+Term = NonEmpty | Annotated[list[NonEmpty], Field(min_length=1)]
+"""A string that must appear, or a list of alternatives of which one must appear."""
+
+
+class AnswerGrading(InputModel):
+    """Check the final answer text: case-insensitive, whitespace normalised."""
+
+    required: list[Term] = []
+    """Every entry must appear (an entry that is a list: any one of its alternatives)."""
+    all_of: list[Term] = []
+    """Every entry must appear too; also reported as completeness (the share present)."""
+    forbidden: list[NonEmpty] = []
+    """None of these may appear (catches plausible wrong answers)."""
+
+    @model_validator(mode="after")
+    def _something_to_check(self) -> AnswerGrading:
+        if not self.required and not self.all_of:
+            raise ValueError("an answer check needs at least one `required` or `all_of` entry")
+        return self
+
+
+class Mutation(InputModel):
+    """A change committed before the agent starts, so `git diff` does not reveal it."""
+
+    file: NonEmpty
+    """Repository-relative path of the file to change."""
+    search: NonEmpty
+    """Exact text that must occur exactly once in the file."""
+    replace: str
+    """Text that replaces it."""
+
+    @field_validator("file")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        return _relative_path(value)
+
+
+class TestGrading(InputModel):
+    """Correct when `command` passes in the agent's worktree after the agent finished."""
+
+    mutations: list[Mutation] = []
+    """Bugs planted (and committed) before the agent starts."""
+    command: Annotated[list[NonEmpty], Field(min_length=1)]
+    """argv run in the worktree; exit code 0 means correct."""
+    timeout_s: Annotated[float, Field(gt=0, le=7200)] = 300
+    """Seconds before the command is killed (counts as incorrect)."""
+
+
+class PatchGrading(InputModel):
+    """Correct when hidden tests pass on a clean snapshot plus the agent's sanitised patch."""
+
+    tests_patch: NonEmpty
+    """Path (relative to the task file) of a unified diff adding the hidden tests."""
+    reference_patch: NonEmpty | None = None
+    """Path (relative to the task file) of a known-good fix, used by check-task."""
+    command: Annotated[list[NonEmpty], Field(min_length=1)]
+    """argv that runs the hidden tests; exit code 0 means correct."""
+    timeout_s: Annotated[float, Field(gt=0, le=7200)] = 600
+    """Seconds before the command is killed."""
+
+
+class Grading(InputModel):
+    """Exactly one of `answer`, `test`, `patch`."""
+
+    answer: AnswerGrading | None = None
+    test: TestGrading | None = None
+    patch: PatchGrading | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Grading:
+        chosen = [k for k in ("answer", "test", "patch") if getattr(self, k) is not None]
+        if len(chosen) != 1:
+            raise ValueError("grading needs exactly one of `answer`, `test` or `patch`"
+                             + (f"; got {', '.join(chosen)}" if chosen else ""))
+        return self
+
+    @property
+    def kind(self) -> Literal["answer", "test", "patch"]:
+        if self.answer is not None:
+            return "answer"
+        return "test" if self.test is not None else "patch"
+
+
+class Span(InputModel):
+    """A line range of one file: 1-based, both ends inclusive."""
+
+    file: NonEmpty
+    """Repository-relative path."""
+    lines: tuple[Annotated[int, Field(ge=1)], Annotated[int, Field(ge=1)]]
+    """[start, end], 1-based, inclusive."""
+
+    @field_validator("file")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        return _relative_path(value)
+
+    @field_validator("lines")
+    @classmethod
+    def _ordered(cls, value: tuple[int, int]) -> tuple[int, int]:
+        if value[1] < value[0]:
+            raise ValueError(f"end line {value[1]} is before start line {value[0]}")
+        return value
+
+
+class TaskSource(InputModel):
+    """Provenance: who wrote the task and from what. Contaminated benchmarks are refused."""
+
+    origin: NonEmpty
+    """`original` for tasks written for this corpus, else where the task came from."""
+    reference: str | None = None
+    """A URL, issue number or file the task was derived from."""
+    note: str | None = None
+    """How the task was written."""
+
+
+class Task(InputModel):
+    """One question or change request about one repository at one commit."""
+
+    id: Annotated[str, Field(pattern=TASK_ID_RE, max_length=120)]
+    """Unique id, lowercase, e.g. `fastapi/locate-router-include`."""
+    repo: NonEmpty
+    """A key of corpus/repos.yaml."""
+    commit: Annotated[str, Field(pattern=COMMIT_RE)] | None = None
+    """Overrides the repository's pinned commit (git origins only)."""
+    type: TaskType
+    """`comprehension` (an answer is graded) or `edit` (a change is tested)."""
+    category: Category
+    """The capability measured: locate, trace, fix, debug, reason."""
+    language: NonEmpty
+    """Main language of the code involved, e.g. python, go, rust, javascript."""
+    difficulty: Difficulty = "medium"
+    prompt: Annotated[str, Field(min_length=10, max_length=8000)]
+    """What the agent is asked. Names the information needed, never a tool or method."""
+    control: bool = False
+    """A control task: no code tool should help (plain language or task-text questions)."""
+    source: TaskSource
+    grading: Grading
+    gold_context: list[Span] = []
+    """Where the information lives; feeds retrieval metrics."""
+    gold_edit_lines: list[Span] = []
+    """Lines a correct edit changes (old-file numbering); feeds EditLoc metrics."""
+    lint_allow: list[NonEmpty] = []
+    """Terms the tool-agnostic lint should accept in this prompt (say why in `source.note`)."""
+    tags: list[NonEmpty] = []
+
+    @field_validator("category")
+    @classmethod
+    def _category_fits_type(cls, value: str, info: ValidationInfo) -> str:
+        kind = info.data.get("type")
+        if kind in ALLOWED_CATEGORIES and value not in ALLOWED_CATEGORIES[kind]:
+            raise ValueError(f"category {value!r} does not fit a {kind} task; allowed: "
+                             + ", ".join(ALLOWED_CATEGORIES[kind]))
+        return value
+
+    @field_validator("control")
+    @classmethod
+    def _control_is_comprehension(cls, value: bool, info: ValidationInfo) -> bool:
+        if value and (info.data.get("type") == "edit" or info.data.get("category") == "fix"):
+            raise ValueError("a control task must be a comprehension task (not edit or fix): "
+                             "controls measure questions where no code tool can help")
+        return value
+
+    @field_validator("grading")
+    @classmethod
+    def _grading_fits_type(cls, value: Grading, info: ValidationInfo) -> Grading:
+        kind = info.data.get("type")
+        if kind == "comprehension" and value.kind != "answer":
+            raise ValueError("a comprehension task is graded by `answer`")
+        if kind == "edit" and value.kind == "answer":
+            raise ValueError("an edit task is graded by `test` or `patch`")
+        return value
+
+    def content_hash(self) -> str:
+        """Digest of everything that defines the task; a changed task gets new run ids."""
+        return sha256_json(self.model_dump(mode="json"))[:16]
+
+
+def _relative_path(value: str) -> str:
+    if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
+        raise ValueError("must be a repository-relative path, not absolute")
+    if ".." in value.replace("\\", "/").split("/"):
+        raise ValueError("must not contain '..'")
+    return value

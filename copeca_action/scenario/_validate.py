@@ -1,0 +1,236 @@
+"""`copeca-action validate`: schema, cross references, tool-agnostic lint, contamination."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from copeca_action._util.yamlio import YamlDoc, load_yaml
+from copeca_action.errors import ConfigError, Problem
+from copeca_action.scenario._config import Mode, Runner, Scenario
+from copeca_action.scenario._load import (
+    Corpus,
+    add_to_corpus,
+    find_corpus_root,
+    guess_kind,
+    iter_yaml_files,
+    load_corpus,
+    runners_for,
+)
+from copeca_action.scenario._task import Task
+
+DATA = Path(__file__).parent / "data"
+
+
+@dataclass
+class ValidationResult:
+    files: int = 0
+    tasks: int = 0
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def summary(self) -> str:
+        return (f"{self.files} files, {self.tasks} tasks, {len(self.errors)} errors, "
+                f"{len(self.warnings)} warnings")
+
+
+@dataclass(frozen=True)
+class LintRule:
+    pattern: re.Pattern[str]
+    reason: str
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"[^a-z0-9+]", "", text.lower())
+
+
+@cache
+def contamination_list() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(benchmark name, normalised aliases) from data/contamination.yaml."""
+    data = yaml.safe_load((DATA / "contamination.yaml").read_text())
+    return tuple((b["name"], tuple(sorted({_normalise(a) for a in [b["name"], *b["aliases"]]},
+                                          key=len, reverse=True)))
+                 for b in data["benchmarks"])
+
+
+@cache
+def lint_rules() -> tuple[LintRule, ...]:
+    data = yaml.safe_load((DATA / "lint.yaml").read_text())
+    return tuple(LintRule(re.compile(r["pattern"], re.IGNORECASE), r["reason"])
+                 for r in data["rules"])
+
+
+def contamination_of(task: Task) -> str | None:
+    """The blocklisted benchmark a task's source names, if any."""
+    fields = [task.source.origin, task.source.reference or "", task.source.note or ""]
+    text = " ".join(_normalise(f) for f in fields)
+    for name, aliases in contamination_list():
+        if any(alias and alias in text for alias in aliases):
+            return name
+    return None
+
+
+def lint_prompt(task: Task) -> list[str]:
+    """Messages for every tool or method the prompt names."""
+    exempt = {w.lower() for w in [*re.split(r"[^A-Za-z0-9]+", task.repo), *task.lint_allow] if w}
+    found = []
+    for rule in lint_rules():
+        for match in rule.pattern.finditer(task.prompt):
+            words = {w.lower() for w in re.split(r"[^A-Za-z0-9]+", match.group(0)) if w}
+            if words and words <= exempt:
+                continue
+            found.append(f"prompt names {match.group(0).strip()!r}: {rule.reason}")
+            break
+    return found
+
+
+def check_task(task: Task, path: Path, doc: YamlDoc, corpus: Corpus,
+               result: ValidationResult) -> None:
+    if task.repo not in corpus.repos:
+        known = ", ".join(sorted(corpus.repos)) or "none"
+        result.errors.append(doc.problem(("repo",), f"unknown repository {task.repo!r}; "
+                                         f"corpus/repos.yaml has: {known}"))
+    elif task.commit and corpus.repos[task.repo].git is None:
+        result.errors.append(doc.problem(("commit",), "a commit override needs a git origin "
+                                         f"for repository {task.repo!r}"))
+    bench = contamination_of(task)
+    if bench:
+        result.errors.append(doc.problem(("source",), f"source names {bench}, a benchmark known"
+                                         " to be in training data; write original tasks"))
+    for message in lint_prompt(task):
+        result.errors.append(doc.problem(("prompt",), message))
+    patch = task.grading.patch
+    if patch is not None:
+        for key in ("tests_patch", "reference_patch"):
+            rel = getattr(patch, key)
+            if rel and not (path.parent / rel).is_file():
+                result.errors.append(doc.problem(("grading", "patch", key),
+                                                 f"file not found: {path.parent / rel}"))
+    if task.type == "comprehension" and not task.control and not task.gold_context:
+        result.warnings.append(doc.problem(("gold_context",), "no gold_context: retrieval "
+                                           "metrics will skip this task"))
+
+
+def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,
+                   result: ValidationResult) -> None:
+    for i, mode in enumerate(scenario.modes):
+        if mode not in corpus.modes:
+            result.errors.append(doc.problem(("modes", i), f"unknown mode {mode!r}; known: "
+                                             + (", ".join(sorted(corpus.modes)) or "none")))
+    for model, runner in scenario.model_runner_map.items():
+        if runner not in corpus.runners:
+            result.errors.append(doc.problem(("model_runner_map", model),
+                                             f"unknown runner {runner!r}; known: "
+                                             + (", ".join(sorted(corpus.runners)) or "none")))
+        elif model not in corpus.runners[runner].pricing:
+            result.warnings.append(doc.problem(("model_runner_map", model),
+                                               f"runner {runner!r} has no pricing for {model!r}:"
+                                               " computed cost will be missing"))
+    ids = sorted(corpus.tasks)
+    for i, pattern in enumerate(scenario.tasks.include):
+        if not fnmatch.filter(ids, pattern):
+            result.warnings.append(doc.problem(("tasks", "include", i),
+                                               f"glob {pattern!r} matches no task"))
+    if not select_task_ids(scenario, ids):
+        result.errors.append(doc.problem(("tasks",), "no task is left after include/exclude: the"
+                                         f" scenario would run nothing ({len(ids)} tasks known)"))
+    if "baseline" not in scenario.modes:
+        result.warnings.append(doc.problem(("modes",), "no baseline mode: no delta can be "
+                                           "computed against a baseline"))
+
+
+def select_task_ids(scenario: Scenario, ids: list[str]) -> list[str]:
+    """Task ids matching any include glob and no exclude glob, sorted."""
+    inc, exc = scenario.tasks.include, scenario.tasks.exclude
+    return sorted(i for i in ids if any(fnmatch.fnmatchcase(i, g) for g in inc)
+                  and not any(fnmatch.fnmatchcase(i, g) for g in exc))
+
+
+def check_mode(mode: Mode, path: Path, doc: YamlDoc, result: ValidationResult) -> None:
+    if path.parent.name == "modes" and path.stem != mode.name:
+        result.errors.append(doc.problem(("name",), f"mode name {mode.name!r} differs from its "
+                                         f"file name {path.stem!r}"))
+
+
+def check_runner(runner: Runner, path: Path, doc: YamlDoc, result: ValidationResult) -> None:
+    if path.parent.name == "runners" and path.stem != runner.name:
+        result.errors.append(doc.problem(("name",), f"runner name {runner.name!r} differs from "
+                                         f"its file name {path.stem!r}"))
+
+
+def context_for(path: Path, corpus_root: Path | None) -> Corpus:
+    """The corpus cross references are checked against."""
+    root = corpus_root or find_corpus_root(path.resolve())
+    corpus = load_corpus(root) if root else load_corpus()
+    corpus.problems.clear()
+    return corpus
+
+
+def validate_paths(paths: list[Path], corpus_root: Path | None = None) -> ValidationResult:
+    """Validate files and folders; cross references resolve against the enclosing corpus
+    (or `corpus_root`, or the bundled corpus for loose files)."""
+    result = ValidationResult()
+    contexts: dict[Path | None, Corpus] = {}
+    seen_ids: dict[str, Path] = {}
+    for top in paths:
+        if not top.exists():
+            result.errors.append(Problem(str(top), "no such file or folder"))
+            continue
+        files = list(iter_yaml_files(top))
+        if top.is_dir() and (top / "repos.yaml").is_file():
+            runners = runners_for(top)
+            if runners.is_dir() and runners.resolve() not in [p.resolve() for p in paths]:
+                files += sorted(runners.glob("*.yaml"))
+        key = corpus_root or find_corpus_root(top.resolve())
+        if key not in contexts:
+            contexts[key] = context_for(top, corpus_root)
+        context = contexts[key]
+        for path in files:
+            result.files += 1
+            _validate_file(path, context, seen_ids, result)
+    return result
+
+
+def _validate_file(path: Path, context: Corpus, seen_ids: dict[str, Path],
+                   result: ValidationResult) -> None:
+    try:
+        doc = load_yaml(path)
+        kind = guess_kind(path, doc)
+        if kind is None:
+            raise ConfigError(Problem(str(path), "cannot tell what this file is: expected a task "
+                                      "(id, prompt, grading), a scenario (tasks, modes, models), "
+                                      "a mode (name, mcp_config/env/...), a runner (binary, argv, "
+                                      "parser) or repos.yaml (repos)", 1))
+        scratch = Corpus(root=context.root, runners_root=context.runners_root,
+                         repos=context.repos, modes=context.modes, runners=context.runners)
+        model = add_to_corpus(scratch, path, doc, kind)
+    except ConfigError as exc:
+        result.errors.extend(exc.problems)
+        return
+    if isinstance(model, Task):
+        result.tasks += 1
+        if model.id in seen_ids:
+            result.errors.append(doc.problem(("id",), f"duplicate task id {model.id!r} (also in "
+                                             f"{seen_ids[model.id]})"))
+        else:
+            seen_ids[model.id] = path
+            known = context.task_files.get(model.id)
+            if known is not None and known.resolve() != path.resolve():
+                result.errors.append(doc.problem(("id",), f"duplicate task id {model.id!r} "
+                                                 f"(also in {known})"))
+        check_task(model, path, doc, context, result)
+    elif isinstance(model, Scenario):
+        check_scenario(model, doc, context, result)
+    elif isinstance(model, Mode):
+        check_mode(model, path, doc, result)
+    elif isinstance(model, Runner):
+        check_runner(model, path, doc, result)

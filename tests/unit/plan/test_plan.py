@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from copeca_action.errors import ConfigError
+from copeca_action.plan import build_plan, parse_shard, shard_plan
+from copeca_action.scenario import load_corpus, load_scenario
+
+
+@pytest.fixture(scope="module")
+def demo(corpus_root: Path):  # type: ignore[no-untyped-def]
+    corpus = load_corpus(corpus_root).require_ok()
+    scenario = load_scenario(corpus_root / "scenarios" / "demo.yaml")
+    return scenario, corpus
+
+
+def test_plan_is_the_full_matrix_with_unique_stable_ids(demo) -> None:  # type: ignore[no-untyped-def]
+    scenario, corpus = demo
+    plan = build_plan(scenario, corpus.tasks)
+    n_tasks = sum(1 for t in corpus.tasks if t.startswith("fastapi/"))
+    assert len(plan.runs) == n_tasks * len(scenario.modes) * scenario.repetitions
+    assert len(set(plan.run_ids())) == len(plan.runs)
+    again = build_plan(scenario, corpus.tasks)
+    assert again.run_ids() == plan.run_ids() and again.plan_digest == plan.plan_digest
+
+
+def test_changing_a_task_changes_only_its_run_ids(demo) -> None:  # type: ignore[no-untyped-def]
+    scenario, corpus = demo
+    before = build_plan(scenario, corpus.tasks)
+    tid = "fastapi/locate-unique-id"
+    tasks = dict(corpus.tasks)
+    tasks[tid] = tasks[tid].model_copy(update={"prompt": tasks[tid].prompt + " Be brief."})
+    after = build_plan(scenario, tasks)
+    changed = {a.task_id for a, b in zip(before.runs, after.runs, strict=True)
+               if a.run_id != b.run_id}
+    assert changed == {tid}
+
+
+def test_base_ref_compare_adds_base_arms(demo) -> None:  # type: ignore[no-untyped-def]
+    scenario, corpus = demo
+    assert build_plan(scenario, corpus.tasks, compare="base-ref").arms == [
+        "codesearch", "codesearch@base"]
+    assert build_plan(scenario, corpus.tasks, compare="both").arms == [
+        "baseline", "codesearch", "codesearch@base"]
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "a/b", "3", "-1/2", ""])
+def test_bad_shards_are_refused_with_the_flag_named(text: str) -> None:
+    with pytest.raises(ConfigError, match="--shard"):
+        parse_shard(text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(min_value=1, max_value=9), reps=st.integers(min_value=1, max_value=4))
+def test_shards_are_disjoint_and_cover_the_plan(n: int, reps: int, demo) -> None:  # type: ignore[no-untyped-def]
+    scenario, corpus = demo
+    plan = build_plan(scenario, corpus.tasks, repetitions=reps)
+    slices = [shard_plan(plan, parse_shard(f"{i}/{n}")) for i in range(1, n + 1)]
+    ids = [rid for s in slices for rid in s.run_ids()]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == set(plan.run_ids())
+    assert all(s.plan_digest == plan.plan_digest for s in slices)
+    for s in slices:  # paired arms of one task-repetition stay together
+        cells = {(r.task_id, r.repetition, r.model) for r in s.runs}
+        assert len(s.runs) == len(cells) * len(plan.arms)
