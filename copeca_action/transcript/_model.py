@@ -1,0 +1,51 @@
+"""The Transcript: what one agent run did, parsed from the CLI's own output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from copeca_action._util.model import RecordModel
+from copeca_action.records import Tokens
+
+
+class ToolCall(RecordModel):
+    """One tool call the agent made. `step` is the index of the model response that made it."""
+
+    step: int
+    id: str | None = None
+    name: str
+    """As the CLI names it: `Read`, `Bash`, `mcp__codesearch__search`, `exec_command`, ..."""
+    input: dict[str, Any] = {}
+    result: str | None = None
+    is_error: bool = False
+
+
+class Turn(RecordModel):
+    """One model response (a step): its usage, counted once, and what it said and called."""
+
+    index: int
+    tokens: Tokens = Tokens()
+    text: str = ""
+    tool_calls: list[ToolCall] = []
+
+
+class Transcript(RecordModel):
+    """Parsed run. Unknown or truncated lines become `problems`, never exceptions."""
+
+    parser: str
+    cli_version: str | None = None
+    model: str | None = None
+    turns: list[Turn] = []
+    tool_calls: list[ToolCall] = []
+    tokens: Tokens = Tokens()
+    """Totals over all turns."""
+    answer: str | None = None
+    """The final result text, not intermediate narration."""
+    vendor_cost_usd: float | None = None
+    duration_ms: int | None = None
+    num_turns: int = 0
+    is_error: bool = False
+    api_error_status: int | None = None
+    max_turns_reached: bool = False
+    permission_denials: list[dict[str, Any]] = []
+    problems: list[str] = []
