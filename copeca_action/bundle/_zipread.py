@@ -147,7 +147,7 @@ class SafeZip:
         if why:
             raise _corrupt(f"{name!r}: unsafe member name: {why}")
         mode = info.external_attr >> 16
-        if info.create_system == 3 and mode and not stat.S_ISREG(mode):
+        if info.create_system == 3 and stat.S_IFMT(mode) not in (0, stat.S_IFREG):
             kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
             raise _corrupt(f"{name}: {kind}; a bundle holds regular files only")
         if info.flag_bits & 0x1:

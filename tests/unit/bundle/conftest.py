@@ -50,8 +50,9 @@ def record_for(plan: RunPlan, index: int, batch: str = "a", **update: Any) -> Ru
         task_hash=run.task_hash, arm=run.arm, model=run.model, runner=run.runner,
         cli_version="2.1.197", repetition=run.repetition, control=run.control,
         category=run.category, language=run.language, outcome="ok",
-        correct=(index + len(batch)) % 3 != 0, tokens=Tokens(input=100 + index, output=50),
-        cost_usd=0.01 * (index + 1), cost_source="computed", duration_s=1.5,
+        correct=(int(run.run_id, 16) + len(batch)) % 3 != 0,
+        tokens=Tokens(input=100 + int(run.run_id[:3], 16), output=50),
+        cost_usd=int(run.run_id[:2], 16) / 1000, cost_source="computed", duration_s=1.5,
         run_dir=f"runs/{run.run_id}")
     fields.update(update)
     return RunRecord(**fields)

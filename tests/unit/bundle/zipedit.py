@@ -13,7 +13,7 @@ def read_all(path: Path) -> dict[str, bytes]:
 
 
 def rewrite(src: Path, dst: Path,
-            edit: Mapping[str, bytes | None | Callable[[bytes], bytes]]) -> Path:
+            edit: Mapping[str, bytes | Callable[[bytes], bytes] | None]) -> Path:
     """Copy `src` to `dst`; `edit[name]` replaces (bytes), transforms (callable), removes
     (None) or adds a member."""
     members = read_all(src)
