@@ -68,6 +68,7 @@ PATTERNS: tuple[_Pattern, ...] = (
 _SAFE_CUT = (b"\n", b" ", b'"', b",")
 """Bytes no token contains: a chunk may end after one without splitting a match."""
 _MAX_CARRY = 1 << 20
+_END = re.compile(rb"-----END[ A-Z0-9]{0,40}-----")
 
 
 def redaction(rule: str) -> bytes:
@@ -144,13 +145,23 @@ class Scrubber:
 
 
 def _cut_point(buffer: bytes) -> int:
-    """Where to end the piece to scrub now: after the last safe byte, before an unterminated
-    private-key header; 0 means wait for more (unless the carry grew too large)."""
+    """Where to end the piece to scrub now: after the last safe byte, but before an open
+    `-----BEGIN` block or an AWS secret assignment that may continue in the next chunk;
+    0 means wait for more (unless the carry grew too large). A secret *value* holding a
+    space, comma, quote or newline may still be split across chunks (its lines are also
+    scrubbed one by one)."""
     cut = max(buffer.rfind(b) for b in _SAFE_CUT) + 1
     if cut <= 0:
         return len(buffer) if len(buffer) > _MAX_CARRY else 0
     begin = buffer.rfind(b"-----BEGIN", 0, cut)
-    if begin >= 0 and buffer.find(b"PRIVATE KEY", begin, begin + 80) >= 0 \
-            and buffer.find(b"-----END", begin) < 0 and len(buffer) - begin <= _MAX_CARRY:
-        return begin
+    if begin >= 0:
+        end = _END.search(buffer, begin)
+        if end is None and len(buffer) - begin <= _MAX_CARRY:
+            cut = begin
+        elif end is not None and end.end() > cut:
+            cut = end.end()  # never split the END line
+    for marker in (b"ws_secret_access_key", b"WS_SECRET_ACCESS_KEY"):
+        at = buffer.rfind(marker, max(0, cut - 120), cut)
+        if at >= 0:
+            cut = max(at - 1, 0)
     return cut
