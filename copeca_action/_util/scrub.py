@@ -42,28 +42,33 @@ _PEM = rb"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
 @dataclass(frozen=True)
 class _Pattern:
     name: str
-    anchors: tuple[bytes, ...]
-    """Literals one of which every match contains: a fast `in` test skips the regex."""
+    prefilter: re.Pattern[bytes] | tuple[bytes, ...]
+    """A cheap search every match implies (a regex, or literals tested with `in`, which is
+    faster for long ones); most chunks fail it and skip the full regex."""
     regex: re.Pattern[bytes]
 
 
+def _re(pattern: bytes, flags: int = 0) -> re.Pattern[bytes]:
+    return re.compile(pattern, flags)
+
+
+_SK = _re(rb"sk-")
 PATTERNS: tuple[_Pattern, ...] = (
     _Pattern("private_key", (b"PRIVATE KEY",),
-             re.compile(_PEM + rb".*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-                        rb"|\Z)", re.DOTALL)),
-    _Pattern("anthropic_key", (b"sk-ant-",), re.compile(rb"sk-ant-[A-Za-z0-9_\-]{20,}")),
-    _Pattern("openai_key", (b"sk-",),
-             re.compile(rb"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?"
-                        rb"[A-Za-z0-9_\-]{32,}")),
-    _Pattern("github_token", (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"),
-             re.compile(rb"gh[pousr]_[A-Za-z0-9]{36,255}")),
-    _Pattern("github_pat", (b"github_pat_",), re.compile(rb"github_pat_[A-Za-z0-9_]{50,255}")),
-    _Pattern("aws_access_key", (b"AKIA", b"ASIA", b"ABIA", b"ACCA"),
-             re.compile(rb"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")),
+             _re(_PEM + rb".*?(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                 re.DOTALL)),
+    _Pattern("anthropic_key", _SK, _re(rb"sk-ant-[A-Za-z0-9_\-]{20,}")),
+    _Pattern("openai_key", _SK,
+             _re(rb"(?<![A-Za-z0-9_\-])sk-(?!ant-)(?:proj-|svcacct-|admin-)?"
+                 rb"[A-Za-z0-9_\-]{32,}")),
+    _Pattern("github_token", _re(rb"gh[pousr]_"), _re(rb"gh[pousr]_[A-Za-z0-9]{36,255}")),
+    _Pattern("github_pat", (b"github_pat_",), _re(rb"github_pat_[A-Za-z0-9_]{50,255}")),
+    _Pattern("aws_access_key", _re(rb"A(?:KI|SI|BI|CC)A"),
+             _re(rb"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")),
     _Pattern("aws_secret_key", (b"ws_secret_access_key", b"WS_SECRET_ACCESS_KEY"),
-             re.compile(rb"(?i)aws_secret_access_key[\"']?\s*[:=]\s*[\"']?"
-                        rb"[A-Za-z0-9/+=]{40}")),
+             _re(rb"(?i)aws_secret_access_key[\"']?\s*[:=]\s*[\"']?[A-Za-z0-9/+=]{40}")),
 )
+"""Token shapes that are secrets wherever they appear (documented in docs/security.md)."""
 
 _SAFE_CUT = (b"\n", b" ", b'"', b",")
 """Bytes no token contains: a chunk may end after one without splitting a match."""
@@ -119,8 +124,11 @@ class Scrubber:
             if needle in data:
                 self.counts[replacement[10:-1].decode()] += data.count(needle)
                 data = data.replace(needle, replacement)
+        seen: dict[object, bool] = {}
         for pattern in PATTERNS:
-            if any(anchor in data for anchor in pattern.anchors):
+            if pattern.prefilter not in seen:
+                seen[pattern.prefilter] = _passes(pattern.prefilter, data)
+            if seen[pattern.prefilter]:
                 data, n = pattern.regex.subn(redaction(pattern.name), data)
                 if n:
                     self.counts[pattern.name] += n
@@ -142,6 +150,12 @@ class Scrubber:
                 yield self.scrub(buffer[:cut])
         if carry:
             yield self.scrub(carry)
+
+
+def _passes(prefilter: re.Pattern[bytes] | tuple[bytes, ...], data: bytes) -> bool:
+    if isinstance(prefilter, tuple):
+        return any(literal in data for literal in prefilter)
+    return prefilter.search(data) is not None
 
 
 def _cut_point(buffer: bytes) -> int:
