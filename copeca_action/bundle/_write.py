@@ -19,7 +19,6 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from copeca_action import __version__
 from copeca_action._util.hashing import canonical_json
 from copeca_action._util.scrub import Scrubber
 from copeca_action.bundle._model import (
@@ -89,6 +88,8 @@ class BundleContents:
 def collect_environment(records: Iterable[RunRecord] = (), image_digest: str | None = None,
                         env: Mapping[str, str] | None = None) -> Environment:
     """The environment as GitHub Actions describes it, plus CLI versions from the records."""
+    from copeca_action import __version__  # the package root imports this module
+
     env = os.environ if env is None else env
     run = None
     if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):

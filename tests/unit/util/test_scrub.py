@@ -92,3 +92,17 @@ def test_streaming_gives_the_same_result_wherever_chunks_end(cuts: list[int]) ->
     assert streamed == whole
     for secret in (ANTHROPIC, GH_CLASSIC, AWS_ID, "hunter2", "b3BlbnNzaC1rZXktdjEAAAAABG5v"):
         assert secret.encode() not in streamed
+
+
+def test_cli_error_messages_are_scrubbed(monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from copeca_action._cli._output import report_error
+    from copeca_action.errors import InfraError
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-real-looking-secret-123")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    report_error(InfraError(f"request failed with key a-real-looking-secret-123 and {GH_CLASSIC}"))
+    captured = capsys.readouterr()
+    for stream in (captured.out, captured.err):
+        assert "a-real-looking-secret-123" not in stream and GH_CLASSIC not in stream
+        assert "[REDACTED:env:ANTHROPIC_API_KEY]" in stream
