@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         manifest, shards = merge_bundles(args.shards, args.out, key, pubkey, report=REPORT,
                                          scenario=scenario, tasks=tasks)
-        verify_bundle(args.out, None, scenario, tasks)
+        verify_bundle(args.out, key.public_key() if key else None, scenario, tasks)
     except VerificationError as exc:
         print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
         return exc.exit_code

@@ -121,8 +121,8 @@ class SafeZip:
         handle.seek(0)
         try:
             infos = zipfile.ZipFile(handle).infolist()
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError,
-                struct.error, UnicodeDecodeError) as exc:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
+                struct.error, NotImplementedError, IndexError, KeyError) as exc:
             raise _corrupt(f"unreadable zip directory ({exc})") from exc
         if len(infos) != declared:
             raise _corrupt(f"the directory holds {len(infos)} entries, the end record "
