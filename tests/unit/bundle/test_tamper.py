@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from conftest import Build
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from zipedit import read_all, rewrite
 
 from copeca_action._util.hashing import sha256_bytes
