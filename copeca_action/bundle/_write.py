@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
+import threading
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -163,6 +165,44 @@ def _info(path: str) -> zipfile.ZipInfo:
     return info
 
 
+def prefetch(chunks: Iterable[bytes], depth: int = 2) -> Iterator[bytes]:
+    """Produce `chunks` in a helper thread: scrubbing (which holds the GIL) then overlaps
+    hashing and writing (which release it). Errors are re-raised here, in order."""
+    slots: queue.Queue[tuple[bytes | None, BaseException | None]] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for chunk in chunks:
+                if stop.is_set():
+                    return
+                slots.put((chunk, None))
+            slots.put((None, None))
+        except BaseException as exc:  # handed to the consumer
+            slots.put((None, exc))
+
+    worker = threading.Thread(target=produce, daemon=True)
+    worker.start()
+    try:
+        while True:
+            chunk, error = slots.get()
+            if error is not None:
+                raise error
+            if chunk is None:
+                return
+            yield chunk
+    finally:
+        stop.set()
+        while not slots.empty():  # a producer blocked on a full queue can then finish
+            slots.get_nowait()
+        worker.join()
+
+
+def _scrubbed(source: Source, scrubber: Scrubber) -> Iterator[bytes]:
+    stream = scrubber.scrub_stream(_chunks(source))
+    return prefetch(stream) if _size(source) > CHUNK else stream
+
+
 def _write_member(archive: zipfile.ZipFile, path: str, chunks: Iterable[bytes]) -> FileEntry:
     sha = hashlib.sha256()
     size = 0
@@ -189,7 +229,7 @@ def write_bundle(contents: BundleContents, out: Path, key: Ed25519PrivateKey | N
     tmp = out.with_name(f".{out.name}.partial")
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-            entries = [_write_member(archive, path, scrubber.scrub_stream(_chunks(source)))
+            entries = [_write_member(archive, path, _scrubbed(source, scrubber))
                        for path, source in sorted(members.items())]
             manifest = Manifest(files=entries, scrubbed=dict(sorted(scrubber.counts.items())))
             manifest_bytes = pretty_json(manifest.model_dump(mode="json"))

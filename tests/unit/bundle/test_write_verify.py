@@ -108,3 +108,46 @@ def test_environment_comes_from_github_actions_variables(plan: RunPlan) -> None:
     assert env.workflow_run == "https://github.com/o/r/actions/runs/42/attempts/2"
     assert env.repo_commit == "b" * 40 and env.image_digest == "sha256:" + "c" * 64
     assert collect_environment(env={}).workflow_run is None
+
+
+def test_prefetch_keeps_order_reraises_errors_and_stops_early() -> None:
+    from copeca_action.bundle._write import prefetch
+
+    assert list(prefetch(iter([b"a", b"b", b"c"]))) == [b"a", b"b", b"c"]
+
+    def failing():  # type: ignore[no-untyped-def]
+        yield b"ok"
+        raise VerificationError("tampered", "changed after it was verified")
+
+    with pytest.raises(VerificationError, match="changed after"):
+        list(prefetch(failing()))
+    produced = []
+
+    def endless():  # type: ignore[no-untyped-def]
+        n = 0
+        while True:
+            produced.append(n)
+            n += 1
+            yield b"x"
+
+    stream = prefetch(endless())
+    assert next(stream) == b"x"
+    stream.close()  # the worker stops instead of producing forever
+    assert len(produced) < 10
+
+
+def test_a_large_file_source_streams_through_scrubbing(
+        tmp_path: Path, plan: RunPlan, demo, key: Ed25519PrivateKey) -> None:  # type: ignore[no-untyped-def]
+    contents = contents_for(plan, demo[2])
+    big = tmp_path / "big.jsonl"
+    line = b'{"out": "' + b"z" * 1000 + b'"}\n'
+    big.write_bytes(line * 9000 + b'{"leak": "ghp_' + b"Q1w2E3r4T5y6" * 3 + b'"}\n')
+    run = plan.runs[0].run_id
+    files = {k: dict(v) for k, v in contents.run_files.items()}
+    files[run]["transcript.jsonl"] = big  # type: ignore[assignment]
+    object.__setattr__(contents, "run_files", files)
+    manifest = write_bundle(contents, tmp_path / "big.copeca", key, Scrubber())
+    assert manifest.scrubbed == {"github_token": 1}
+    data = read_all(tmp_path / "big.copeca")[f"runs/{run}/transcript.jsonl"]
+    assert data == line * 9000 + b'{"leak": "[REDACTED:github_token]"}\n'
+    assert verify_bundle(tmp_path / "big.copeca", key.public_key()).bytes_hashed > 9_000_000
