@@ -1,5 +1,6 @@
 """Signed `.copeca` bundles: write, verify (offline, trusting nothing), merge shards."""
 
+from copeca_action.bundle._collect import collect_run_files, contents_from_output
 from copeca_action.bundle._complete import Completeness, check_completeness, content_id
 from copeca_action.bundle._merge import ReportFn, merge_bundles
 from copeca_action.bundle._model import (
@@ -54,7 +55,9 @@ __all__ = [
     "VerifiedBundle",
     "check_completeness",
     "collect_environment",
+    "collect_run_files",
     "content_id",
+    "contents_from_output",
     "generate_keypair",
     "keyid_of",
     "load_public_key",

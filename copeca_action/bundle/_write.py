@@ -110,8 +110,8 @@ def _chunks(source: Source) -> Iterator[bytes]:
         yield source
     elif isinstance(source, StreamSource):
         yield from source.chunks()
-    else:
-        with source.open("rb") as handle:
+    else:  # never through a symbolic link swapped in after the file was chosen
+        with os.fdopen(os.open(source, os.O_RDONLY | os.O_NOFOLLOW), "rb") as handle:
             while chunk := handle.read(CHUNK):
                 yield chunk
 
