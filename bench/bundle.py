@@ -131,7 +131,8 @@ def run(work: Path, total: int) -> None:
           f"{', '.join(f'{s:.2f}' for s in openssl_runs)})")
     print(f"hashlib: {size / MB / sha_s:7.1f} MB/s  (file_digest, for reference)")
     print(f"verify / openssl: {best_openssl / best_verify:.0%} (target >= 50%)")
-    print(f"peak RSS: {rss:.0f} MB; hashed {result.bytes_hashed / MB:.0f} MB of members")
+    print(f"peak RSS: {rss:.0f} MB; hashed {result.bytes_hashed / MB:.0f} MB of members; "
+          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 from conftest import Build, contents_for, record_for, run_files
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from copeca_action.bundle import verify_bundle
+from copeca_action.bundle import check_completeness, verify_bundle
 from copeca_action.errors import VerificationError
 from copeca_action.plan import RunPlan, Shard, build_plan, shard_plan
 from copeca_action.scenario import Scenario, Task
@@ -88,3 +90,33 @@ def test_a_shard_bundle_is_checked_against_its_slice_of_the_scenario(
     result = verify_bundle(build(the_plan=shard), None, scenario, tasks)
     assert result.statement.predicate.shard == "2/3"
     assert len(result.records) == len(shard.runs) < len(plan.runs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_every_dropped_doubled_or_relabelled_run_is_named(plan: RunPlan, data: st.DataObject
+                                                          ) -> None:
+    n = len(plan.runs)
+    indices = st.sets(st.integers(0, n - 1), max_size=4)
+    dropped, doubled, relabelled = data.draw(indices), data.draw(indices), data.draw(indices)
+    records = {i: record_for(plan, i) for i in range(n) if i not in dropped}
+    log = list(records.values()) + [records[i] for i in doubled if i in records]
+    dirs = {r.run_id: r for r in records.values()}
+    for i in relabelled:  # the record of run i copied over the next run's directory
+        j = (i + 1) % n
+        if i in records and j in records:
+            dirs[plan.runs[j].run_id] = records[i]
+    report = check_completeness(plan.runs, log, dirs)
+    named = report.message()
+    for i in dropped:
+        assert plan.runs[i].run_id in "\n".join(report.missing)
+    for i in doubled:
+        if i in records:
+            assert plan.runs[i].run_id in "\n".join(report.duplicated)
+    for i in relabelled:
+        j = (i + 1) % n
+        if i in records and j in records:
+            assert f"runs/{plan.runs[j].run_id}: its record is run {plan.runs[i].run_id}" \
+                in named
+    assert report.ok == (not dropped and not [i for i in doubled if i in records] and not [
+        i for i in relabelled if i in records and (i + 1) % n in records])
