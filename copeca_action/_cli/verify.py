@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "13 unsigned (a key was required), 14 incomplete.")
     p.add_argument("bundle", type=Path)
     add_check_flags(p)
+    p.add_argument("--require-signature", action="store_true", help="fail (exit 13) on an "
+                   "unsigned bundle even without --pubkey")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(func=run)
 
@@ -37,6 +39,11 @@ def run(args: argparse.Namespace) -> int:
     except VerificationError as exc:
         print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
         return exc.exit_code
+    if args.require_signature and not result.signed:
+        error = VerificationError("unsigned", "the bundle is unsigned and --require-signature "
+                                  "was given")
+        print(f"FAILED ({error.kind}): {error}", file=sys.stderr)
+        return error.exit_code
     if args.json:
         print(summary_json(result))
         return 0

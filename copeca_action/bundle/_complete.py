@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from copeca_action.plan import PlannedRun, run_id_for
 from copeca_action.records import RunRecord
 
-SHOW = 30
-"""Names listed per problem class before '... and N more'."""
+SHOW = 1000
+"""Names listed per problem class before '... and N more' (a cap only for pathological
+bundles: every run of a real batch is named)."""
 
 
 def content_id(record: RunRecord) -> str:

@@ -49,6 +49,8 @@ def test_verify_exit_codes_differ_per_failure(
     assert "UNSIGNED" in capsys.readouterr().out
     assert main(["verify", str(unsigned), "--pubkey", str(keys[1])]) == 13
     assert "FAILED (unsigned)" in capsys.readouterr().err
+    assert main(["verify", str(unsigned), "--require-signature"]) == 13
+    assert "FAILED (unsigned)" in capsys.readouterr().err
     tampered = rewrite(signed, tmp_path / "t.copeca", {"report.md": b"# better\n"})
     assert main(["verify", str(tampered)]) == 11
     assert "changed: report.md" in capsys.readouterr().err
