@@ -31,6 +31,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
 def run(args: argparse.Namespace) -> int:
     pubkey = pubkey_of(args)
     scenario, tasks = scenario_of(args)
@@ -52,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     against = f", checked against {args.scenario}" if result.scenario_checked else \
         " (pass --scenario to check against the scenario as it is today)"
     print(f"OK {result.path}: {len(result.manifest.files)} files, "
-          f"{result.bytes_hashed / 1e6:.1f} MB hashed")
+          f"{_size(result.bytes_hashed)} hashed")
     print(f"signature: {describe_signature(result)}")
     print(f"runs: {len(result.plan.runs)}/{len(result.plan.runs)} of plan "
           f"{predicate.plan_digest[:12]} ({predicate.scenario}){shard}{against}")
