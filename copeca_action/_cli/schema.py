@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from copeca_action._cli._docgen import reference_page
+from copeca_action.bundle import Envelope, Manifest, Statement
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
 from copeca_action.scenario import Mode, RepoIndex, Runner, Scenario, Task
@@ -18,6 +19,7 @@ from copeca_action.scenario import Mode, RepoIndex, Runner, Scenario, Task
 SCHEMAS: dict[str, type[BaseModel]] = {
     "task": Task, "scenario": Scenario, "mode": Mode, "runner": Runner, "repos": RepoIndex,
     "run-record": RunRecord, "run-plan": RunPlan,
+    "bundle-manifest": Manifest, "bundle-statement": Statement, "bundle-envelope": Envelope,
 }
 DOC_TITLES = {"task": "Task", "scenario": "Scenario", "mode": "Mode", "runner": "Runner",
               "repos": "Repository pins (corpus/repos.yaml)", "run-record": "RunRecord"}
