@@ -40,6 +40,8 @@ OUTPUT_NAMES = ("verdict", "delta", "delta-ci-low", "delta-ci-high", "control-de
                 "cpc-baseline", "cpc-tool", "bundle-path", "bundle-sha256", "report-path",
                 "badge-path", "comment-url")
 """Every output of action.yml; each is written on every run (empty when not known)."""
+STEP_OUTPUTS = ("artifact-name", "artifact-path")
+"""Written for action.yml's own upload step, not outputs of the action."""
 FAILING = {"regression": {"regression"},
            "inconclusive": {"regression", "inconclusive", "invalid"},
            "never": set()}
@@ -84,6 +86,14 @@ def host_path(path: str, env: Mapping[str, str]) -> str:
     if host and path and (path == inner or path.startswith(inner + "/")):
         return host.rstrip("/") + path[len(inner):]
     return path
+
+
+def artifact_name(inputs: ActionInputs) -> str:
+    """Unique per matrix job: `copeca-<comment-id>[-shard-i-of-n]` (no `/` allowed)."""
+    name = f"copeca-{inputs.comment_id}"
+    if inputs.shard:
+        name += f"-shard-{inputs.shard.index}-of-{inputs.shard.count}"
+    return name
 
 
 def skipped_outcome(ctx: ActionContext, reason: str) -> Outcome:
@@ -157,7 +167,9 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
             _check_run(ctx, client, data, body)
         except GitHubError as exc:
             error = exc
-    for key in ("bundle-path", "report-path", "badge-path"):
+    values["artifact-name"] = artifact_name(ctx.inputs)
+    values["artifact-path"] = str(ctx.output_dir)
+    for key in ("bundle-path", "report-path", "badge-path", "artifact-path"):
         values[key] = host_path(values[key], env)
     if (path := outputs_path(env)) is not None:
         write_outputs(path, values)

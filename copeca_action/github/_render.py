@@ -132,7 +132,7 @@ def _render_level(data: CommentData, level: int) -> str:
               "state": Safe(state_marker(state_of_data(data)))}
     if data.verdict == "skipped":
         return _env().get_template("skipped.md.j2").render(
-            **common, data_reason=escape_with_code(data.skipped_reason))
+            **common, data_reason=Safe(data.skipped_reason))
     conf = data.footer.confidence if data.footer else 0.95
     return _env().get_template("comment.md.j2").render(
         **common, level=level, cap=ROW_CAP.get(level, 10), icon=ICONS[data.verdict],
