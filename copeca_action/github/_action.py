@@ -216,12 +216,14 @@ def _check_run(ctx: ActionContext, client: GitHubClient, data: CommentData,
                      data.verdict, title, body, ctx.event.run_url)
 
 
-def main(env: Mapping[str, str] | None = None, engine: Engine | None = None) -> int:
+def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
+         policy: RetryPolicy | None = None,
+         sleep: Callable[[float], None] | None = None) -> int:
     """Entrypoint: run, and on a CopecaError print it once (no traceback), put it in the
     step summary, and return its exit code."""
     env = os.environ if env is None else env
     try:
-        return run_action(env, engine)
+        return run_action(env, engine, policy, sleep)
     except CopecaError as exc:
         message = str(exc)
         print(f"copeca-action: error: {message}", file=sys.stderr, flush=True)

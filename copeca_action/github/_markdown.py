@@ -8,7 +8,8 @@ import unicodedata
 
 MINUS = "\u2212"
 ZWSP = "&#8203;"
-_ENTITIES = {c: f"&#{ord(c)};" for c in "\\`*_{}[]<>()#+!|~&$\"'"}
+_ENTITIES = {c: f"&#{ord(c)};" for c in "\\`*_{}[]<>#+!|~&$\"'"}
+"""Markdown and HTML specials. `(` `)` stay: without a raw `[` they cannot form a link."""
 _BREAK_AFTER = {"@", "#", ":"}
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 

@@ -14,6 +14,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ _ONE = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/comments/(\d+)$")
 _CHECK = re.compile(r"^/repos/([^/]+)/([^/]+)/check-runs$")
 
 
+@cache
 def load_spec() -> tuple[OpenAPI, dict[str, Any]]:
     """The contract, minus upstream quirk 1 (README): the check-run request discriminator."""
     raw = json.loads(SPEC_PATH.read_text())
@@ -49,6 +51,8 @@ class Fault:
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
     times: int = 1
+    after_effect: bool = False
+    """Do the request's work first, then answer with the fault (a lost response)."""
 
 
 @dataclass
@@ -65,7 +69,8 @@ class FakeGitHub:
     """State (comments per issue, check runs), injected faults, and the log of calls."""
 
     def __init__(self) -> None:
-        self.openapi, self.raw = load_spec()
+        self.openapi, raw = load_spec()
+        self.raw = copy.deepcopy(raw)
         self.comments: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
         self.check_runs: list[dict[str, Any]] = []
         self.faults: list[Fault] = []
@@ -74,7 +79,8 @@ class FakeGitHub:
         self.next_id = 1000
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,),
+                                       daemon=True)
 
     @property
     def url(self) -> str:
@@ -116,11 +122,13 @@ class FakeGitHub:
                                                                        body, bot))
 
     def fail(self, method: str, path: str, status: int, message: str,
-             headers: dict[str, str] | None = None, times: int = 1) -> None:
+             headers: dict[str, str] | None = None, times: int = 1,
+             after_effect: bool = False) -> None:
         body = {"message": message,
                 "documentation_url": "https://docs.github.com/rest/issues/comments",
                 "status": str(status)}
-        self.faults.append(Fault(method, path, status, body, headers or {}, times))
+        self.faults.append(Fault(method, path, status, body, headers or {}, times,
+                                 after_effect))
 
     # ---------------------------------------------------------------- validation
 
@@ -170,7 +178,13 @@ class FakeGitHub:
         for fault in self.faults:
             if fault.times > 0 and fault.method == method and re.search(fault.path, path):
                 fault.times -= 1
+                if fault.after_effect:
+                    self.route(method, path, query, data)
                 return fault.status, fault.body, fault.headers
+        return self.route(method, path, query, data)
+
+    def route(self, method: str, path: str, query: dict[str, list[str]],
+              data: bytes) -> tuple[int, Any, dict[str, str]]:
         body = json.loads(data) if data else None
         if (m := _LIST.match(path)) is not None:
             key = (m.group(1), m.group(2), int(m.group(3)))

@@ -47,7 +47,7 @@ def test_agent_text_cannot_inject_markup_mentions_or_markers() -> None:
     row = next(line for line in body.splitlines() if line.startswith("| fastapi/task-0"))
     assert row.count(" | ") == 6  # the pipe in the note did not add a cell
     plain = re.sub(r"&#\d+;", "§", row)  # what markdown sees, entities as opaque marks
-    for bad in ("@octocat", "<", "*", "[", "(", "https://", "`", "#", ":smile:"):
+    for bad in ("@octocat", "<", "*", "[", "](", "https://", "`", "#", ":smile:"):
         assert bad not in plain, bad
     assert body.count(marker("copeca")) == 1
     assert "\nnew" not in body
