@@ -89,8 +89,8 @@ def host_path(path: str, env: Mapping[str, str]) -> str:
 
 
 def artifact_name(inputs: ActionInputs) -> str:
-    """Unique per matrix job: `copeca-<comment-id>[-shard-i-of-n]` (no `/` allowed)."""
-    name = f"copeca-{inputs.comment_id}"
+    """Unique per matrix job: `copeca[-<comment-id>][-shard-i-of-n]` (no `/` allowed)."""
+    name = "copeca" if inputs.comment_id == "copeca" else f"copeca-{inputs.comment_id}"
     if inputs.shard:
         name += f"-shard-{inputs.shard.index}-of-{inputs.shard.count}"
     return name

@@ -57,7 +57,7 @@ def test_first_run_creates_the_comment_and_writes_every_output(
     assert set(OUTPUT_NAMES) <= set(out)
     assert out["verdict"] == "improvement" and out["delta"] == "-0.182"
     assert out["comment-url"] == comments[0]["html_url"]
-    assert out["artifact-name"] == "copeca-copeca"
+    assert out["artifact-name"] == "copeca"
     badge = json.loads(Path(out["badge-path"]).read_text())
     assert badge["message"] == "−18.2% vs baseline"
     assert "vs baseline" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
