@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from collections.abc import Iterator
@@ -13,9 +12,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from fake_github import PAYLOADS, SPEC_PATH, FakeGitHub
-
-TOKEN = "test-token-123"
+from fake_github import SPEC_PATH, FakeGitHub
+from gh_support import TOKEN
 
 if not SPEC_PATH.is_file():  # pragma: no cover - the contracts live beside the repo
     pytest.skip(f"GitHub contracts not found at {SPEC_PATH} (set COPECA_CONTRACTS)",
@@ -27,44 +25,6 @@ def fake_github() -> Iterator[FakeGitHub]:
     with FakeGitHub() as fake:
         yield fake
         assert fake.violations == [], "\n".join(fake.violations)
-
-
-def payload(name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((PAYLOADS / f"{name}.json").read_text())
-    return data
-
-
-def fork_payload() -> dict[str, Any]:
-    """pull_request.opened from a fork: the head repo is someone else's (contracts README)."""
-    data = copy.deepcopy(payload("pull_request.opened"))
-    head = data["pull_request"]["head"]
-    head["repo"]["full_name"] = "mallory/Hello-World"
-    head["repo"]["name"] = "Hello-World"
-    head["repo"]["owner"]["login"] = "mallory"
-    head["repo"]["fork"] = True
-    head["label"] = "mallory:changes"
-    return data
-
-
-def parse_outputs(path: Path) -> dict[str, str]:
-    """Read a $GITHUB_OUTPUT file the way the runner does (name<<DELIM blocks)."""
-    out: dict[str, str] = {}
-    lines = path.read_text().split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        if "<<" in line:
-            name, delim = line.split("<<", 1)
-            end = lines.index(delim, i + 1)
-            out[name] = "\n".join(lines[i + 1:end])
-            i = end + 1
-        elif "=" in line:
-            name, value = line.split("=", 1)
-            out[name] = value
-            i += 1
-        else:
-            i += 1
-    return out
 
 
 @pytest.fixture

@@ -24,7 +24,19 @@ from openapi_core import OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 from openapi_schema_validator import OAS30Validator
 
-CONTRACTS = Path(os.environ.get("COPECA_CONTRACTS", "/work/shared/contracts"))
+def _contracts() -> Path:
+    """$COPECA_CONTRACTS, else shared/contracts beside the checkout (as in CI)."""
+    if os.environ.get("COPECA_CONTRACTS"):
+        return Path(os.environ["COPECA_CONTRACTS"])
+    checkout = Path(__file__).resolve().parents[3]
+    for candidate in (checkout.parent / "shared" / "contracts",
+                      checkout.parent.parent / "shared" / "contracts"):
+        if candidate.is_dir():
+            return candidate
+    return checkout.parent / "shared" / "contracts"
+
+
+CONTRACTS = _contracts()
 SPEC_PATH = CONTRACTS / "github-rest-issue-comments.json"
 PAYLOADS = CONTRACTS / "webhook-payloads"
 HOST = "https://api.github.com"  # the spec's server: validation needs this host

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TOKEN, fork_payload, parse_outputs, payload
 from fake_github import FakeGitHub
+from gh_support import TOKEN, fork_payload, parse_outputs, payload
 from sample import sample_comment
 
 from copeca_action.github import (

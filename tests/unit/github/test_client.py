@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from conftest import TOKEN
 from fake_github import FakeGitHub
+from gh_support import TOKEN
 
 from copeca_action.errors import GitHubError
 from copeca_action.github import (

@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import fork_payload, payload
+from gh_support import fork_payload, payload
 
 from copeca_action.errors import ConfigError
 from copeca_action.github import parse_event, read_event

@@ -3,7 +3,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from conftest import parse_outputs
+from gh_support import parse_outputs
 
 from copeca_action.github import format_output, mask, write_outputs, write_summary
 from copeca_action.github._files import MAX_SUMMARY_BYTES

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import fork_payload, payload
+from gh_support import fork_payload, payload
 
 from copeca_action.errors import ConfigError
 from copeca_action.github import check_gate, parse_event, read_inputs
