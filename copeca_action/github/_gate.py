@@ -22,16 +22,16 @@ FORK_NO_SECRETS = (
     "This pull request comes from a fork ({head}), and GitHub does not give secrets to "
     "workflows triggered by fork pull requests, so no model API key reached this job. "
     "Nothing was run and nothing was charged. A maintainer can run the benchmark with the "
-    "two-workflow pattern (pull_request, then workflow_run) described in docs/action.md.")
+    "two-workflow pattern (`pull_request`, then `workflow_run`) described in docs/action.md.")
 NO_SECRETS = (
     "No model API key reached this job (`anthropic-api-key` and `openai-api-key` are empty), "
     "so nothing was run. Pass a key from the repository's secrets, or set `dry-run: true` to "
     "run against the scripted model.")
 PR_TARGET_REFUSED = (
-    "refusing to run on pull_request_target: this event runs with the base repository's "
+    "refusing to run on `pull_request_target`: this event runs with the base repository's "
     "secrets, and the benchmark executes the pull request's code (its tool, its modes), which "
-    "would hand those secrets to whoever opened the pull request. Use the pull_request + "
-    "workflow_run pattern (docs/action.md), or set `allow-pull-request-target: true` only if "
+    "would hand those secrets to whoever opened the pull request. Use the `pull_request` + "
+    "`workflow_run` pattern (docs/action.md), or set `allow-pull-request-target: true` only if "
     "every PR author is trusted")
 
 

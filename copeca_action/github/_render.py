@@ -115,8 +115,10 @@ def state_of_data(data: CommentData) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _truncation_note(data: CommentData, level: int) -> Safe:
-    cut = {1: "per-task details", 2: "per-task details, capabilities, retrieval and long lists",
+def _truncation_note(data: CommentData, level: int, shown: int = 0) -> Safe:
+    cut = {1: f"per-task details after the first {shown} tasks" if shown else
+              "per-task details",
+           2: "per-task details, capabilities, retrieval and long lists",
            3: "most of the report"}[level]
     where = escape_md(data.full_report or (data.footer.bundle_name if data.footer
                                            and data.footer.bundle_name else "the bundle"), 200)
@@ -127,7 +129,9 @@ def _truncation_note(data: CommentData, level: int) -> Safe:
                 f"report.html) is in <code>{where}</code>, the artifact{run}.")
 
 
-def _render_level(data: CommentData, level: int) -> str:
+def _render_level(data: CommentData, level: int, task_cap: int | None = None) -> str:
+    """Level 0: everything; 1: the first `task_cap` tasks; 2: no tasks and short lists."""
+    cap = len(data.tasks) if level == 0 else (task_cap or 0) if level == 1 else 0
     common = {"data": data, "marker": Safe(marker(data.comment_id)),
               "state": Safe(state_marker(state_of_data(data)))}
     if data.verdict == "skipped":
@@ -135,22 +139,34 @@ def _render_level(data: CommentData, level: int) -> str:
             **common, data_reason=Safe(data.skipped_reason))
     conf = data.footer.confidence if data.footer else 0.95
     return _env().get_template("comment.md.j2").render(
-        **common, level=level, cap=ROW_CAP.get(level, 10), icon=ICONS[data.verdict],
+        **common, level=level, cap=ROW_CAP.get(level, 10), task_cap=cap,
+        icon=ICONS[data.verdict],
         headline=headline_text(data), conf=Safe(f"{conf * 100:g}"),
         pct=lambda v: value_text(v, "fraction"), value=value_text,
         estimate=lambda e, c=False: estimate_text(e, c, confidence=conf),
         row_delta=row_delta, footer=footer_text(data),
-        truncation_note=_truncation_note(data, max(level, 1)))
+        truncation_note=_truncation_note(data, max(level, 1), cap))
 
 
 def render_comment(data: CommentData, limit: int = MAX_COMMENT_CHARS) -> str:
     """The comment markdown, at most `limit` characters: detail is dropped level by level,
     and as a last resort the text is cut at a line with a note saying where the rest is."""
     data = _with_safe_reasons(data)
-    for level in (0, 1, 2):
-        body = _render_level(data, level)
-        if len(body) <= limit:
-            return body
+    body = _render_level(data, 0)
+    if len(body) <= limit:
+        return body
+    if data.tasks:  # keep as many task rows as fit: estimate from the row size, then check
+        bare = len(_render_level(data, 1, 0))
+        per_task = max(1.0, (len(body) - bare) / len(data.tasks))
+        rows = int((limit - bare - 400) / per_task)
+        while rows > 0:
+            body = _render_level(data, 1, rows)
+            if len(body) <= limit:
+                return body
+            rows = int(rows * 0.9)
+    body = _render_level(data, 2)
+    if len(body) <= limit:
+        return body
     note = "\n\n" + _truncation_note(data, 3) + "\n"
     keep = body[: max(0, limit - len(note) - len("\n</details>"))]
     keep = keep[: keep.rfind("\n")] if "\n" in keep else keep

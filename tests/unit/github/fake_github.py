@@ -24,6 +24,7 @@ from openapi_core import OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 from openapi_schema_validator import OAS30Validator
 
+
 def _contracts() -> Path:
     """$COPECA_CONTRACTS, else shared/contracts beside the checkout (as in CI)."""
     if os.environ.get("COPECA_CONTRACTS"):

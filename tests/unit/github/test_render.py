@@ -68,6 +68,10 @@ def test_a_70000_character_report_is_cut_to_the_limit_and_says_where_the_rest_is
     assert "truncated to fit GitHub's 65,536-character limit" in body
     assert "<code>copeca-bundle</code>" in body
     assert "| **Control**: Cost per correct" in body  # the verdict survives the cut
+    shown = int(re.search(r"\(400 tasks, (\d+) shown\)", body).group(1))  # type: ignore[union-attr]
+    assert 100 < shown < 400  # as many task rows as fit, not none
+    assert f"| … {400 - shown} more tasks in the full report |" in body
+    assert f"after the first {shown} tasks" in body
 
 
 def test_last_resort_cut_still_closes_details_and_keeps_the_note() -> None:
