@@ -28,7 +28,7 @@ mirror="$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/n
 mirror="${mirror:-http://deb.debian.org/debian}"
 ca="${EXTRA_CA:-/etc/ssl/certs/ca-certificates.crt}"
 
-step() { local t0=$SECONDS; "$@"; echo "time: $((SECONDS - t0)) s for: ${*:0:3}" >&2; }
+step() { local t0=$SECONDS; "$@"; echo "time: $((SECONDS - t0)) s for: ${*:1:2}" >&2; }
 
 if ! podman image exists localhost/debian:bookworm; then
   step debootstrap --variant=minbase bookworm "${work}/rootfs" "${mirror}" >"${work}/debootstrap.log"
