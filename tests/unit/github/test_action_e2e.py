@@ -196,3 +196,36 @@ def test_on_change_leaves_an_unchanged_result_alone(fake_github: FakeGitHub,
     fake_github.calls.clear()
     assert run_main(env, engine(note="different note, same numbers")) == 0
     assert [c.method for c in fake_github.calls] == ["GET"]
+
+
+def test_workflow_run_comments_on_the_pr_given_as_input(fake_github: FakeGitHub,
+                                                        actions_env: Any) -> None:
+    """The fork-safe part 2: no PR in the payload (a fork), the number comes as an input."""
+    data = {"action": "completed", "repository": payload("push")["repository"],
+            "workflow_run": {"event": "pull_request", "head_sha": "a" * 40,
+                             "head_branch": "changes", "pull_requests": [],
+                             "head_repository": {"full_name": "mallory/Hello-World"}}}
+    env = actions_env("workflow_run", data, fake_github.url, merge="from-pr/*.copeca",
+                      pull_request="2", anthropic_api_key="")
+    seen: list[ActionContext] = []
+
+    def merge_engine(ctx: ActionContext) -> Outcome:
+        seen.append(ctx)
+        return engine()(ctx)
+
+    assert run_main(env, merge_engine) == 0
+    assert seen[0].inputs.merge == ["from-pr/*.copeca"] and seen[0].event.pr_number == 2
+    assert len(fake_github.comments[KEY]) == 1
+
+
+def test_paths_in_outputs_are_translated_to_the_host(fake_github: FakeGitHub,
+                                                     actions_env: Any) -> None:
+    env = actions_env("push", payload("push"), fake_github.url)
+    env["COPECA_HOST_WORKSPACE"] = "/home/runner/work/repo/repo"
+    out_dir = Path(env["GITHUB_WORKSPACE"]) / ".copeca"
+    assert run_main(env) == 0
+    out = outputs(env)
+    assert out["badge-path"] == "/home/runner/work/repo/repo/.copeca/badge.json"
+    assert out["artifact-path"] == "/home/runner/work/repo/repo/.copeca"
+    assert out["bundle-path"] == "/home/runner/work/repo/repo/.copeca/run.copeca"
+    assert (out_dir / "badge.svg").is_file()  # written inside, reported as outside

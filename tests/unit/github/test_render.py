@@ -91,3 +91,15 @@ def test_skipped_comment_explains_why() -> None:
     assert "### ⏭️ copeca-action: skipped" in body
     assert "<code>secrets</code>" in body and "@bob" not in body
     assert re.search(r"copeca-action:state=[0-9a-f]{16}", body)
+
+
+def test_infinite_and_missing_numbers_render_without_crashing() -> None:
+    from copeca_action.github import Estimate, MetricRow
+
+    data = sample_comment(tasks=0)
+    rows = [MetricRow(metric="Cost per correct", unit="usd", baseline=0.4, tool=float("inf"),
+                      estimate=Estimate(delta=float("inf"))),
+            MetricRow(metric="Accuracy", unit="fraction", baseline=None, tool=0.0)]
+    body = render_comment(data.model_copy(update={"metrics": rows}))
+    assert "| Cost per correct | $0.40 | ∞ | +∞ |" in body
+    assert "| Accuracy | n/a | 0.0% | n/a |" in body
