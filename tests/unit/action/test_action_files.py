@@ -186,3 +186,30 @@ def test_init_never_overwrites(tmp_path: Path) -> None:
         scaffold(tmp_path, "env")
     with pytest.raises(ConfigError, match="--kind"):
         scaffold(tmp_path / "x", "plugin")
+
+
+def test_run_step_passes_variables_by_name_and_mounts_runner_files(tmp_path: Path) -> None:
+    """The run step's bash, for real, with a stub `docker` that records its argv."""
+    step = next(s for s in action()["runs"]["steps"] if s.get("id") == "run")
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "docker").write_text(
+        f"#!/bin/bash\nprintf '%s\\n' \"$@\" > {tmp_path}/argv\nenv > {tmp_path}/env\n")
+    (stub / "docker").chmod(0o755)
+    env = {"PATH": f"{stub}:/usr/bin:/bin", "GITHUB_WORKSPACE": "/home/runner/work/r/r",
+           "RUNNER_TEMP": "/home/runner/work/_temp", "COPECA_IMAGE": "img:1",
+           "INPUT_SCENARIO": "s.yaml", "INPUT_MERGE": "a.copeca\nINPUT_EVIL=1\nb.copeca",
+           "INPUT_ANTHROPIC_API_KEY": "sk-secret"}
+    result = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    argv = (tmp_path / "argv").read_text().splitlines()
+    assert argv[-1] == "img:1"
+    assert "/home/runner/work/r/r:/github/workspace" in argv
+    assert "/home/runner/work/_temp:/home/runner/work/_temp" in argv
+    assert "COPECA_HOST_WORKSPACE=/home/runner/work/r/r" in argv
+    passed = {argv[i + 1] for i, a in enumerate(argv) if a == "--env"}
+    assert {"INPUT_SCENARIO", "INPUT_MERGE", "INPUT_ANTHROPIC_API_KEY",
+            "GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} <= passed
+    assert "INPUT_EVIL" not in passed  # a value's line is not a variable
+    assert not any("sk-secret" in a for a in argv)  # values never on the command line

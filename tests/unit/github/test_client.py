@@ -137,3 +137,23 @@ def test_check_run_conclusion_follows_the_verdict(fake_github: FakeGitHub) -> No
 def test_no_token_is_a_clear_error() -> None:
     with pytest.raises(GitHubError, match="github-token"):
         GitHubClient("  ")
+
+
+def test_a_bad_token_gets_a_401_message(fake_github: FakeGitHub) -> None:
+    bad = GitHubClient("wrong-token", fake_github.url, policy=FAST, sleep=lambda s: None)
+    with pytest.raises(GitHubError, match="401 Unauthorized") as info:
+        find_comment(bad, "o", "r", 5, "copeca")
+    assert "wrong-token" not in str(info.value)
+
+
+def test_network_errors_are_retried_then_reported() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port with nothing listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    sleeps: list[float] = []
+    c = GitHubClient(TOKEN, f"http://127.0.0.1:{port}", policy=FAST, sleep=sleeps.append)
+    with pytest.raises(GitHubError, match=r"failed after 3 attempts \(network error"):
+        find_comment(c, "o", "r", 5, "copeca")
+    assert sleeps == [0.5, 1.0]
