@@ -148,6 +148,8 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
     """Badge, outputs, summary, then the comment and check run (the only network calls).
     Outputs and summary are written first so a failing API call still leaves them."""
     data = outcome.comment
+    if data.comment_id != ctx.inputs.comment_id:  # the marker must be this job's id
+        data = data.model_copy(update={"comment_id": ctx.inputs.comment_id})
     values = {name: "" for name in OUTPUT_NAMES}
     values.update(outcome.outputs)
     values["verdict"] = data.verdict

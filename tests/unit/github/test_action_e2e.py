@@ -229,3 +229,16 @@ def test_paths_in_outputs_are_translated_to_the_host(fake_github: FakeGitHub,
     assert out["artifact-path"] == "/home/runner/work/repo/repo/.copeca"
     assert out["bundle-path"] == "/home/runner/work/repo/repo/.copeca/run.copeca"
     assert (out_dir / "badge.svg").is_file()  # written inside, reported as outside
+
+
+def test_the_marker_is_the_jobs_comment_id_whatever_the_engine_said(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      comment_id="shard-a")
+
+    def stale_id(ctx: ActionContext) -> Outcome:
+        return Outcome(comment=sample_comment("copeca"))
+
+    assert run_main(env, stale_id) == 0
+    body = fake_github.comments[KEY][0]["body"]
+    assert body.startswith(marker("shard-a")) and marker("copeca") not in body
