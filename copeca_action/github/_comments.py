@@ -43,7 +43,7 @@ class CommentResult:
 
 def _is_ours(comment: Any, mark: str) -> bool:
     body = comment.get("body") if isinstance(comment, dict) else None
-    return isinstance(body, str) and mark in body
+    return isinstance(body, str) and body.lstrip().startswith(mark)  # not a quote of it
 
 
 def _is_bot(comment: dict[str, Any]) -> bool:

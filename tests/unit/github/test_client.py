@@ -52,8 +52,8 @@ def test_finds_our_comment_on_the_last_of_many_pages(fake_github: FakeGitHub) ->
     assert pages == ["1", "2", "3"]
 
 
-def test_a_users_quote_of_the_marker_loses_to_the_bot_comment(fake_github: FakeGitHub) -> None:
-    fake_github.seed("o", "r", 5, [f"> {marker('copeca')} quoted"], bot=False)
+def test_a_users_copy_of_the_marker_loses_to_the_bot_comment(fake_github: FakeGitHub) -> None:
+    fake_github.seed("o", "r", 5, [f"{marker('copeca')} copied by a user"], bot=False)
     fake_github.seed("o", "r", 5, [marker("copeca") + "\nours"], bot=True)
     found = find_comment(client(fake_github), "o", "r", 5, "copeca")
     assert found is not None and found["body"].endswith("ours")
@@ -157,3 +157,9 @@ def test_network_errors_are_retried_then_reported() -> None:
     with pytest.raises(GitHubError, match=r"failed after 3 attempts \(network error"):
         find_comment(c, "o", "r", 5, "copeca")
     assert sleeps == [0.5, 1.0]
+
+
+def test_a_quoted_marker_is_not_our_comment(fake_github: FakeGitHub) -> None:
+    fake_github.seed("o", "r", 5, [f"> {marker('copeca')}\n> quoted reply"], bot=True)
+    assert upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x").action == "created"
+    assert len(fake_github.comments[("o", "r", 5)]) == 2
