@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,7 +20,7 @@ def points(ivs: list[tuple[int, int]]) -> set[int]:
 
 def is_normal(ivs: list[tuple[int, int]]) -> bool:
     ok = all(start < end for start, end in ivs)
-    return ok and all(a[1] < b[0] for a, b in zip(ivs, ivs[1:], strict=False))
+    return ok and all(a[1] < b[0] for a, b in itertools.pairwise(ivs))
 
 
 @given(intervals)
