@@ -1,6 +1,7 @@
 """ContextBench's prediction and gold files, so our numbers can be set beside theirs.
 
-Prediction (one instance, optionally wrapped in `traj_data`):
+Prediction (one instance; the step data optionally wrapped in `traj_data`, with
+`model_patch` beside it or inside it):
 `{"pred_steps": [{"files": [...], "spans": {file: [{"type": "line", "start", "end"}]}}],
 "pred_files": [...], "pred_spans": {file: [...]}, "model_patch": "..."}`.
 Step spans may also be a list of `{"file", "start_line", "end_line"}`.
@@ -82,8 +83,10 @@ def read_prediction(path: Path, repo: Repo) -> tuple[list[Viewed], list[str], li
     """(viewed items per step, dropped paths, final spans, final files, model patch)."""
     data = _load(path)
     _need(isinstance(data, dict), path, "", "a JSON object")
+    patch = data.get("model_patch")
     if isinstance(data.get("traj_data"), dict):
         data = data["traj_data"]
+        patch = data.get("model_patch", patch)
     steps = data.get("pred_steps", [])
     _need(isinstance(steps, list), path, "pred_steps", "a list")
     viewed: list[Viewed] = []
@@ -109,7 +112,6 @@ def read_prediction(path: Path, repo: Repo) -> tuple[list[Viewed], list[str], li
                    if (rel := place(name)) is not None]
     final_files = [rel for name in data.get("pred_files", []) or []
                    if (rel := place(str(name))) is not None]
-    patch = data.get("model_patch")
     model_patch = patch if isinstance(patch, str) else None
     return viewed, list(dropped), final_spans, final_files, model_patch
 
