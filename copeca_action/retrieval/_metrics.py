@@ -22,7 +22,6 @@ from copeca_action._util.model import RecordModel
 from copeca_action.retrieval._editloc import LineKey
 from copeca_action.retrieval._intervals import Interval, intersection_measure, measure, merge
 from copeca_action.retrieval._repo import Repo
-from copeca_action.retrieval._symbols import Symbol, symbols_overlapping
 from copeca_action.retrieval._viewed import Viewed
 
 GRANULARITIES = ("file", "symbol", "span", "editloc")
@@ -95,7 +94,8 @@ class Context:
     files: set[str] = field(default_factory=set)
     spans: dict[str, list[Interval]] = field(default_factory=dict)
     """Normal-form byte intervals per file."""
-    symbols: set[Symbol] = field(default_factory=set)
+    symbols: set[int] = field(default_factory=set)
+    """Ids of the definitions touched (`Repo.symbol(id)` gives the definition)."""
 
     def size(self, granularity: str) -> int:
         if granularity == "file":
@@ -140,7 +140,7 @@ def build_context(repo: Repo, files: Iterable[str],
         context.spans[path] = normal
         source = repo.file(path)
         assert source is not None
-        context.symbols |= symbols_overlapping(source.symbols(), normal)
+        context.symbols |= source.symbol_index().overlapping(normal, source.symbol_base)
     return context
 
 

@@ -9,7 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copeca_action.retrieval._intervals import Interval
-from copeca_action.retrieval._symbols import Symbol, definitions, language_of
+from copeca_action.retrieval._symbols import Symbol, SymbolIndex, definitions, language_of
+
+SYMBOL_BITS = 20
+"""A file holds fewer than 2**20 definitions, so (file number, index) packs into one int."""
 
 
 @dataclass
@@ -19,8 +22,10 @@ class SourceFile:
     path: str
     size: int
     line_starts: list[int]
+    number: int = 0
+    """Sequence number in its Repo; symbol ids of this file are `number << 20 | index`."""
     _data: bytes | None = field(default=None, repr=False)
-    _symbols: list[Symbol] | None = field(default=None, repr=False)
+    _symbols: SymbolIndex | None = field(default=None, repr=False)
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> SourceFile:
@@ -32,7 +37,11 @@ class SourceFile:
             pos = find(b"\n", pos + 1)
         if starts[-1] == len(data) and len(starts) > 1:
             starts.pop()  # a final newline does not open another line
-        return cls(path, len(data), starts, data)
+        return cls(path, len(data), starts, _data=data)
+
+    @property
+    def symbol_base(self) -> int:
+        return self.number << SYMBOL_BITS
 
     @property
     def line_count(self) -> int:
@@ -53,14 +62,18 @@ class SourceFile:
         return bisect.bisect_right(self.line_starts, offset)
 
     def symbols(self) -> list[Symbol]:
-        """Definitions in this file (empty for unsupported languages); parsed once."""
+        """Definitions in this file (empty for unsupported languages), by (start, −end)."""
+        return self.symbol_index().symbols
+
+    def symbol_index(self) -> SymbolIndex:
+        """Parsed once, on first use; the bytes are then let go."""
         if self._symbols is None:
             language = language_of(self.path)
-            if language is None or self._data is None:
-                self._symbols = []
-            else:
-                self._symbols = definitions(self._data, language, self.path)
-            self._data = None  # only needed for the one parse
+            found: list[Symbol] = []
+            if language is not None and self._data is not None:
+                found = definitions(self._data, language, self.path)
+            self._symbols = SymbolIndex(found)
+            self._data = None
         return self._symbols
 
 
@@ -73,6 +86,12 @@ class Repo:
         roots = [str(self.root), *(os.path.normpath(a) for a in aliases if a)]
         self._roots = sorted({r.rstrip("/") for r in roots}, key=len, reverse=True)
         self._files: dict[str, SourceFile | None] = {}
+        self._numbered: list[SourceFile] = []
+
+    def symbol(self, symbol_id: int) -> Symbol:
+        """The definition behind an id held in a `Context`."""
+        source = self._numbered[symbol_id >> SYMBOL_BITS]
+        return source.symbols()[symbol_id & ((1 << SYMBOL_BITS) - 1)]
 
     def relative(self, path: str, cwd: str = "") -> str | None:
         """Repository-relative POSIX path of an existing regular file, else None.
@@ -106,6 +125,8 @@ class Repo:
             real = target.resolve()
             if real.is_file() and real.is_relative_to(self.root):
                 found = SourceFile.from_bytes(rel, real.read_bytes())
+                found.number = len(self._numbered)
+                self._numbered.append(found)
         except OSError:
             found = None
         self._files[rel] = found

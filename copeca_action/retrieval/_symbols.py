@@ -8,8 +8,9 @@ view inside a method touches both the method and its class, as in ContextBench.
 
 from __future__ import annotations
 
+import bisect
 import importlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
@@ -89,50 +90,61 @@ def _parser(language: str) -> Any:
     return tree_sitter.Parser(tree_sitter.Language(grammar()))
 
 
+@cache
+def _query(language: str) -> Any:
+    """One query capturing every definition node (matching runs in C, not a Python walk),
+    plus what attaches to definitions from outside: Python decorators, Rust attributes."""
+    import tree_sitter
+
+    grammar = _parser(language).language
+    known = [k for k in sorted(_DEFINITIONS[language]) if grammar.id_for_node_kind(k, True)]
+    patterns = " ".join(f"({k})" for k in known)
+    source = f"[{patterns}] @definition"
+    if language in ("javascript", "typescript", "tsx"):
+        values = " ".join(f"({k})" for k in sorted(_FUNCTION_VALUES)
+                          if grammar.id_for_node_kind(k, True))
+        source += f" (variable_declarator value: [{values}]) @definition"
+    elif language == "python":
+        source += " (decorated_definition) @decorated"
+    elif language == "rust":
+        source += " (attribute_item) @attribute"
+    return tree_sitter.Query(grammar, source)
+
+
 def definitions(source: bytes, language: str, file: str = "") -> list[Symbol]:
-    """Every definition in `source`, in document order (outer before inner)."""
+    """Every definition in `source`, in document order, an enclosing one before those inside.
+
+    Node parents and siblings are never asked for: in tree-sitter they are found by walking
+    down from the root, which makes large flat files quadratic."""
+    import tree_sitter
+
     tree = _parser(language).parse(source)
-    kinds = _DEFINITIONS[language]
+    captures = tree_sitter.QueryCursor(_query(language)).captures(tree.root_node)
+    starts: dict[int, int] = {}  # a definition's own start -> where it really starts
+    for node in captures.get("decorated", []):
+        inner = node.child_by_field_name("definition")
+        if inner is not None:
+            starts[inner.start_byte] = node.start_byte
+    attribute_at_end = {n.end_byte: n.start_byte for n in captures.get("attribute", [])}
+    found = set()
+    for node in captures.get("definition", []):
+        start = starts.get(node.start_byte, node.start_byte)
+        if attribute_at_end:
+            start = _attributes_before(source, start, attribute_at_end)
+        found.add((start, node.end_byte, node.type, _name(node)))
     return [Symbol(file, start, end, kind, name)
-            for start, end, kind, name in _walk(tree.root_node, kinds, language)]
+            for start, end, kind, name in sorted(found, key=lambda d: (d[0], -d[1], d[2]))]
 
 
-def _walk(root: Any, kinds: frozenset[str],
-          language: str) -> Iterator[tuple[int, int, str, str]]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        found = _definition(node, kinds, language)
-        if found is not None:
-            yield found
-        stack.extend(reversed(node.children))
-
-
-def _definition(node: Any, kinds: frozenset[str],
-                language: str) -> tuple[int, int, str, str] | None:
-    kind: str = node.type
-    if kind in kinds:
-        start = _start_with_attachments(node, language)
-        return start, node.end_byte, kind, _name(node)
-    if kind == "variable_declarator" and language in ("javascript", "typescript", "tsx"):
-        value = node.child_by_field_name("value")
-        if value is not None and value.type in _FUNCTION_VALUES:
-            return node.start_byte, node.end_byte, kind, _name(node)
-    return None
-
-
-def _start_with_attachments(node: Any, language: str) -> int:
-    """Where a definition really begins: its decorators (Python) or attributes (Rust) first."""
-    parent = node.parent
-    if language == "python" and parent is not None and parent.type == "decorated_definition":
-        return int(parent.start_byte)
-    start = int(node.start_byte)
-    if language == "rust":
-        sibling = node.prev_sibling
-        while sibling is not None and sibling.type == "attribute_item":
-            start = int(sibling.start_byte)
-            sibling = sibling.prev_sibling
-    return start
+def _attributes_before(source: bytes, start: int, attribute_at_end: dict[int, int]) -> int:
+    """Extend `start` over the attributes (`#[...]`) written just before it."""
+    while True:
+        k = start
+        while k > 0 and source[k - 1] in b" \t\r\n":
+            k -= 1
+        if k not in attribute_at_end:
+            return start
+        start = attribute_at_end[k]
 
 
 def _name(node: Any) -> str:
@@ -143,8 +155,42 @@ def _name(node: Any) -> str:
     return ""
 
 
+class SymbolIndex:
+    """One file's definitions, ordered by (start, −end), with each one's enclosing definition,
+    so the definitions overlapping a span are found without scanning the file's list."""
+
+    def __init__(self, symbols: list[Symbol]) -> None:
+        self.symbols = sorted(symbols, key=lambda s: (s.start, -s.end, s.kind))
+        self.starts = [s.start for s in self.symbols]
+        self.ends = [s.end for s in self.symbols]
+        self.parents: list[int] = []
+        stack: list[int] = []
+        for i, s in enumerate(self.symbols):
+            while stack and self.ends[stack[-1]] < s.end:
+                stack.pop()
+            self.parents.append(stack[-1] if stack else -1)
+            stack.append(i)
+
+    def overlapping(self, spans: list[Interval], base: int = 0) -> set[int]:
+        """`base` + indices of the definitions sharing a byte with the normal-form set `spans`:
+        those starting inside a span, plus those open at its start (the enclosing chain of the
+        last definition starting before it; definitions nest, so no other can be open there)."""
+        out: set[int] = set()
+        starts, ends, parents = self.starts, self.ends, self.parents
+        for a, b in spans:
+            lo = bisect.bisect_left(starts, a)
+            out.update(range(base + lo, base + bisect.bisect_left(starts, b)))
+            j = lo - 1
+            while j >= 0:
+                if ends[j] > a:
+                    out.add(base + j)
+                j = parents[j]
+        return out
+
+
 def symbols_overlapping(symbols: list[Symbol], spans: list[Interval]) -> set[Symbol]:
-    """The definitions sharing at least one byte with the normal-form interval set `spans`."""
+    """The definitions sharing at least one byte with the normal-form interval set `spans`
+    (the reference the index is tested against)."""
     if not spans:
         return set()
     return {s for s in symbols if overlaps((s.start, s.end), spans)}

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from copeca_action.retrieval import Repo, definitions
-from copeca_action.retrieval._symbols import language_of
+from copeca_action.retrieval import Repo, definitions, merge
+from copeca_action.retrieval._symbols import SymbolIndex, language_of, symbols_overlapping
 
 PY = b"""import os
 
@@ -191,3 +194,25 @@ def test_fastapi_symbols_match_python_ast(fastapi_src: Path, rel: str) -> None:
              for s in source.symbols()}
     assert found == expected
     assert len(expected) > 5
+
+
+@given(st.lists(st.tuples(st.integers(0, len(PY)), st.integers(0, 40)), max_size=4))
+def test_index_overlap_matches_the_reference_scan(raw: list[tuple[int, int]]) -> None:
+    symbols = definitions(PY, "python")
+    spans = merge([(start, start + width) for start, width in raw])
+    index = SymbolIndex(symbols)
+    assert {index.symbols[i] for i in index.overlapping(spans)} == \
+        symbols_overlapping(symbols, spans)
+
+
+def test_index_overlap_on_fastapi_routing(fastapi_src: Path) -> None:
+    source = Repo(fastapi_src).file("fastapi/routing.py")
+    assert source is not None
+    index = source.symbol_index()
+    rng = random.Random(7)
+    for _ in range(300):
+        start = rng.randrange(source.size)
+        spans = merge([(start, start + rng.randint(1, 3000)),
+                       (s := rng.randrange(source.size), s + rng.randint(1, 50))])
+        assert {index.symbols[i] for i in index.overlapping(spans)} == \
+            symbols_overlapping(index.symbols, spans)
