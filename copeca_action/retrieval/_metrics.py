@@ -156,8 +156,11 @@ def final_scores(pred: Context, gold: Context) -> dict[str, Score]:
             for g in CONTEXT_GRANULARITIES}
 
 
-def trajectory_scores(steps: Sequence[Context], gold: Context) -> dict[str, TrajectoryScore]:
-    union = Context()
+def trajectory_scores(steps: Sequence[Context], gold: Context,
+                      union: Context | None = None) -> dict[str, TrajectoryScore]:
+    """Per-granularity trajectory metrics; `union` (if given, empty) ends as the union of all
+    steps, so the caller need not build it again."""
+    union = Context() if union is None else union
     by_step: dict[str, list[float]] = {g: [] for g in CONTEXT_GRANULARITIES}
     totals = dict.fromkeys(CONTEXT_GRANULARITIES, 0)
     gold_sizes = {g: gold.size(g) for g in CONTEXT_GRANULARITIES}
@@ -199,14 +202,11 @@ def run_metrics(repo: Repo, viewed: Sequence[Viewed],
                                  "dropped_paths": list(dropped)}
     if gold_spans:
         gold = build_context(repo, (f for f, _ in gold_spans), gold_spans)
-        if final is None:
-            final = Context()
-            for step in step_contexts:
-                final.update(step)
-        for g, value in final_scores(final, gold).items():
-            fields[g] = value
-        for g, traj in trajectory_scores(step_contexts, gold).items():
+        union = Context()
+        for g, traj in trajectory_scores(step_contexts, gold, union).items():
             fields[f"trajectory_{g}"] = traj
+        for g, value in final_scores(union if final is None else final, gold).items():
+            fields[g] = value
     if gold_edit and pred_edit is not None:
         fields["editloc"] = editloc_score(pred_edit, gold_edit)
     return RunRetrieval.model_validate(fields)
