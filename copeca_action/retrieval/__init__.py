@@ -40,6 +40,8 @@ from copeca_action.retrieval._viewed import (
     Viewed,
     ViewedContext,
     extract_viewed,
+    from_viewed_spans,
+    to_viewed_spans,
     viewed_from_transcript,
 )
 
@@ -63,6 +65,7 @@ __all__ = [
     "edit_lines",
     "evaluate_files",
     "extract_viewed",
+    "from_viewed_spans",
     "intersection",
     "intersection_measure",
     "line_set",
@@ -77,6 +80,7 @@ __all__ = [
     "run_metrics",
     "score_run",
     "summarize_arm",
+    "to_viewed_spans",
     "union",
     "viewed_from_transcript",
 ]

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from copeca_action._util.model import RecordModel
+from copeca_action.records import ViewedSpan
 from copeca_action.retrieval._repo import Repo, SourceFile
 from copeca_action.transcript._model import ToolCall, Transcript
 
@@ -529,3 +530,21 @@ def _int(value: object) -> int | None:
     if isinstance(value, str) and value.strip().isdigit():
         return int(value)
     return None
+
+
+def to_viewed_spans(context: ViewedContext, repo: Repo) -> list[ViewedSpan]:
+    """The RunRecord form. A whole-file view is written as its full line range, so that
+    `lines: None` in a record means only the name was seen."""
+    out: list[ViewedSpan] = []
+    for item in context.items:
+        lines = item.lines
+        if item.whole:
+            source = repo.file(item.file)
+            lines = (1, max(source.line_count, 1)) if source is not None else None
+        out.append(ViewedSpan(step=item.step, file=item.file, lines=lines))
+    return out
+
+
+def from_viewed_spans(spans: Iterable[ViewedSpan]) -> list[Viewed]:
+    """Back from a RunRecord: a line range is content, `lines: None` a name only."""
+    return [Viewed(step=s.step, file=s.file, lines=s.lines) for s in spans]

@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from copeca_action.retrieval import Repo, Viewed, extract_viewed, viewed_from_transcript
+from copeca_action.retrieval import (
+    Repo,
+    Viewed,
+    extract_viewed,
+    from_viewed_spans,
+    to_viewed_spans,
+    viewed_from_transcript,
+)
 from copeca_action.transcript._model import ToolCall, Transcript, Turn
 
 MakeRepo = Callable[[dict[str, str]], Path]
@@ -216,3 +223,16 @@ def test_symlink_out_of_the_tree_is_dropped(make_repo: MakeRepo, tmp_path: Path)
     ctx = extract_viewed([ToolCall(step=0, name="Read", input={"file_path": "link.py"})],
                          Repo(root))
     assert ctx.items == [] and ctx.dropped == ["link.py"]
+
+
+def test_record_round_trip(repo: Repo) -> None:
+    ctx = extract_viewed([
+        ToolCall(step=0, name="Read", input={"file_path": "pkg/b.py"}),
+        ToolCall(step=1, name="Glob", input={"pattern": "*"}, result="pkg/a.py"),
+        ToolCall(step=2, name="Bash", input={"command": "sed -n 3,4p pkg/a.py"})], repo)
+    spans = to_viewed_spans(ctx, repo)
+    assert [(s.step, s.file, s.lines) for s in spans] == [
+        (0, "pkg/b.py", (1, 5)), (1, "pkg/a.py", None), (2, "pkg/a.py", (3, 4))]
+    back = from_viewed_spans(spans)
+    assert [(v.file, v.lines, v.shows_content) for v in back] == [
+        ("pkg/b.py", (1, 5), True), ("pkg/a.py", None, False), ("pkg/a.py", (3, 4), True)]
