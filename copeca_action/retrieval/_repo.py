@@ -93,6 +93,16 @@ class Repo:
         source = self._numbered[symbol_id >> SYMBOL_BITS]
         return source.symbols()[symbol_id & ((1 << SYMBOL_BITS) - 1)]
 
+    def inside(self, absolute: str) -> str | None:
+        """The part of an absolute path under the root or an alias ("" for the root itself)."""
+        text = os.path.normpath(absolute)
+        for root in self._roots:
+            if text == root:
+                return ""
+            if text.startswith(root + "/"):
+                return text[len(root) + 1:]
+        return None
+
     def relative(self, path: str, cwd: str = "") -> str | None:
         """Repository-relative POSIX path of an existing regular file, else None.
 
@@ -101,12 +111,8 @@ class Repo:
         if not text:
             return None
         if text.startswith("/"):
-            rel = None
-            for root in self._roots:
-                if text == root or text.startswith(root + "/"):
-                    rel = text[len(root) + 1:]
-                    break
-            if rel is None:
+            rel = self.inside(text)
+            if not rel:
                 return None
         else:
             rel = os.path.join(cwd, text) if cwd else text

@@ -119,7 +119,7 @@ def viewed_from_transcript(transcript: Transcript, repo: Repo) -> ViewedContext:
 def _dispatch(call: ToolCall, out: _Collector) -> None:
     name, data = call.name, call.input
     if name == "Read":
-        _read(data, out)
+        _read(data, call.result, out)
     elif name == "Grep":
         _grep_tool(data, call.result, out)
     elif name == "Glob":
@@ -136,9 +136,18 @@ def _dispatch(call: ToolCall, out: _Collector) -> None:
 # --- Claude Code tools -------------------------------------------------------------------
 
 
-def _read(data: dict[str, Any], out: _Collector) -> None:
+_READ_LINE = re.compile(r"^\s*(\d+)(?:→|\t)", re.MULTILINE)
+
+
+def _read(data: dict[str, Any], result: str | None, out: _Collector) -> None:
+    """The lines the result shows (`cat -n` style, `   12→text`) when it has them: that is
+    what the agent saw, whatever the CLI did with offset and limit; else from the input."""
     path = data.get("file_path")
     if not isinstance(path, str):
+        return
+    shown = [int(n) for n in _READ_LINE.findall(result or "")]
+    if shown:
+        out.lines(path, min(shown), max(shown))
         return
     offset, limit = _int(data.get("offset")), _int(data.get("limit"))
     if offset is None and limit is None:
@@ -209,11 +218,27 @@ def _tokens(command: str) -> list[str] | None:
         return None
 
 
+SILENT = "\0silent"
+"""Marks a command whose standard output is redirected away: it shows the agent nothing."""
+
+
 def _pipelines(tokens: list[str]) -> Iterator[list[list[str]]]:
-    """Split at `;`, `&&`, `||`, newlines into pipelines, each a list of simple commands."""
+    """Split at `;`, `&&`, `||`, newlines into pipelines, each a list of simple commands.
+
+    Redirections are resolved here: `< FILE` makes FILE an operand (it is read), `> FILE`,
+    `>> FILE`, `&> FILE` mark the command SILENT, `2> FILE` and `2>&1` are dropped."""
     pipeline: list[list[str]] = []
     words: list[str] = []
+    pending: str | None = None  # the redirection operator waiting for its target
     for token in [*tokens, ";"]:
+        if pending is not None and token not in (";", "&&", "||", "|", "&"):
+            if pending == "<":
+                words.append(token)
+            elif pending in (">", ">>", ">|", "&>", "&>>"):
+                words.append(SILENT)
+            pending = None
+            continue
+        pending = None
         if token in ("|", "|&"):
             pipeline.append(words)
             words = []
@@ -221,8 +246,14 @@ def _pipelines(tokens: list[str]) -> Iterator[list[list[str]]]:
             pipeline.append(words)
             yield [w for w in pipeline if w]
             pipeline, words = [], []
-        elif token and token[0] in "<>":
-            words.append("\0redirect")
+        elif token and token[0] in "<>&" and set(token) <= set("<>&|"):
+            fd = words.pop() if words and words[-1] in ("0", "1", "2") else None
+            if fd == "2" or token == ">&":
+                pending = "drop"
+            elif fd == "0" or token == "<":
+                pending = "<"
+            else:
+                pending = token
         else:
             words.append(token)
 
@@ -245,6 +276,8 @@ def _shell(command: str, result: str | None, out: _Collector, cwd: str) -> None:
         if program == "cd" and len(first) == 2:
             cwd = _cd(first[1], cwd, out.repo)
             continue
+        if SILENT in pipeline[-1]:
+            continue  # the output went to a file, not to the agent
         _pipeline(program, first[1:], pipeline[1:], result, out, cwd)
 
 
@@ -254,43 +287,49 @@ def _strip_env(words: list[str]) -> list[str]:
     while i < len(words) and (re.match(r"^[A-Za-z_]\w*=", words[i])
                               or words[i] in ("env", "command", "time", "sudo")):
         i += 1
-    return [w for w in words[i:] if w != "\0redirect"]
+    return [w for w in words[i:] if w != SILENT]
 
 
 def _cd(target: str, cwd: str, repo: Repo) -> str:
     import os
 
     if target.startswith("/"):
-        for root in (str(repo.root),):
-            if target == root:
-                return ""
-            if target.startswith(root + "/"):
-                return target[len(root) + 1:]
-        return cwd
+        inside = repo.inside(target)
+        return cwd if inside is None else inside
     joined = os.path.normpath(os.path.join(cwd, target))
     return "" if joined == "." else joined
 
 
 def _pipeline(program: str, args: list[str], filters: list[list[str]], result: str | None,
               out: _Collector, cwd: str) -> None:
-    if program in ("grep", "egrep", "fgrep", "rg"):
+    if program in GREPS:
         _grep_command(program, args, result, out, cwd)
         return
     reads = _reader(program, args, out, cwd)
     if reads is None:
         return
-    window = _filters_window(filters)
+    window, shown = _filters_effect(filters)
+    if shown == "names":
+        for path, _, _ in reads:
+            out.name(path, cwd)
+        return
     for path, first, last in reads:
         if window is not None and len(reads) == 1:
-            first, last = _compose(first, last, window, out, path, cwd)
-        out.lines(path, first, last, cwd)
+            first, last = _narrow((first, last), window)
+        if shown == "grep-n" and len(reads) == 1:
+            _grep_filter_lines(result, first, last, path, out, cwd)
+        elif shown == "grep-n":
+            out.name(path, cwd)
+        else:
+            out.lines(path, first, last, cwd)
 
 
 def _reader(program: str, args: list[str], out: _Collector,
             cwd: str) -> list[tuple[str, int, int | None]] | None:
     """Files a printing command reads and the line window it prints: (path, first, last)."""
     if program in ("cat", "nl", "less", "more", "bat", "batcat"):
-        return [(f, 1, None) for f in _operands(args, {"-s", "-v", "-w", "-b", "-i"})]
+        return [(f, 1, None) for f in _operands(args, {"-s", "-v", "-w", "-b", "-i", "-l",
+                                                       "-n" if program == "nl" else ""})]
     if program == "sed":
         return _sed(args)
     if program in ("head", "tail"):
@@ -391,16 +430,32 @@ def _tail_window(count: str | None, path: str, out: _Collector,
     return max(total - n + 1, 1), None
 
 
-def _filters_window(filters: list[list[str]]) -> tuple[int, int | None] | None:
-    """`| sed -n 'a,bp'`, `| head -n N`, `| tail -n +K` after a reader narrow what it printed
-    (in the reader's own line numbering); other filters leave it as is."""
+GREPS = ("grep", "egrep", "fgrep", "rg")
+HIDING = frozenset({"wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "true",
+                    "file", "stat"})
+"""Filters that consume the content without printing any of it."""
+
+
+def _filters_effect(filters: list[list[str]]) -> tuple[tuple[int, int | None] | None, str]:
+    """What the filters after a reader let through: a narrowed line window (`sed -n 'a,bp'`,
+    `head -n N`, `tail -n +K`, in the reader's numbering), and whether the content is shown
+    (`content`), only its matches with their numbers (`grep-n`), or nothing (`names`)."""
     window: tuple[int, int | None] | None = None
+    shown = "content"
     for words in filters:
         words = _strip_env(words)
         if not words:
             continue
         program, args = words[0].rsplit("/", 1)[-1], words[1:]
         step: tuple[int, int | None] | None = None
+        if program in HIDING:
+            return window, "names"
+        if program in GREPS:
+            flags = "".join(a[1:] for a in args if a.startswith("-") and not a.startswith("--"))
+            if any(f in flags for f in "clqL") or shown != "content":
+                return window, "names"
+            shown = "grep-n" if "n" in flags else "names"
+            continue
         if program == "sed":
             parsed = _sed([*args, "\0stdin"])
             if parsed and len(parsed) == 1:
@@ -412,9 +467,23 @@ def _filters_window(filters: list[list[str]]) -> tuple[int, int | None] | None:
             count, _ = _head_tail_args(args)
             if count is not None and count.startswith("+"):
                 step = (int(count[1:]), None)
-        if step is not None:
+        if step is not None and shown == "content":
             window = step if window is None else _narrow(window, step)
-    return window
+    return window, shown
+
+
+def _grep_filter_lines(result: str | None, first: int, last: int | None, path: str,
+                       out: _Collector, cwd: str) -> None:
+    """`reader FILE | grep -n PAT`: grep numbers the lines it was given, which start at the
+    reader's first line."""
+    numbers = sorted({first + int(m[1]) - 1 for line in _result_lines(result)
+                      if (m := _GREP_HIT_SINGLE.match(line))})
+    numbers = [n for n in numbers if last is None or n <= last]
+    if not numbers:
+        out.name(path, cwd)
+        return
+    for a, b in _runs(numbers):
+        out.lines(path, a, b, cwd)
 
 
 def _narrow(outer: tuple[int, int | None], inner: tuple[int, int | None]) -> tuple[int, int | None]:
@@ -424,11 +493,6 @@ def _narrow(outer: tuple[int, int | None], inner: tuple[int, int | None]) -> tup
     if outer[1] is not None:
         last = outer[1] if last is None else min(last, outer[1])
     return first, last
-
-
-def _compose(first: int, last: int | None, window: tuple[int, int | None], out: _Collector,
-             path: str, cwd: str) -> tuple[int, int | None]:
-    return _narrow((first, last), window)
 
 
 _GREP_VALUE_OPTS = {"-e", "-f", "-m", "-A", "-B", "-C", "--max-count", "-g", "--glob", "-t",

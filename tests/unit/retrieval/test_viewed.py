@@ -59,6 +59,14 @@ def test_read_offset_only_runs_to_the_end_and_limit_past_the_end_clamps(repo: Re
         ("pkg/a.py", None, True)]
 
 
+def test_read_lines_from_the_result(repo: Repo) -> None:
+    result = "    10→line 10\n    11→line 11\n    12→line 12\n"
+    assert view(repo, "Read", {"file_path": "pkg/a.py", "offset": 9, "limit": 3}, result) == [
+        ("pkg/a.py", (10, 12), False)]
+    tabbed = "     1\tb1\n     2\tb2\n     3\tb3\n     4\tb4\n     5\tb5\n"
+    assert view(repo, "Read", {"file_path": "pkg/b.py"}, tabbed) == [("pkg/b.py", None, True)]
+
+
 def test_read_under_the_run_worktree_alias(repo: Repo) -> None:
     assert view(repo, "Read", {"file_path": "/tmp/copeca-run-7/worktree/pkg/b.py"}) == [
         ("pkg/b.py", None, True)]
@@ -130,7 +138,30 @@ def test_bash_pipelines_narrow_the_window(repo: Repo) -> None:
         ("pkg/a.py", (1, 4), False)]
     assert view(repo, "Bash", {"command": "sed -n '10,20p' pkg/a.py | head -3"}) == [
         ("pkg/a.py", (10, 12), False)]
-    assert view(repo, "Bash", {"command": "cat pkg/a.py | wc -l"}) == [("pkg/a.py", None, True)]
+    assert view(repo, "Bash", {"command": "cat pkg/a.py | sort | uniq"}) == [
+        ("pkg/a.py", None, True)]
+
+
+def test_bash_filters_that_hide_or_select(repo: Repo) -> None:
+    assert view(repo, "Bash", {"command": "cat pkg/a.py | wc -l"}) == [("pkg/a.py", None, False)]
+    assert view(repo, "Bash", {"command": "cat pkg/a.py | grep -c line"}) == [
+        ("pkg/a.py", None, False)]
+    assert view(repo, "Bash", {"command": "cat pkg/a.py | grep 'line 2'"}, "line 2\n") == [
+        ("pkg/a.py", None, False)]
+    got = view(repo, "Bash", {"command": "sed -n '10,30p' pkg/a.py | grep -n 'line 2'"},
+               "11:line 20\n12:line 21\n20:line 29\n")
+    assert got == [("pkg/a.py", (20, 21), False), ("pkg/a.py", (29, 29), False)]
+
+
+def test_bash_redirections(repo: Repo) -> None:
+    assert view(repo, "Bash", {"command": "cat pkg/a.py > /tmp/copy.py"}) == []
+    assert view(repo, "Bash", {"command": "cat pkg/a.py >> pkg/b.py"}) == []
+    assert view(repo, "Bash", {"command": "head -n 3 pkg/a.py 2>/dev/null"}) == [
+        ("pkg/a.py", (1, 3), False)]
+    assert view(repo, "Bash", {"command": "cat pkg/b.py 2>&1 | head -n 2"}) == [
+        ("pkg/b.py", (1, 2), False)]
+    assert view(repo, "Bash", {"command": "sed -n '4,6p' < pkg/a.py"}) == [
+        ("pkg/a.py", (4, 6), False)]
 
 
 def test_bash_chains_cd_and_multiple_files(repo: Repo) -> None:
@@ -138,6 +169,8 @@ def test_bash_chains_cd_and_multiple_files(repo: Repo) -> None:
     assert got == [("pkg/a.py", None, True), ("pkg/b.py", None, True)]
     assert view(repo, "Bash", {"command": "cd pkg\nsed -n '1,2p' b.py 2>/dev/null"}) == [
         ("pkg/b.py", (1, 2), False)]
+    assert view(repo, "Bash", {"command": "cd /tmp/copeca-run-7/worktree/pkg && head -1 b.py"}
+                ) == [("pkg/b.py", (1, 1), False)]
 
 
 def test_bash_non_printing_commands_view_nothing(repo: Repo) -> None:
