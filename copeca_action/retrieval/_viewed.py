@@ -129,8 +129,10 @@ def _dispatch(call: ToolCall, out: _Collector) -> None:
         _file_line_mentions(call.result, out)
     elif name in SHELL_TOOLS or "command" in data or "cmd" in data:
         command = _command_text(data.get("command", data.get("cmd")))
+        workdir = data.get("workdir", data.get("cwd"))
+        cwd = _cd(workdir, "", out.repo) if isinstance(workdir, str) and workdir else ""
         if command:
-            _shell(command, call.result, out, cwd="")
+            _shell(command, call.result, out, cwd=cwd)
 
 
 # --- Claude Code tools -------------------------------------------------------------------

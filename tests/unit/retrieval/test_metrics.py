@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from copeca_action.retrieval import (
     Repo,
@@ -186,3 +188,31 @@ def test_all_missing_is_nan_not_an_error() -> None:
     assert all(np.isnan(x) for x in micro(arrays["span.intersection"], arrays["span.gold"],
                                           arrays["span.pred"]))
     assert retrieval_arrays([])["file.coverage"].shape == (0,)
+
+
+viewed_items = st.lists(st.builds(
+    lambda step, file, kind, a, n: Viewed(step=step, file=file,
+                                          lines=(a, a + n) if kind == "lines" else None,
+                                          whole=kind == "whole"),
+    st.integers(0, 5), st.sampled_from(sorted(FILES)), st.sampled_from(["name", "whole", "lines"]),
+    st.integers(1, 6), st.integers(0, 3)), max_size=12)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(viewed_items)
+def test_invariants(repo: Repo, items: list[Viewed]) -> None:
+    run = run_metrics(repo, items, GOLD)
+    for name in ("file", "symbol", "span"):
+        final = getattr(run, name)
+        traj = getattr(run, f"trajectory_{name}")
+        assert 0 <= final.coverage <= 1 and 0 <= final.precision <= 1 and 0 <= final.f1 <= 1
+        assert final.intersection <= min(final.gold, final.pred) or final.pred == 0
+        # cumulative coverage never falls, ends at the final coverage, bounds the AUC
+        steps = traj.coverage_by_step
+        assert steps == sorted(steps)
+        if steps:
+            assert steps[-1] == pytest.approx(final.coverage)
+            assert traj.auc <= steps[-1] + 1e-12
+        assert 0 <= traj.redundancy < 1
+        assert traj.viewed_union <= traj.viewed_total
+    assert run.steps == len({i.step for i in items})

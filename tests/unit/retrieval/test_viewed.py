@@ -210,6 +210,12 @@ def test_codex_exec_command_argv(repo: Repo) -> None:
         ("pkg/a.py", (5, 9), False)]
 
 
+def test_codex_exec_command_workdir(repo: Repo) -> None:
+    assert view(repo, "exec_command", {"cmd": "head -n 2 b.py",
+                                       "workdir": str(repo.root / "pkg")}) == [
+        ("pkg/b.py", (1, 2), False)]
+
+
 def test_codex_exec_command_string(repo: Repo) -> None:
     assert view(repo, "exec_command", {"cmd": "nl -ba pkg/a.py | sed -n '20,25p'"}) == [
         ("pkg/a.py", (20, 25), False)]
