@@ -16,6 +16,7 @@ from copeca_action.retrieval._aggregate import (
 )
 from copeca_action.retrieval._contextbench import evaluate_files, read_gold, read_prediction
 from copeca_action.retrieval._editloc import edit_lines, line_set
+from copeca_action.retrieval._extract import extract_viewed, viewed_from_transcript
 from copeca_action.retrieval._intervals import (
     Interval,
     intersection,
@@ -39,10 +40,8 @@ from copeca_action.retrieval._symbols import LANGUAGE_BY_SUFFIX, Symbol, definit
 from copeca_action.retrieval._viewed import (
     Viewed,
     ViewedContext,
-    extract_viewed,
     from_viewed_spans,
     to_viewed_spans,
-    viewed_from_transcript,
 )
 
 __all__ = [

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from copeca_action.retrieval._editloc import edit_lines, line_set
+from copeca_action.retrieval._extract import viewed_from_transcript
 from copeca_action.retrieval._metrics import RunRetrieval, run_metrics
 from copeca_action.retrieval._repo import Repo
-from copeca_action.retrieval._viewed import viewed_from_transcript
 from copeca_action.scenario import Task
 from copeca_action.transcript._model import Transcript
 
