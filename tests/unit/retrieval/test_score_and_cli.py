@@ -162,3 +162,21 @@ def test_context_cli_missing_repo_is_a_flag_error(tmp_path: Path,
                  "--repo", str(tmp_path / "none")])
     assert code == 2
     assert "--repo" in capsys.readouterr().err
+
+
+def test_context_cli_with_a_task_yaml_as_gold(fastapi_src: Path, tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    pred = write(tmp_path / "pred.json", {
+        "pred_steps": [{"files": ["fastapi/routing.py"]},
+                       {"spans": {"fastapi/utils.py": [{"type": "line", "start": 179,
+                                                        "end": 184}]}}],
+        "model_patch": FIX})
+    code = main(["context", "--pred", str(pred), "--gold", str(TASK), "--repo",
+                 str(fastapi_src), "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert result["span"]["coverage"] == 1.0 and result["span"]["precision"] == 1.0
+    assert result["symbol"]["coverage"] == 1.0
+    assert result["file"]["precision"] == 0.5
+    assert result["trajectory_file"]["auc"] == 0.5
+    assert result["editloc"]["f1"] == 1.0
