@@ -108,6 +108,8 @@ def _query(language: str) -> Any:
         source += " (decorated_definition) @decorated"
     elif language == "rust":
         source += " (attribute_item) @attribute"
+    if language in ("typescript", "tsx"):
+        source += " (decorator) @attribute"  # class members' decorators are their siblings
     return tree_sitter.Query(grammar, source)
 
 
@@ -136,15 +138,27 @@ def definitions(source: bytes, language: str, file: str = "") -> list[Symbol]:
             for start, end, kind, name in sorted(found, key=lambda d: (d[0], -d[1], d[2]))]
 
 
+_BETWEEN = (b"export", b"default")
+"""Keywords that may stand between a decorator and its definition (`@d export class C`)."""
+
+
 def _attributes_before(source: bytes, start: int, attribute_at_end: dict[int, int]) -> int:
-    """Extend `start` over the attributes (`#[...]`) written just before it."""
+    """Extend `start` over the attributes or decorators written just before it."""
     while True:
-        k = start
-        while k > 0 and source[k - 1] in b" \t\r\n":
-            k -= 1
+        k = _skip_space_back(source, start)
+        for word in _BETWEEN:
+            if source[:k].endswith(word) and (k == len(word) or not source[k - len(word) - 1:k
+                                              - len(word)].isalnum()):
+                k = _skip_space_back(source, k - len(word))
         if k not in attribute_at_end:
             return start
         start = attribute_at_end[k]
+
+
+def _skip_space_back(source: bytes, k: int) -> int:
+    while k > 0 and source[k - 1] in b" \t\r\n":
+        k -= 1
+    return k
 
 
 def _name(node: Any) -> str:

@@ -86,6 +86,16 @@ namespace N { export const g = (x: number) => x }
     assert names(tsx, "tsx") == [("function_declaration", "App")]
 
 
+def test_typescript_decorators_belong_to_the_member() -> None:
+    source = b"@Component({a: 1})\nexport class C {\n  @Input()\n  @Other\n  m(): void {}\n" \
+             b"  n() {}\n}\nexport function f() {}\n"
+    found = {s.name: s for s in definitions(source, "typescript")}
+    assert source[found["C"].start:].startswith(b"@Component")
+    assert source[found["m"].start:found["m"].end] == b"@Input()\n  @Other\n  m(): void {}"
+    assert source[found["n"].start:].startswith(b"n() {}")
+    assert source[found["f"].start:].startswith(b"function f")  # `export` alone is not taken
+
+
 def test_go() -> None:
     source = b"""package p
 
