@@ -112,8 +112,11 @@ def change_dir(target: str, cwd: str, repo: Repo) -> str:
 
 def _pipeline(program: str, args: list[str], filters: list[list[str]], result: str | None,
               out: Collector, cwd: str) -> None:
+    if program == "git" and args[:1] == ["grep"]:
+        program, args = "grep", args[1:]
     if program in GREPS:
-        _grep_command(program, args, result, out, cwd)
+        if "--files" not in args:  # `rg --files` lists the tree, like `find`
+            _grep_command(program, args, result, out, cwd)
         return
     reads = _reader(program, args, out, cwd)
     if reads is None:
@@ -326,7 +329,7 @@ def _grep_command(program: str, args: list[str], result: str | None, out: Collec
             continue
         if arg.startswith("--"):
             numbered = numbered or arg == "--line-number"
-            names_only = names_only or arg in ("--files-with-matches", "--count", "--files")
+            names_only = names_only or arg in ("--files-with-matches", "--count")
         elif arg.startswith("-") and len(arg) > 1:
             flags = arg[1:]
             numbered = numbered or "n" in flags

@@ -202,6 +202,12 @@ def test_bash_grep_without_n_or_with_l_is_names(repo: Repo) -> None:
         ("pkg/a.py", None, False)]  # no output recorded: only the name is known
 
 
+def test_git_grep_and_rg_files(repo: Repo) -> None:
+    assert view(repo, "Bash", {"command": "git grep -n 'b3'"}, "pkg/b.py:3:b3\n") == [
+        ("pkg/b.py", (3, 3), False)]
+    assert view(repo, "Bash", {"command": "rg --files"}, "pkg/a.py\npkg/b.py\n") == []
+
+
 # --- Codex -------------------------------------------------------------------------------
 
 
