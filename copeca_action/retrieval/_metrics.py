@@ -60,6 +60,8 @@ class RunRetrieval(RecordModel):
 
     schema_version: Literal[1] = 1
     run_id: str | None = None
+    task_id: str | None = None
+    """The cluster for the report's task-level bootstrap."""
     steps: int = 0
     """Trajectory length: steps that viewed at least one file."""
     file: Score | None = None
@@ -190,7 +192,7 @@ def run_metrics(repo: Repo, viewed: Sequence[Viewed],
                 gold_edit: set[LineKey] | None = None,
                 pred_edit: set[LineKey] | None = None,
                 final: Context | None = None, run_id: str | None = None,
-                dropped: Sequence[str] = ()) -> RunRetrieval:
+                dropped: Sequence[str] = (), task_id: str | None = None) -> RunRetrieval:
     """Every metric of one run. `final` is the context the prediction ends with (default: the
     union of all steps, which is what an agent has seen by the end)."""
     gold_spans = list(gold_context)
@@ -198,7 +200,8 @@ def run_metrics(repo: Repo, viewed: Sequence[Viewed],
     for item in viewed:
         by_step.setdefault(item.step, []).append(item)
     step_contexts = [context_of(repo, by_step[s]) for s in sorted(by_step)]
-    fields: dict[str, object] = {"run_id": run_id, "steps": len(step_contexts),
+    fields: dict[str, object] = {"run_id": run_id, "task_id": task_id,
+                                 "steps": len(step_contexts),
                                  "dropped_paths": list(dropped)}
     if gold_spans:
         gold = build_context(repo, (f for f, _ in gold_spans), gold_spans)

@@ -22,4 +22,4 @@ def score_run(transcript: Transcript, task: Task, repo: Repo, patch: str | None 
     pred_edit = edit_lines(patch, f"{run_id or 'run'}: patch") if patch is not None else None
     return run_metrics(repo, viewed.items, ((s.file, s.lines) for s in task.gold_context),
                        gold_edit=gold_edit, pred_edit=pred_edit, run_id=run_id,
-                       dropped=viewed.dropped)
+                       dropped=viewed.dropped, task_id=task.id)

@@ -50,6 +50,7 @@ def test_score_run_on_fastapi(fastapi_src: Path) -> None:
                             tool_calls=calls)
     run = score_run(transcript, task, Repo(fastapi_src, [worktree]), patch=FIX, run_id="r1")
     assert run.steps == 3 and run.dropped_paths == []
+    assert (run.run_id, run.task_id) == ("r1", "fastapi/fix-unique-id-method")
     assert run.file is not None and (run.file.intersection, run.file.pred) == (1, 2)
     assert run.symbol is not None
     assert run.symbol.gold == 1 and run.symbol.coverage == 1.0  # generate_unique_id
