@@ -108,7 +108,7 @@ class Repo:
 
         `cwd` is the agent's working directory relative to the root (after a `cd`)."""
         text = path.strip().strip("'\"")
-        if not text:
+        if not text or "\0" in text:
             return None
         if text.startswith("/"):
             rel = self.inside(text)
@@ -133,7 +133,7 @@ class Repo:
                 found = SourceFile.from_bytes(rel, real.read_bytes())
                 found.number = len(self._numbered)
                 self._numbered.append(found)
-        except OSError:
+        except (OSError, ValueError):  # unreadable, or a name no file can have
             found = None
         self._files[rel] = found
         return found

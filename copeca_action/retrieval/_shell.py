@@ -147,10 +147,10 @@ def _reader(program: str, args: list[str], out: Collector,
         return _sed(args)
     if program in ("head", "tail"):
         count, files = _head_tail_args(args)
-        if program == "head":
-            n = 10 if count is None else int(count.lstrip("+"))
-            return [(f, 1, n) for f in files]
-        return [(f, *_tail_window(count, f, out, cwd)) for f in files]
+        if count == BAD_COUNT:
+            return None  # the command failed: it printed nothing
+        window = _head_window if program == "head" else _tail_window
+        return [(f, *window(count, f, out, cwd)) for f in files]
     return None
 
 
@@ -229,18 +229,38 @@ def _head_tail_args(args: list[str]) -> tuple[str | None, list[str]]:
         elif not arg.startswith("-") or arg == "-":
             files.append(arg)
         i += 1
+    if count is not None and not _COUNT.match(count):
+        count = BAD_COUNT
     return count, [f for f in files if f != "-"]
+
+
+BAD_COUNT = "\0bad"
+_COUNT = re.compile(r"^[+-]?\d+$")
+
+
+def _line_total(path: str, out: Collector, cwd: str) -> int:
+    rel = out.repo.relative(path, cwd)
+    source = out.repo.file(rel) if rel else None
+    return source.line_count if source else 0
+
+
+def _head_window(count: str | None, path: str, out: Collector,
+                 cwd: str) -> tuple[int, int | None]:
+    """`head -n N`: lines 1..N; `head -n -K`: all but the last K."""
+    if count is not None and count.startswith("-"):
+        return 1, _line_total(path, out, cwd) - int(count[1:])
+    return 1, 10 if count is None else int(count.lstrip("+"))
 
 
 def _tail_window(count: str | None, path: str, out: Collector,
                  cwd: str) -> tuple[int, int | None]:
+    """`tail -n N` (or `-N`): the last N lines; `tail -n +K`: from line K on."""
     if count is not None and count.startswith("+"):
         return max(int(count[1:]), 1), None
-    n = 10 if count is None else int(count)
-    rel = out.repo.relative(path, cwd)
-    source = out.repo.file(rel) if rel else None
-    total = source.line_count if source else 0
-    return max(total - n + 1, 1), None
+    n = 10 if count is None else int(count.lstrip("-"))
+    if n == 0:
+        return 1, 0
+    return max(_line_total(path, out, cwd) - n + 1, 1), None
 
 
 GREPS = ("grep", "egrep", "fgrep", "rg")
@@ -275,10 +295,11 @@ def _filters_effect(filters: list[list[str]]) -> tuple[tuple[int, int | None] | 
                 step = (parsed[0][1], parsed[0][2])
         elif program == "head":
             count, _ = _head_tail_args(args)
-            step = (1, 10 if count is None else int(count.lstrip("+")))
+            if count is None or (count != BAD_COUNT and not count.startswith("-")):
+                step = (1, 10 if count is None else int(count.lstrip("+")))
         elif program == "tail":
             count, _ = _head_tail_args(args)
-            if count is not None and count.startswith("+"):
+            if count is not None and count != BAD_COUNT and count.startswith("+"):
                 step = (int(count[1:]), None)
         if step is not None and shown == "content":
             window = step if window is None else _narrow(window, step)

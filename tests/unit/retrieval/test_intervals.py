@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copeca_action.retrieval import intersection, intersection_measure, measure, merge, union
@@ -23,6 +23,7 @@ def is_normal(ivs: list[tuple[int, int]]) -> bool:
     return ok and all(a[1] < b[0] for a, b in itertools.pairwise(ivs))
 
 
+@settings(deadline=None)
 @given(intervals)
 def test_merge_keeps_points_and_is_normal(ivs: list[tuple[int, int]]) -> None:
     merged = merge(ivs)
@@ -31,11 +32,13 @@ def test_merge_keeps_points_and_is_normal(ivs: list[tuple[int, int]]) -> None:
     assert merge(merged) == merged
 
 
+@settings(deadline=None)
 @given(intervals)
 def test_measure_counts_each_point_once(ivs: list[tuple[int, int]]) -> None:
     assert measure(ivs) == len(points(ivs))
 
 
+@settings(deadline=None)
 @given(intervals, intervals)
 def test_union_and_intersection_match_sets(a: list[tuple[int, int]],
                                            b: list[tuple[int, int]]) -> None:
@@ -49,6 +52,7 @@ def test_union_and_intersection_match_sets(a: list[tuple[int, int]],
     assert measure(union(a, b)) == measure(a) + measure(b) - intersection_measure(a, b)
 
 
+@settings(deadline=None)
 @given(interval, intervals)
 def test_overlaps_is_a_non_empty_intersection(iv: tuple[int, int],
                                               ivs: list[tuple[int, int]]) -> None:

@@ -198,7 +198,8 @@ viewed_items = st.lists(st.builds(
     st.integers(1, 6), st.integers(0, 3)), max_size=12)
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(viewed_items)
 def test_invariants(repo: Repo, items: list[Viewed]) -> None:
     run = run_metrics(repo, items, GOLD)

@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from copeca_action.retrieval import Repo, definitions, merge
@@ -206,6 +206,7 @@ def test_fastapi_symbols_match_python_ast(fastapi_src: Path, rel: str) -> None:
     assert len(expected) > 5
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(st.integers(0, len(PY)), st.integers(0, 40)), max_size=4))
 def test_index_overlap_matches_the_reference_scan(raw: list[tuple[int, int]]) -> None:
     symbols = definitions(PY, "python")

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from copeca_action.retrieval import (
     Repo,
@@ -129,6 +131,16 @@ def test_bash_cat_sed_head_tail_nl(repo: Repo) -> None:
     assert view(repo, "Bash", {"command": "tail -n +29 pkg/a.py"}) == [
         ("pkg/a.py", (29, 30), False)]
     assert view(repo, "Bash", {"command": "nl -ba pkg/b.py"}) == [("pkg/b.py", None, True)]
+
+
+def test_head_tail_counts(repo: Repo) -> None:
+    assert view(repo, "Bash", {"command": "head -n -25 pkg/a.py"}) == [("pkg/a.py", (1, 5), False)]
+    assert view(repo, "Bash", {"command": "tail -n -3 pkg/a.py"}) == [
+        ("pkg/a.py", (28, 30), False)]
+    assert view(repo, "Bash", {"command": "tail -n 0 pkg/a.py"}) == [("pkg/a.py", None, False)]
+    assert view(repo, "Bash", {"command": "head -n abc pkg/a.py"}) == []  # a failed command
+    assert view(repo, "Bash", {"command": "cat pkg/a.py | head -n q"}) == [
+        ("pkg/a.py", None, True)]
 
 
 def test_bash_pipelines_narrow_the_window(repo: Repo) -> None:
@@ -281,3 +293,38 @@ def test_record_round_trip(repo: Repo) -> None:
     back = from_viewed_spans(spans)
     assert [(v.file, v.lines, v.shows_content) for v in back] == [
         ("pkg/b.py", (1, 5), True), ("pkg/a.py", None, False), ("pkg/a.py", (3, 4), True)]
+
+
+WORDS = ["cat", "sed", "-n", "'1,3p'", "3p", "head", "tail", "-n", "+2", "abc", "-5", "nl",
+         "-ba", "grep", "-rn", "x", "pkg/a.py", "pkg/b.py", "pkg", "/etc/passwd", "|", "&&",
+         ";", ">", "2>", "<", "cd", "..", "bash", "-lc", "'", '"', "$p", "-e", "rg", "git"]
+
+
+COMMANDS = st.builds(
+    lambda program, options, count, files, tail: " ".join([program, *options, count, *files,
+                                                          *tail]),
+    st.sampled_from(["cat", "sed", "head", "tail", "nl", "grep", "rg", "git grep", "less"]),
+    st.lists(st.sampled_from(["-n", "-ba", "-rn", "-c", "-e", "-l", "--lines", "-5", "-n+2"]),
+             max_size=3),
+    st.sampled_from(["", "3", "-3", "+4", "abc", "'2,$p'", "'1,3p;7p'", "0p", "'$p'", "x"]),
+    st.lists(st.sampled_from(["pkg/a.py", "pkg/b.py", "pkg", ".", "/etc/passwd", "nope.py"]),
+             max_size=2),
+    st.lists(st.sampled_from(WORDS), max_size=4))
+
+
+@settings(max_examples=400, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.one_of(COMMANDS, st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join)),
+       st.text(max_size=40))
+def test_any_command_is_safe(repo: Repo, command: str, output: str) -> None:
+    """Whatever the agent typed, extraction never raises, and every item is a real file with
+    lines inside it."""
+    calls = [ToolCall(step=0, name="Bash", input={"command": command}, result=output),
+             ToolCall(step=1, name="Read", input={"file_path": command.split(" ")[-1],
+                                                  "offset": output[:3], "limit": -4}),
+             ToolCall(step=2, name="mcp__x__search", input={}, result=output)]
+    for item in extract_viewed(calls, repo).items:
+        source = repo.file(item.file)
+        assert source is not None
+        if item.lines is not None:
+            assert 1 <= item.lines[0] <= item.lines[1] <= source.line_count
