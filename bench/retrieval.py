@@ -16,7 +16,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from copeca_action.retrieval import Repo, Viewed, definitions, run_metrics, summarize_arm
+from copeca_action.retrieval import (
+    Repo,
+    Viewed,
+    definitions,
+    extract_viewed,
+    run_metrics,
+    summarize_arm,
+)
+from copeca_action.transcript._model import ToolCall
 
 ROOT = Path(__file__).resolve().parent.parent
 FASTAPI = Path(os.environ.get("COPECA_TEST_CACHE", ROOT / ".cache" / "test-data")) / \
@@ -101,6 +109,46 @@ def random_step(step: int, files: list[tuple[str, int]], rng: random.Random) -> 
     return items
 
 
+def random_call(step: int, files: list[tuple[str, int]], root: str,
+                rng: random.Random) -> ToolCall:
+    """A tool call of the kinds real transcripts hold, in their input shapes."""
+    rel, lines = rng.choice(files)
+    first = rng.randint(1, lines)
+    kind = rng.randrange(6)
+    if kind == 0:
+        return ToolCall(step=step, name="Read", input={"file_path": f"{root}/{rel}"})
+    if kind == 1:
+        return ToolCall(step=step, name="Read", input={"file_path": f"{root}/{rel}",
+                                                      "offset": first, "limit": 80})
+    if kind == 2:
+        return ToolCall(step=step, name="Grep", input={"pattern": "def f"},
+                        result="Found 2 files\n" + "\n".join(f"{root}/{r}" for r, _ in
+                                                            rng.sample(files, 2)))
+    if kind == 3:
+        return ToolCall(step=step, name="Bash",
+                        input={"command": f"sed -n '{first},{first + 60}p' {rel}"})
+    if kind == 4:
+        return ToolCall(step=step, name="exec_command",
+                        input={"cmd": ["bash", "-lc", f"nl -ba {rel} | sed -n '{first},"
+                                       f"{first + 40}p'"]})
+    return ToolCall(step=step, name="Bash", input={"command": f"grep -n 'return' {rel}"},
+                    result="\n".join(f"{n}:        return {n}" for n in range(first, first + 5)))
+
+
+def bench_extraction(trajectories: int, steps: int, files: list[tuple[str, int]],
+                     repo: Repo, rng: random.Random) -> None:
+    root = str(repo.root)
+    calls = [[random_call(t, files, root, rng) for t in range(steps)]
+             for _ in range(trajectories)]
+    start, cpu = time.perf_counter(), time.process_time()
+    viewed = [extract_viewed(c, repo) for c in calls]
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    items = sum(len(v.items) for v in viewed)
+    print(f"  viewed-context extraction from {trajectories * steps} tool calls "
+          f"(Read, Grep, Bash, exec_command): {wall:6.2f} s wall, {cpu:6.2f} s CPU "
+          f"({items} items)")
+
+
 def bench_metrics(trajectories: int, steps: int, seed: int) -> None:
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,9 +176,10 @@ def bench_metrics(trajectories: int, steps: int, seed: int) -> None:
         start = time.perf_counter()
         summary = summarize_arm(runs)
         summary_s = time.perf_counter() - start
+        print(f"metrics: {trajectories} trajectories x {steps} steps")
+        bench_extraction(trajectories, steps, files, repo, rng)
     views = sum(len(v) for v, _ in runs_input)
-    print(f"metrics: {trajectories} trajectories x {steps} steps ({views} viewed items, "
-          f"200 files)")
+    print(f"  ({views} viewed items over 200 generated Python files)")
     print(f"  repo index (read + symbols of 200 files, once): {index_s:6.2f} s")
     print(f"  per-run metrics, all granularities + trajectory: {metrics_s:6.2f} s wall, "
           f"{metrics_cpu:6.2f} s CPU ({metrics_s / trajectories * 1e3:.2f} ms/run wall)")
