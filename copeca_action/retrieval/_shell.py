@@ -145,6 +145,8 @@ def _reader(program: str, args: list[str], out: Collector,
                                                        "-n" if program == "nl" else ""})]
     if program == "sed":
         return _sed(args)
+    if program == "awk":
+        return _awk(args)
     if program in ("head", "tail"):
         count, files = _head_tail_args(args)
         if count == BAD_COUNT:
@@ -195,8 +197,33 @@ def _sed(args: list[str]) -> list[tuple[str, int, int | None]] | None:
         return [(f, 1, None) for f in files]
     windows = [_sed_window(s) for script in scripts for s in script.split(";") if s.strip()]
     if not windows or any(w is None for w in windows):
-        return None
+        return [(f, 1, 0) for f in files]  # printed lines we cannot tell: the names only
     return [(f, w[0], w[1]) for f in files for w in windows if w is not None]
+
+
+_AWK_RANGE = re.compile(r"^\s*NR\s*>=?\s*(\d+)\s*&&\s*NR\s*<=?\s*(\d+)\s*(\{\s*print[^}]*\})?\s*$")
+_AWK_FROM_TO = re.compile(r"^\s*NR\s*==\s*(\d+)\s*(?:,\s*NR\s*==\s*(\d+))?\s*"
+                          r"(\{\s*print[^}]*\})?\s*$")
+
+
+def _awk(args: list[str]) -> list[tuple[str, int, int | None]] | None:
+    """`awk 'NR>=a && NR<=b' FILE` and `awk 'NR==a,NR==b' FILE` print lines a..b; another
+    program shows lines we cannot tell (the names only)."""
+    operands = _operands(args, {"-F", "-v", "-f"})
+    if not operands:
+        return None
+    script, files = operands[0], operands[1:]
+    if match := _AWK_RANGE.match(script):
+        first, last = int(match[1]), int(match[2])
+        last -= 0 if "<=" in script else 1
+        first += 0 if ">=" in script else 1
+        return [(f, first, last) for f in files]
+    if match := _AWK_FROM_TO.match(script):
+        first = int(match[1])
+        return [(f, first, int(match[2]) if match[2] else first) for f in files]
+    if script.strip() in ("1", "{print}", "{ print }", "{print $0}", "{ print $0 }"):
+        return [(f, 1, None) for f in files]
+    return [(f, 1, 0) for f in files]
 
 
 def _sed_window(script: str) -> tuple[int, int | None] | None:

@@ -133,6 +133,19 @@ def test_bash_cat_sed_head_tail_nl(repo: Repo) -> None:
     assert view(repo, "Bash", {"command": "nl -ba pkg/b.py"}) == [("pkg/b.py", None, True)]
 
 
+def test_sed_patterns_and_awk(repo: Repo) -> None:
+    assert view(repo, "Bash", {"command": "sed -n '/line 3/,/line 5/p' pkg/a.py"}) == [
+        ("pkg/a.py", None, False)]
+    assert view(repo, "Bash", {"command": "awk 'NR>=5 && NR<=8' pkg/a.py"}) == [
+        ("pkg/a.py", (5, 8), False)]
+    assert view(repo, "Bash", {"command": "awk 'NR>4 && NR<8 {print}' pkg/a.py"}) == [
+        ("pkg/a.py", (5, 7), False)]
+    assert view(repo, "Bash", {"command": "awk 'NR==3,NR==6' pkg/a.py"}) == [
+        ("pkg/a.py", (3, 6), False)]
+    assert view(repo, "Bash", {"command": "awk -F: '{print $1}' pkg/b.py"}) == [
+        ("pkg/b.py", None, False)]
+
+
 def test_head_tail_counts(repo: Repo) -> None:
     assert view(repo, "Bash", {"command": "head -n -25 pkg/a.py"}) == [("pkg/a.py", (1, 5), False)]
     assert view(repo, "Bash", {"command": "tail -n -3 pkg/a.py"}) == [
