@@ -147,9 +147,10 @@ def _attributes_before(source: bytes, start: int, attribute_at_end: dict[int, in
     while True:
         k = _skip_space_back(source, start)
         for word in _BETWEEN:
-            if source[:k].endswith(word) and (k == len(word) or not source[k - len(word) - 1:k
-                                              - len(word)].isalnum()):
-                k = _skip_space_back(source, k - len(word))
+            before = k - len(word)
+            if source.endswith(word, 0, k) and (before == 0 or not source[before - 1:before]
+                                                .isalnum()):
+                k = _skip_space_back(source, before)
         if k not in attribute_at_end:
             return start
         start = attribute_at_end[k]
