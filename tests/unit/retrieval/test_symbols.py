@@ -33,6 +33,9 @@ class Outer:
 """
 
 
+LANGS = ("python", "javascript", "typescript", "tsx", "go", "rust", "java")
+
+
 def names(source: bytes, language: str) -> list[tuple[str, str]]:
     return [(s.kind, s.name) for s in definitions(source, language)]
 
@@ -227,3 +230,25 @@ def test_index_overlap_on_fastapi_routing(fastapi_src: Path) -> None:
                        (s := rng.randrange(source.size), s + rng.randint(1, 50))])
         assert {index.symbols[i] for i in index.overlapping(spans)} == \
             symbols_overlapping(index.symbols, spans)
+
+
+FRAGMENTS = [b"def f():\n", b"    ", b"@d\n", b"class A:\n", b"pass\n", b"function g() {", b"}",
+             b"#[a]\n", b"fn h() {}\n", b"struct S;", b"impl S {", b"@D export class C {",
+             b"m() {}", b"func F() {}\n", b"type T int\n", b"(", b")", b"\xff", b"\n"]
+
+
+@settings(deadline=None, max_examples=150)
+@given(st.sampled_from(LANGS), st.lists(st.sampled_from(FRAGMENTS), max_size=25))
+def test_any_source_gives_nested_in_range_symbols(language: str, parts: list[bytes]) -> None:
+    """Broken or odd code never raises; every definition lies inside the source, and any two
+    are disjoint or nested (the symbol index relies on it)."""
+    source = b"".join(parts)
+    symbols = definitions(source, language)
+    for s in symbols:
+        assert 0 <= s.start < s.end <= len(source)
+    for a in symbols:
+        for b in symbols:
+            disjoint = a.end <= b.start or b.end <= a.start
+            nested = (a.start <= b.start and b.end <= a.end) or (
+                b.start <= a.start and a.end <= b.end)
+            assert disjoint or nested
