@@ -1,0 +1,84 @@
+"""A population simulator with a known true delta, for bench/stats.py and its reduced test.
+
+Each experiment draws tasks (heterogeneous accuracy and cost), then runs per arm: a run is
+correct with its task's accuracy and costs a lognormal amount (failed runs cost more).
+The tool arm multiplies costs by `cost_ratio` and shifts accuracy by `logit_shift`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from copeca_action.report._stats import FloatArray
+
+
+@dataclass(frozen=True)
+class Population:
+    accuracy: float = 0.6
+    """Median per-task accuracy of the base arm."""
+    cost_ratio: float = 1.0
+    """Tool cost per run / base cost per run, same task."""
+    logit_shift: float = 0.0
+    """Tool accuracy shift on the logit scale."""
+    task_accuracy_sd: float = 1.0
+    """Task heterogeneity of accuracy (logit sd)."""
+    task_cost_sd: float = 0.8
+    """Task heterogeneity of cost (log sd)."""
+    run_cost_sd: float = 0.5
+    """Run-to-run cost noise (log sd), lognormal."""
+    wrong_cost_factor: float = 1.5
+    """A failed run costs this much more than a correct one."""
+
+    def true_delta(self) -> float:
+        """cpc(tool)/cpc(base) − 1 over the infinite task population (numerical mean of the
+        logit-normal accuracy; costs are independent of accuracy, so their means cancel)."""
+        z = np.linspace(-8, 8, 20001)
+        w = np.exp(-z * z / 2)
+        w /= w.sum()
+        logit = math.log(self.accuracy / (1 - self.accuracy)) + self.task_accuracy_sd * z
+        p_b = float((w / (1 + np.exp(-logit))).sum())
+        p_t = float((w / (1 + np.exp(-(logit + self.logit_shift)))).sum())
+        f = self.wrong_cost_factor
+
+        def cpc(p: float) -> float:
+            return (p + f * (1 - p)) / p
+
+        return self.cost_ratio * cpc(p_t) / cpc(p_b) - 1
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Per-run arrays, shape (experiments, tasks, repetitions), for both arms."""
+
+    spend_t: FloatArray
+    correct_t: FloatArray
+    spend_b: FloatArray
+    correct_b: FloatArray
+
+    def sums(self, reps: int | None = None) -> tuple[FloatArray, ...]:
+        """Per-task sums over the first `reps` repetitions: (experiments, tasks) each."""
+        r = slice(None, reps)
+        return tuple(a[..., r].sum(axis=-1) for a in
+                     (self.spend_t, self.correct_t, self.spend_b, self.correct_b))
+
+
+def draw(pop: Population, experiments: int, tasks: int, reps: int,
+         rng: np.random.Generator) -> Draw:
+    base_logit = math.log(pop.accuracy / (1 - pop.accuracy))
+    logit = base_logit + pop.task_accuracy_sd * rng.standard_normal((experiments, tasks, 1))
+    scale = pop.task_cost_sd * rng.standard_normal((experiments, tasks, 1))
+    shape = (experiments, tasks, reps)
+
+    def arm(shift: float, ratio: float) -> tuple[FloatArray, FloatArray]:
+        p = 1 / (1 + np.exp(-(logit + shift)))
+        correct = (rng.random(shape) < p).astype(np.float64)
+        noise = pop.run_cost_sd * rng.standard_normal(shape) - pop.run_cost_sd ** 2 / 2
+        cost = ratio * np.exp(scale + noise) * np.where(correct > 0, 1.0, pop.wrong_cost_factor)
+        return cost, correct
+
+    spend_t, correct_t = arm(pop.logit_shift, pop.cost_ratio)
+    spend_b, correct_b = arm(0.0, 1.0)
+    return Draw(spend_t, correct_t, spend_b, correct_b)
