@@ -82,3 +82,38 @@ def draw(pop: Population, experiments: int, tasks: int, reps: int,
     spend_t, correct_t = arm(pop.logit_shift, pop.cost_ratio)
     spend_b, correct_b = arm(0.0, 1.0)
     return Draw(spend_t, correct_t, spend_b, correct_b)
+
+
+CATEGORIES = ("locate", "trace", "fix", "debug", "reason")
+
+
+def make_rows(pop: Population, tasks: int, reps: int, rng: np.random.Generator, *,
+              tool: str = "codesearch", base: str = "baseline", control_tasks: int = 0,
+              adoption: float | None = 0.9, scenario: str = "sim") -> list[dict[str, object]]:
+    """RunRecord-shaped dicts (tests, bench/analyze_perf.py): one experiment of `tasks`
+    tasks plus `control_tasks` control tasks on which the arms are drawn identically."""
+    d = draw(pop, 1, tasks + control_tasks, reps, rng)
+    ctl = draw(Population(**{**pop.__dict__, "cost_ratio": 1.0, "logit_shift": 0.0}), 1,
+               tasks + control_tasks, reps, rng)
+    rows: list[dict[str, object]] = []
+    for i in range(tasks + control_tasks):
+        control = i >= tasks
+        src = ctl if control else d
+        for r in range(reps):
+            for arm, spend, correct in ((tool, src.spend_t, src.correct_t),
+                                        (base, src.spend_b, src.correct_b)):
+                used = None if arm == base or adoption is None else bool(rng.random() < adoption)
+                cost = float(spend[0, i, r])
+                rows.append({
+                    "run_id": f"t{i:04d}-{arm}-{r}", "scenario": scenario,
+                    "task_id": f"repo/task-{i:04d}", "task_hash": "0" * 16, "arm": arm,
+                    "model": "m", "runner": "claude", "cli_version": "1.0.0",
+                    "repetition": r, "control": control,
+                    "category": CATEGORIES[i % len(CATEGORIES)], "language": "python",
+                    "outcome": "ok", "correct": bool(correct[0, i, r]),
+                    "tokens": {"input": 1000, "output": 200, "cache_write": 0,
+                               "cache_read": 5000},
+                    "cost_usd": cost, "cost_source": "vendor", "vendor_cost_usd": cost,
+                    "duration_s": 10.0, "turns": 4, "tool_calls": 3, "tool_adopted": used,
+                    "flags": []})
+    return rows

@@ -197,9 +197,14 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
             s_high = theta_hat - _order_stat(values, count, t_tail, lower=True) * se_hat
         s_low = np.where(np.isnan(s_low), -np.inf, s_low)  # e.g. inf − inf: unbounded
         s_high = np.where(np.isnan(s_high), np.inf, s_high)
+        if percentile:  # an infinite estimate has no standard error: percentile bounds only
+            finite = np.isfinite(theta_hat)
+            s_low, s_high = np.where(finite, s_low, low), np.where(finite, s_high, high)
         low, high = np.minimum(low, s_low), np.maximum(high, s_high)
         if not percentile:
             defined = count / resamples
+    if n < 2:  # one cluster says nothing about the spread between clusters
+        low, high = np.full(batch_shape, -np.inf), np.full(batch_shape, np.inf)
     undefined = np.isnan(estimate)
     with np.errstate(over="ignore"):
         low = np.where(undefined, np.nan, np.exp(low) - 1)
