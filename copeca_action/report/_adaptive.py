@@ -18,7 +18,7 @@ from copeca_action.report._model import ReportModel, Verdict
 from copeca_action.report._table import RecordTable, table_from_records
 from copeca_action.scenario import Adaptive, Scenario
 
-RHO = 1.5
+RHO = 2.0
 """Spending-function exponent: 1 spends evenly; larger saves alpha for later looks.
 Chosen by bench/stats.py (power and runs to decision, see docs/methodology.md)."""
 DECISIVE: tuple[Verdict, ...] = ("improvement", "regression")

@@ -169,7 +169,7 @@ def _interval(tool: _Sums, base: _Sums, s: Settings, resamples: int, alpha: floa
     paired = (tool.runs > 0) & (base.runs > 0)
     bs = paired_bootstrap(tool.spend[paired], tool.correct[paired], base.spend[paired],
                           base.correct[paired], alpha=alpha, resamples=resamples, seed=s.seed,
-                          method=s.method)
+                          method=s.method, runs_t=tool.runs[paired], runs_b=base.runs[paired])
     return Interval(estimate=_num(bs.estimate), low=_num(bs.low), high=_num(bs.high),
                     level=1 - alpha, method=s.method, clusters=bs.n_clusters,
                     unit="repetition" if unit == "repetition" else "task", resamples=resamples)
@@ -265,7 +265,9 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
 
         bs = paired_bootstrap(pick(st.spend), pick(st.correct), pick(sb.spend),
                               pick(sb.correct), alpha=s.alpha, resamples=s.breakdown_resamples,
-                              seed=s.seed, method=s.method)
+                              seed=s.seed, method=s.method,
+                              runs_t=pick(st.runs.astype(np.float64)),
+                              runs_b=pick(sb.runs.astype(np.float64)))
         for j, task in enumerate(group):
             intervals[int(task)] = Interval(
                 estimate=_num(bs.estimate[j]), low=_num(bs.low[j]), high=_num(bs.high[j]),

@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from copeca_action.report._stats import FloatArray
+from copeca_action.report._adaptive import look_alpha, schedule
+from copeca_action.report._stats import (
+    DEFAULT_METHOD,
+    FloatArray,
+    IntervalMethod,
+    paired_bootstrap,
+)
+from copeca_action.scenario import Adaptive
 
 
 @dataclass(frozen=True)
@@ -117,3 +124,70 @@ def make_rows(pop: Population, tasks: int, reps: int, rng: np.random.Generator, 
                     "duration_s": 10.0, "turns": 4, "tool_calls": 3, "tool_adopted": used,
                     "flags": []})
     return rows
+
+
+# ---------------------------------------------------------------- experiments
+
+
+def coverage(pop: Population, tasks: int, reps: int, experiments: int, resamples: int,
+             rng: np.random.Generator, method: IntervalMethod = DEFAULT_METHOD,
+             batch: int = 250) -> dict[str, float]:
+    """Share of experiments whose 95% interval holds the true delta, plus how many had no
+    ratio at all (neither arm correct: no interval exists, excluded from the share)."""
+    truth = pop.true_delta()
+    hits = defined = 0
+    widths: list[FloatArray] = []
+    for start in range(0, experiments, batch):
+        d = draw(pop, min(batch, experiments - start), tasks, reps, rng)
+        runs = np.full(d.spend_t.shape[:2], float(reps))
+        bs = paired_bootstrap(*d.sums(), resamples=resamples, seed=rng, method=method,
+                              runs_t=runs, runs_b=runs)
+        ok = ~np.isnan(bs.estimate)
+        defined += int(ok.sum())
+        hits += int(((bs.low <= truth) & (truth <= bs.high))[ok].sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            width = np.log1p(bs.high[ok]) - np.log1p(bs.low[ok])
+            widths.append(width[~np.isnan(width)])
+    w = np.concatenate(widths)
+    return {"coverage": hits / defined if defined else float("nan"),
+            "undefined": 1 - defined / experiments,
+            "median_log_width": float(np.median(w)) if w.size else float("nan")}
+
+
+def sequential(pop: Population, tasks: int, adaptive: Adaptive, experiments: int,
+               resamples: int, rng: np.random.Generator, fail: float = 0.10,
+               batch: int = 250) -> dict[str, float]:
+    """Adaptive (looks with alpha spending) vs fixed (all repetitions, alpha) on the same
+    draws: the share of regression and improvement verdicts and the mean runs per experiment.
+    Uses the same schedule, alpha shares and verdict rule as decide()."""
+    looks = schedule(adaptive)
+    max_reps = adaptive.max_repetitions
+    out = {"adaptive_regression": 0.0, "adaptive_improvement": 0.0, "adaptive_runs": 0.0,
+           "fixed_regression": 0.0, "fixed_improvement": 0.0, "fixed_runs": 0.0}
+    for start in range(0, experiments, batch):
+        e = min(batch, experiments - start)
+        d = draw(pop, e, tasks, max_reps, rng)
+        verdict = np.zeros(e, dtype=np.int8)  # 0 undecided, 1 regression, -1 improvement
+        runs = np.full(e, 2.0 * tasks * max_reps)
+        for k, reps in enumerate(looks, 1):
+            active = verdict == 0
+            if not active.any():
+                break
+            sums = [a[active] for a in d.sums(reps)]
+            counts = np.full(sums[0].shape, float(reps))
+            bs = paired_bootstrap(*sums, alpha=look_alpha(adaptive, k), resamples=resamples,
+                                  seed=rng, runs_t=counts, runs_b=counts)
+            decided = np.where(bs.low > fail, 1, np.where(bs.high < 0, -1, 0)).astype(np.int8)
+            idx = np.flatnonzero(active)
+            verdict[idx] = decided
+            runs[idx[decided != 0]] = 2.0 * tasks * reps
+        counts = np.full((e, tasks), float(max_reps))
+        fixed = paired_bootstrap(*d.sums(), alpha=adaptive.alpha, resamples=resamples, seed=rng,
+                                 runs_t=counts, runs_b=counts)
+        out["adaptive_regression"] += float((verdict == 1).sum())
+        out["adaptive_improvement"] += float((verdict == -1).sum())
+        out["adaptive_runs"] += float(runs.sum())
+        out["fixed_regression"] += float((fixed.low > fail).sum())
+        out["fixed_improvement"] += float((fixed.high < 0).sum())
+        out["fixed_runs"] += 2.0 * tasks * max_reps * e
+    return {k: v / experiments for k, v in out.items()}

@@ -138,7 +138,9 @@ class Bootstrap:
 def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLike,
                      correct_b: ArrayLike, *, alpha: float = 0.05, resamples: int = 10_000,
                      seed: int | np.random.Generator = 0,
-                     method: IntervalMethod = DEFAULT_METHOD) -> Bootstrap:
+                     method: IntervalMethod = DEFAULT_METHOD,
+                     runs_t: ArrayLike | None = None,
+                     runs_b: ArrayLike | None = None) -> Bootstrap:
     """Paired cluster bootstrap of delta = cpc(tool)/cpc(base) − 1.
 
     Inputs are per-cluster sums (spend and correct count of each arm in each task), shape
@@ -146,6 +148,11 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
     both arms**; the statistic is recomputed exactly as the headline (ratio of sums), so the
     interval is for that statistic. Bounds are order statistics (no interpolation), so a
     resample in which one arm has no correct answer (log ratio ±inf) just sorts to an end.
+
+    When an arm has no correct answer at all, every resample agrees and the bootstrap alone
+    would claim certainty. Given the per-cluster run counts (`runs_t`, `runs_b`), the finite
+    side of the interval then uses the exact one-sided upper bound on that arm's accuracy
+    (1 − (alpha/2)^(1/runs)): "nothing right in 6 runs" is consistent with 46% accuracy.
     """
     arrays = [np.asarray(a, dtype=np.float64) for a in (spend_t, correct_t, spend_b, correct_b)]
     x = np.stack(np.broadcast_arrays(*arrays), axis=-2)  # (..., 4, n)
@@ -203,6 +210,9 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
         low, high = np.minimum(low, s_low), np.maximum(high, s_high)
         if not percentile:
             defined = count / resamples
+    if runs_t is not None and runs_b is not None:
+        low, high = _zero_correct_bounds(x, np.asarray(runs_t, dtype=np.float64),
+                                         np.asarray(runs_b, dtype=np.float64), alpha, low, high)
     if n < 2:  # one cluster says nothing about the spread between clusters
         low, high = np.full(batch_shape, -np.inf), np.full(batch_shape, np.inf)
     undefined = np.isnan(estimate)
@@ -211,6 +221,27 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
         high = np.where(undefined, np.nan, np.exp(high) - 1)
     return Bootstrap(estimate, np.asarray(low), np.asarray(high), np.asarray(defined), tail, n,
                      resamples, method)
+
+
+def _zero_correct_bounds(x: FloatArray, runs_t: FloatArray, runs_b: FloatArray, alpha: float,
+                         low: FloatArray, high: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Log-scale bounds where an arm has zero correct answers: replace its count by the
+    upper confidence bound of the count, which gives the least extreme ratio still
+    plausible."""
+    tot = x.sum(axis=-1)  # (..., 4)
+    nt = np.broadcast_to(runs_t, x.shape[:-2] + runs_t.shape[-1:]).sum(axis=-1)
+    nb = np.broadcast_to(runs_b, x.shape[:-2] + runs_b.shape[-1:]).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        upper_t = nt * (1 - (alpha / 2) ** (1 / np.maximum(nt, 1)))
+        upper_b = nb * (1 - (alpha / 2) ** (1 / np.maximum(nb, 1)))
+        zero_t = (tot[..., 1] == 0) & (tot[..., 3] > 0) & (nt > 0)
+        zero_b = (tot[..., 3] == 0) & (tot[..., 1] > 0) & (nb > 0)
+        bound_t = np.log(ratio_of_cpc(tot[..., 0], upper_t, tot[..., 2], tot[..., 3]))
+        bound_b = np.log(ratio_of_cpc(tot[..., 0], tot[..., 1], tot[..., 2], upper_b))
+    low = np.where(zero_t, np.minimum(np.where(np.isfinite(low), low, np.inf), bound_t), low)
+    high = np.where(zero_b, np.maximum(np.where(np.isfinite(high), high, -np.inf), bound_b),
+                    high)
+    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
 
 
 def _linear_se(sums: FloatArray, pairs: list[tuple[int, int]], n: int) -> FloatArray:
