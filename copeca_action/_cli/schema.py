@@ -12,11 +12,12 @@ from pydantic import BaseModel
 
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
+from copeca_action.report import Report
 from copeca_action.scenario import Mode, RepoIndex, Runner, Scenario, Task
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "task": Task, "scenario": Scenario, "mode": Mode, "runner": Runner, "repos": RepoIndex,
-    "run-record": RunRecord, "run-plan": RunPlan,
+    "run-record": RunRecord, "run-plan": RunPlan, "report": Report,
 }
 
 
