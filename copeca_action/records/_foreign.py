@@ -8,10 +8,10 @@ docs/methodology.md, "Reading copeca results").
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 import pydantic_core
 from pydantic import ValidationError
 
@@ -40,38 +40,58 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], Format]:
     except OSError as exc:
         raise ConfigError(f"cannot read results: {exc.strerror}", path) from exc
     lines = data.split(b"\n")
-    rows: list[dict[str, Any]] = []
-    fmt: Format | None = None
-    last = len(lines) - 1
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
+    numbers = [i for i, raw in enumerate(lines, 1) if raw.strip()]
+    try:  # one parse for the whole file; per line only when something is wrong
+        parsed = pydantic_core.from_json(b"[" + b",".join(lines[i - 1] for i in numbers) + b"]")
+    except ValueError:
+        parsed, numbers = _parse_lines(path, lines, numbers)
+    if not all(isinstance(row, dict) for row in parsed):
+        bad = next(n for n, row in zip(numbers, parsed, strict=True) if not isinstance(row, dict))
+        raise ConfigError(Problem(str(path), "expected a JSON object per line", bad))
+    fmt: Format = detect_format(parsed[0]) if parsed else "copeca-action"
+    if fmt == "copeca":
+        parsed = [from_copeca(row, path.stem) for row in parsed]
+    if not _quick_ok(parsed):
+        for number, row in zip(numbers, parsed, strict=True):
+            _validate(row, path, number)
+    return parsed, fmt
+
+
+def _parse_lines(path: Path, lines: list[bytes],
+                 numbers: list[int]) -> tuple[list[Any], list[int]]:
+    rows, kept = [], []
+    for number in numbers:
         try:
-            row = pydantic_core.from_json(raw)
+            rows.append(pydantic_core.from_json(lines[number - 1]))
+            kept.append(number)
         except ValueError as exc:
-            if number - 1 == last:
-                continue
+            if number == len(lines) or (number == len(lines) - 1 and not lines[-1]):
+                continue  # an interrupted append
             raise ConfigError(Problem(str(path), f"not JSON: {exc}", number)) from exc
-        if not isinstance(row, dict):
-            raise ConfigError(Problem(str(path), "expected a JSON object per line", number))
-        fmt = fmt or detect_format(row)
-        if fmt == "copeca":
-            row = from_copeca(row, path.stem, number)
-        rows.append(_checked(row, path, number))
-    return rows, fmt or "copeca-action"
+    return rows, kept
 
 
-def _checked(row: dict[str, Any], path: Path, number: int) -> dict[str, Any]:
-    ok = (all(isinstance(row.get(k), str) for k in _REQUIRED)
-          and row["outcome"] in _OUTCOMES
-          and isinstance(row.get("cost_usd", 0.0), int | float)
-          and 0 <= row.get("cost_usd", 0.0) < math.inf
-          and isinstance(row.get("repetition", 0), int)
-          and isinstance(row.get("correct", False), bool))
-    if ok:
-        return row
+def _quick_ok(rows: list[dict[str, Any]]) -> bool:
+    """Column-wise checks of what the analysis reads; any doubt → per-row validation."""
     try:
-        return RunRecord.model_validate(row).model_dump()
+        for key in _REQUIRED:
+            if {type(r[key]) for r in rows} - {str}:
+                return False
+        if {r["outcome"] for r in rows} - _OUTCOMES:
+            return False
+        if {type(r.get("correct", False)) for r in rows} - {bool}:
+            return False
+        if {type(r.get("repetition", 0)) for r in rows} - {int}:
+            return False
+        costs = np.array([r.get("cost_usd", 0.0) for r in rows], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return bool(np.all(np.isfinite(costs)) and np.all(costs >= 0))
+
+
+def _validate(row: dict[str, Any], path: Path, number: int) -> None:
+    try:
+        RunRecord.model_validate(row)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or None

@@ -6,6 +6,7 @@ bench/stats.py runs thousands of experiments through exactly the code the report
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -81,6 +82,7 @@ def t_two_sided_cdf(t: float, df: int) -> float:
     return s * total
 
 
+@functools.lru_cache(maxsize=256)
 def t_quantile(p: float, df: int) -> float:
     """Upper quantile: the t with P(T > t) = p (0 < p < 0.5), by bisection."""
     target = 1 - 2 * p

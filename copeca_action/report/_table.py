@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -25,10 +26,13 @@ class Labels:
     names: tuple[str, ...]
 
     @classmethod
-    def of(cls, values: Sequence[str]) -> Labels:
-        names, codes = np.unique(np.asarray(values, dtype=object).astype(str),
-                                 return_inverse=True)
-        return cls(codes.astype(np.int64), tuple(str(n) for n in names))
+    def of(cls, values: Sequence[object]) -> Labels:
+        """Codes in sorted-name order; a dict pass (np.unique on objects is slow)."""
+        texts = [v if isinstance(v, str) else str(v) for v in values]
+        names = sorted(dict.fromkeys(texts))
+        index = {name: i for i, name in enumerate(names)}
+        codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+        return cls(codes, tuple(names))
 
     def take(self, mask: NDArray[np.bool_]) -> Labels:
         return Labels(self.codes[mask], self.names)
@@ -81,8 +85,10 @@ class RecordTable:
 
     def flag_counts(self, mask: NDArray[np.bool_]) -> dict[str, int]:
         counts: Counter[str] = Counter()
-        for i in np.flatnonzero(mask):
-            counts.update(self.flags[i])
+        flags = self.flags
+        for i in np.flatnonzero(mask).tolist():
+            if flags[i]:
+                counts.update(flags[i])
         return dict(sorted(counts.items()))
 
 
@@ -99,12 +105,15 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         scenario = str(kept[0].get("scenario", ""))
 
     def col(name: str, default: Any = "") -> list[Any]:
-        return [r.get(name, default) for r in kept]
+        try:  # records we wrote carry every field: one C-level pass
+            return list(map(itemgetter(name), kept))
+        except KeyError:
+            return [r.get(name, default) for r in kept]
 
-    def tok(r: Mapping[str, Any]) -> list[int]:
+    def tok(r: Mapping[str, Any]) -> tuple[int, int, int, int]:
         t = r.get("tokens") or {}
-        return [int(t.get("input", 0)), int(t.get("output", 0)), int(t.get("cache_write", 0)),
-                int(t.get("cache_read", 0))]
+        return (t.get("input", 0), t.get("output", 0), t.get("cache_write", 0),
+                t.get("cache_read", 0))
 
     adopted = [-1 if a is None else int(bool(a)) for a in col("tool_adopted", None)]
     return RecordTable(
@@ -116,17 +125,17 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         language=Labels.of(col("language")),
         cli_version=Labels.of([v or "" for v in col("cli_version", None)]),
         runner=Labels.of(col("runner")),
-        outcome=np.array([OUTCOME_CODE[o] for o in col("outcome")], dtype=np.int64),
+        outcome=np.array(list(map(OUTCOME_CODE.__getitem__, col("outcome"))), dtype=np.int64),
         correct=np.array(col("correct", False), dtype=bool),
         cost=np.array(col("cost_usd", 0.0), dtype=np.float64),
         control=np.array(col("control", False), dtype=bool),
         adopted=np.array(adopted, dtype=np.int8),
         repetition=np.array(col("repetition", 0), dtype=np.int64),
-        tokens=np.array([tok(r) for r in kept], dtype=np.int64).reshape(-1, 4),
+        tokens=np.array(list(map(tok, kept)), dtype=np.int64).reshape(-1, 4),
         turns=np.array(col("turns", 0), dtype=np.int64),
         tool_calls=np.array(col("tool_calls", 0), dtype=np.int64),
         duration=np.array(col("duration_s", 0.0), dtype=np.float64),
-        flags=tuple(tuple(f) for f in col("flags", ())),
+        flags=tuple(map(tuple, col("flags", ()))),
         scenario=scenario,
         attempts_superseded=total - len(kept),
         extra_warnings=tuple(warnings),
