@@ -20,10 +20,10 @@ IntervalMethod = Literal["hybrid", "expanded", "studentized", "percentile"]
 INTERVAL_METHODS: tuple[IntervalMethod, ...] = ("hybrid", "expanded", "studentized", "percentile")
 DEFAULT_METHOD: IntervalMethod = "hybrid"
 """Chosen by bench/stats.py (see docs/methodology.md): the expanded percentile interval from
-10 tasks up; below that, the union of the expanded and the studentized intervals, because
-every percentile-type interval under-covers with 3–9 tasks."""
+12 tasks up; below that, the union of the expanded and the studentized intervals, because
+every percentile-type interval under-covers with a handful of tasks."""
 
-HYBRID_BELOW = 10
+HYBRID_BELOW = 12
 """Below this many clusters the studentized bounds are joined with the expanded ones."""
 
 _CHUNK_CELLS = 4_000_000
