@@ -40,7 +40,10 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], Format]:
     except OSError as exc:
         raise ConfigError(f"cannot read results: {exc.strerror}", path) from exc
     lines = data.split(b"\n")
+    del data
     numbers = [i for i, raw in enumerate(lines, 1) if raw.strip()]
+    if numbers and detect_format(_first(lines[numbers[0] - 1])) == "copeca":
+        return _read_copeca(path, lines, numbers), "copeca"
     try:  # one parse for the whole file; per line only when something is wrong
         parsed = pydantic_core.from_json(b"[" + b",".join(lines[i - 1] for i in numbers) + b"]")
     except ValueError:
@@ -55,6 +58,36 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], Format]:
         for number, row in zip(numbers, parsed, strict=True):
             _validate(row, path, number)
     return parsed, fmt
+
+
+def _first(raw: bytes) -> dict[str, Any]:
+    try:
+        row = pydantic_core.from_json(raw)
+    except ValueError:
+        return {}
+    return row if isinstance(row, dict) else {}
+
+
+def _read_copeca(path: Path, lines: list[bytes], numbers: list[int]) -> list[dict[str, Any]]:
+    """copeca lines are large (answer text, tool sequences): map each line as it is parsed
+    so only the slim rows stay in memory."""
+    rows = []
+    stem = path.stem
+    for number in numbers:
+        try:
+            row = pydantic_core.from_json(lines[number - 1])
+        except ValueError as exc:
+            if number >= len(lines) - 1:
+                continue  # an interrupted append
+            raise ConfigError(Problem(str(path), f"not JSON: {exc}", number)) from exc
+        if not isinstance(row, dict):
+            raise ConfigError(Problem(str(path), "expected a JSON object per line", number))
+        rows.append(from_copeca(row, stem))
+        lines[number - 1] = b""
+    if not _quick_ok(rows):
+        for number, row in zip(numbers, rows, strict=False):
+            _validate(row, path, number)
+    return rows
 
 
 def _parse_lines(path: Path, lines: list[bytes],
@@ -107,39 +140,36 @@ def from_copeca(row: dict[str, Any], scenario: str = "", line: int = 0) -> dict[
     adversarial_flags`. A run that raised in its harness has no `total_cost_usd`: an
     infra error. copeca has no control flag and no CLI version.
     """
-    flags_in = row.get("adversarial_flags") or {}
-    flags = sorted(k for k, v in flags_in.items() if v) if isinstance(flags_in, dict) else []
-    if (row.get("metadata") or {}).get("vendor_cost_divergence_warning"):
+    g = row.get
+    flags_in = g("adversarial_flags") or {}
+    flags = [k for k, v in flags_in.items() if v] if type(flags_in) is dict else []
+    meta = g("metadata")
+    if meta and meta.get("vendor_cost_divergence_warning"):
         flags.append("cost_divergence")
-    cost = row.get("total_cost_usd")
+    cost = g("total_cost_usd")
     if cost is None:
         outcome = "infra_error"
-    elif flags_in.get("timeout") if isinstance(flags_in, dict) else False:
+    elif flags_in and flags_in.get("timeout"):
         outcome = "timeout"
-    elif row.get("error") or (row.get("exit_code") not in (None, 0)):
+    elif g("error") or g("exit_code"):
         outcome = "agent_error"
     else:
         outcome = "ok"
-    task, mode = str(row.get("task", "")), str(row.get("mode", ""))
-    model = str(row.get("model", ""))
-    rep = row.get("repetition") or 0
-    source = row.get("cost_source")
+    task, mode, model, rep = g("task", ""), g("mode", ""), g("model", ""), g("repetition") or 0
     return {
         "run_id": f"copeca:{task}:{mode}:{model}:{rep}", "scenario": scenario, "task_id": task,
-        "task_hash": "", "arm": mode, "model": model, "runner": str(row.get("runner", "")),
+        "task_hash": "", "arm": mode, "model": model, "runner": g("runner") or "",
         "cli_version": None, "repetition": rep, "control": False,
-        "category": str(row.get("category") or ""), "language": str(row.get("language") or ""),
-        "outcome": outcome, "correct": bool(row.get("correct")),
-        "tokens": {"input": int(row.get("input_tokens") or 0),
-                   "output": int(row.get("output_tokens") or 0),
-                   "cache_write": int(row.get("cache_creation_tokens") or 0),
-                   "cache_read": int(row.get("cache_read_tokens") or 0)},
-        "vendor_cost_usd": row.get("vendor_cost_usd"),
-        "computed_cost_usd": row.get("computed_cost_usd"),
-        "cost_usd": float(cost or 0.0),
-        "cost_source": {"vendor": "vendor", "modeled": "computed"}.get(str(source), "none"),
-        "duration_s": float(row.get("duration_ms") or 0) / 1000,
-        "turns": int(row.get("num_turns") or 0), "tool_calls": int(row.get("num_tool_calls") or 0),
-        "tool_adopted": row.get("tool_adopted"), "flags": flags,
-        "error": row.get("error"),
+        "category": g("category") or "", "language": g("language") or "",
+        "outcome": outcome, "correct": g("correct") is True,
+        "tokens": {"input": g("input_tokens") or 0, "output": g("output_tokens") or 0,
+                   "cache_write": g("cache_creation_tokens") or 0,
+                   "cache_read": g("cache_read_tokens") or 0},
+        "cost_usd": float(cost or 0.0), "cost_source": _SOURCES.get(str(g("cost_source")), "none"),
+        "duration_s": (g("duration_ms") or 0) / 1000, "turns": g("num_turns") or 0,
+        "tool_calls": g("num_tool_calls") or 0, "tool_adopted": g("tool_adopted"),
+        "flags": flags,
     }
+
+
+_SOURCES = {"vendor": "vendor", "modeled": "computed"}
