@@ -110,6 +110,8 @@ def render_markdown(report: Report, *, tasks: bool = True) -> str:
         parts += ["#### Comparisons", comparisons_table(report.comparisons)]
     for c in report.comparisons:
         body = [lines_table("capability", c.capabilities), lines_table("language", c.languages)]
+        if len(c.models) > 1:
+            body.append(lines_table("model", c.models))
         if tasks:
             body.append(lines_table("task", c.tasks))
         text = "\n\n".join(b for b in body if b)

@@ -215,6 +215,7 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
                                base_rows & main, s),
         languages=_lines_by(t, t.language.codes, t.language.names, tool_rows & main,
                             base_rows & main, s),
+        models=_lines_by(t, t.model.codes, t.model.names, tool_rows & main, base_rows & main, s),
         tasks=_task_lines(t, tool_rows, base_rows, s))
 
 

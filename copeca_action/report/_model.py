@@ -106,6 +106,8 @@ class Comparison(ReportModel):
     """The point estimate is above the alert threshold."""
     capabilities: list[Line]
     languages: list[Line]
+    models: list[Line]
+    """Per model (the headline pools models: a task's runs across models form one cluster)."""
     tasks: list[Line]
 
 
