@@ -18,6 +18,7 @@ __version__ = "0.1.0"
 
 from copeca_action.plan import PlannedRun, RunPlan, build_plan, shard_plan
 from copeca_action.records import RunRecord, read_records
+from copeca_action.report import Decision, Report, build_report, decide
 from copeca_action.scenario import (
     Mode,
     RepoSpec,
@@ -32,6 +33,7 @@ from copeca_action.scenario import (
 __all__ = [
     "BundleError",
     "ConfigError",
+    "Decision",
     "CopecaError",
     "GitHubError",
     "InfraError",
@@ -39,6 +41,7 @@ __all__ = [
     "PlannedRun",
     "Problem",
     "RepoSpec",
+    "Report",
     "RunPlan",
     "RunRecord",
     "Runner",
@@ -48,6 +51,8 @@ __all__ = [
     "WorkspaceError",
     "__version__",
     "build_plan",
+    "build_report",
+    "decide",
     "load_corpus",
     "load_scenario",
     "read_records",
