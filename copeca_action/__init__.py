@@ -33,8 +33,8 @@ from copeca_action.scenario import (
 __all__ = [
     "BundleError",
     "ConfigError",
-    "Decision",
     "CopecaError",
+    "Decision",
     "GitHubError",
     "InfraError",
     "Mode",
