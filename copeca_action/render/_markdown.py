@@ -44,7 +44,7 @@ def headline_md(report: Report) -> str:
     out = [f"### {mark} {report.verdict}: " + "; ".join(report.verdict_reasons)]
     c = report.headline_comparison
     if c is not None:
-        level = f"{c.delta.level:.1%}".replace(".0%", "%")
+        level = f"{c.delta.level * 100:.4g}%"
         out.append("")
         out.append(f"**{c.name}**: cost per correct answer {interval_text(c.delta)} "
                    f"({level} CI, {c.delta.clusters} tasks, intent-to-treat)")
@@ -69,7 +69,7 @@ def arms_table(arms: list[ArmSummary]) -> str:
 
 
 def comparisons_table(comparisons: list[Comparison]) -> str:
-    rows = ["| comparison | delta [95% CI] | control delta | verdict |", "|---|---|---|---|"]
+    rows = ["| comparison | delta [CI] | control delta | verdict |", "|---|---|---|---|"]
     for c in comparisons:
         rows.append(f"| {c.name} | {interval_text(c.delta)} | {interval_text(c.control_delta)} "
                     f"| {VERDICT_MARK[c.verdict]} {c.verdict} |")

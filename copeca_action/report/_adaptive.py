@@ -86,6 +86,8 @@ def decide(records: Iterable[RunRecord] | RecordTable, scenario: Scenario) -> De
     stop = last or decisive
     if decisive:
         reason = f"decided at look {look} of {len(reps)}: {'; '.join(report.verdict_reasons)}"
+    elif not adaptive.enabled:
+        reason = "adaptive sampling is off: one look after all repetitions"
     elif last:
         reason = "maximum repetitions reached"
     else:
