@@ -9,14 +9,15 @@ docs/methodology.md, "Reading copeca results").
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, NotRequired, cast
 
 import numpy as np
 import pydantic_core
-from pydantic import ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from copeca_action.errors import ConfigError, Problem
-from copeca_action.records._record import OUTCOMES, RunRecord
+from copeca_action.records._record import OUTCOMES, Outcome, RunRecord
 
 Format = Literal["copeca-action", "copeca"]
 _REQUIRED = ("run_id", "task_id", "arm", "model", "outcome")
@@ -44,20 +45,56 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], Format]:
     numbers = [i for i, raw in enumerate(lines, 1) if raw.strip()]
     if numbers and detect_format(_first(lines[numbers[0] - 1])) == "copeca":
         return _read_copeca(path, lines, numbers), "copeca"
-    try:  # one parse for the whole file; per line only when something is wrong
-        parsed = pydantic_core.from_json(b"[" + b",".join(lines[i - 1] for i in numbers) + b"]")
-    except ValueError:
-        parsed, numbers = _parse_lines(path, lines, numbers)
-    if not all(isinstance(row, dict) for row in parsed):
-        bad = next(n for n, row in zip(numbers, parsed, strict=True) if not isinstance(row, dict))
-        raise ConfigError(Problem(str(path), "expected a JSON object per line", bad))
-    fmt: Format = detect_format(parsed[0]) if parsed else "copeca-action"
-    if fmt == "copeca":
-        parsed = [from_copeca(row, path.stem) for row in parsed]
-    if not _quick_ok(parsed):
+    try:  # one validating parse of the whole file, materialising only what is analysed
+        rows = _SLIM.validate_json(b"[" + b",".join(lines[i - 1] for i in numbers) + b"]")
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] != "json_invalid":
+            loc = first["loc"]
+            field = ".".join(str(p) for p in loc[1:]) or None
+            raise ConfigError(Problem(str(path), first["msg"], numbers[int(loc[0])],
+                                      field)) from exc
+        parsed, numbers = _parse_lines(path, lines, numbers)  # locate the bad line
         for number, row in zip(numbers, parsed, strict=True):
             _validate(row, path, number)
-    return parsed, fmt
+        return parsed, "copeca-action"
+    return cast(list[dict[str, Any]], rows), "copeca-action"
+
+
+class _Tokens(TypedDict, total=False):
+    input: NonNegInt
+    output: NonNegInt
+    cache_write: NonNegInt
+    cache_read: NonNegInt
+
+
+class _Row(TypedDict):
+    """The fields the analysis reads; the rest of a line is parsed but not kept."""
+
+    run_id: str
+    task_id: str
+    arm: str
+    model: str
+    outcome: Outcome
+    scenario: NotRequired[str]
+    runner: NotRequired[str]
+    cli_version: NotRequired[str | None]
+    repetition: NotRequired[NonNegInt]
+    control: NotRequired[bool]
+    category: NotRequired[str]
+    language: NotRequired[str]
+    correct: NotRequired[bool]
+    cost_usd: NotRequired[Annotated[float, Field(ge=0, allow_inf_nan=False)]]
+    tokens: NotRequired[_Tokens]
+    turns: NotRequired[NonNegInt]
+    tool_calls: NotRequired[NonNegInt]
+    duration_s: NotRequired[Annotated[float, Field(ge=0)]]
+    tool_adopted: NotRequired[bool | None]
+    flags: NotRequired[list[str]]
+
+
+NonNegInt = Annotated[int, Field(ge=0)]
+_SLIM: TypeAdapter[list[_Row]] = TypeAdapter(list[_Row])
 
 
 def _first(raw: bytes) -> dict[str, Any]:
