@@ -8,6 +8,7 @@ docs/methodology.md, "Reading copeca results").
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, cast
 
@@ -35,30 +36,79 @@ def detect_format(row: dict[str, Any]) -> Format:
 
 def read_rows(path: Path) -> tuple[list[dict[str, Any]], Format]:
     """Every record of a results file as a RunRecord-shaped dict, and the file's format.
-    A truncated last line (a crash mid-append) is skipped, as in read_records."""
+    Streams the file in slices, so memory holds the slim rows, not the file. A truncated
+    last line (a crash mid-append: no newline, not JSON) is skipped, as in read_records."""
     try:
-        data = path.read_bytes()
+        handle = path.open("rb")
     except OSError as exc:
         raise ConfigError(f"cannot read results: {exc.strerror}", path) from exc
-    lines = data.split(b"\n")
-    del data
-    numbers = [i for i, raw in enumerate(lines, 1) if raw.strip()]
-    if numbers and detect_format(_first(lines[numbers[0] - 1])) == "copeca":
-        return _read_copeca(path, lines, numbers), "copeca"
-    try:  # one validating parse of the whole file, materialising only what is analysed
-        rows = _SLIM.validate_json(b"[" + b",".join(lines[i - 1] for i in numbers) + b"]")
+    with handle:
+        lines = ((n, raw) for n, raw in enumerate(handle, 1) if raw.strip())
+        rows: list[dict[str, Any]] = []
+        fmt: Format | None = None
+        while part := list(itertools.islice(lines, _SLICE)):
+            fmt = fmt or detect_format(_first(part[0][1]))
+            rows += (_copeca_slice(path, part) if fmt == "copeca"
+                     else _slice(path, part))
+    return rows, fmt or "copeca-action"
+
+
+def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
+    """One validating parse of many lines, materialising only what is analysed."""
+    try:
+        return cast(list[dict[str, Any]],
+                    _SLIM.validate_json(b"[" + b",".join(raw for _, raw in part) + b"]"))
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] != "json_invalid":
             loc = first["loc"]
             field = ".".join(str(p) for p in loc[1:]) or None
-            raise ConfigError(Problem(str(path), first["msg"], numbers[int(loc[0])],
+            raise ConfigError(Problem(str(path), first["msg"], part[int(loc[0])][0],
                                       field)) from exc
-        parsed, numbers = _parse_lines(path, lines, numbers)  # locate the bad line
-        for number, row in zip(numbers, parsed, strict=True):
+    rows = []
+    for number, raw in part:  # a line is not JSON: find it
+        row = _parse(path, number, raw)
+        if row is not None:
+            try:
+                rows.append(cast(dict[str, Any], _ROW.validate_python(row)))
+            except ValidationError as exc:
+                _raise(exc, path, number)
+    return rows
+
+
+def _copeca_slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
+    """copeca lines are large (answer text, tool sequences): map each as it is parsed."""
+    stem = path.stem
+    rows = [(n, from_copeca(row, stem)) for n, raw in part
+            if (row := _parse(path, n, raw)) is not None]
+    slim = [row for _, row in rows]
+    if not _quick_ok(slim):
+        for number, row in rows:
             _validate(row, path, number)
-        return parsed, "copeca-action"
-    return cast(list[dict[str, Any]], rows), "copeca-action"
+    return slim
+
+
+def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any] | None:
+    """One line as a dict; None for a truncated final line (no newline)."""
+    try:
+        row = pydantic_core.from_json(raw)
+    except ValueError as exc:
+        if not raw.endswith(b"\n"):
+            return None
+        raise ConfigError(Problem(str(path), f"not JSON: {exc}", number)) from exc
+    if not isinstance(row, dict):
+        raise ConfigError(Problem(str(path), "expected a JSON object per line", number))
+    return row
+
+
+def _raise(exc: ValidationError, path: Path, number: int) -> None:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or None
+    raise ConfigError(Problem(str(path), first["msg"], number, field)) from exc
+
+
+_SLICE = 8192
+"""Lines validated per call: large enough to amortise the call, small enough for memory."""
 
 
 class _Tokens(TypedDict, total=False):
@@ -95,6 +145,7 @@ class _Row(TypedDict):
 
 NonNegInt = Annotated[int, Field(ge=0)]
 _SLIM: TypeAdapter[list[_Row]] = TypeAdapter(list[_Row])
+_ROW: TypeAdapter[_Row] = TypeAdapter(_Row)
 
 
 def _first(raw: bytes) -> dict[str, Any]:
@@ -103,42 +154,6 @@ def _first(raw: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return row if isinstance(row, dict) else {}
-
-
-def _read_copeca(path: Path, lines: list[bytes], numbers: list[int]) -> list[dict[str, Any]]:
-    """copeca lines are large (answer text, tool sequences): map each line as it is parsed
-    so only the slim rows stay in memory."""
-    rows = []
-    stem = path.stem
-    for number in numbers:
-        try:
-            row = pydantic_core.from_json(lines[number - 1])
-        except ValueError as exc:
-            if number >= len(lines) - 1:
-                continue  # an interrupted append
-            raise ConfigError(Problem(str(path), f"not JSON: {exc}", number)) from exc
-        if not isinstance(row, dict):
-            raise ConfigError(Problem(str(path), "expected a JSON object per line", number))
-        rows.append(from_copeca(row, stem))
-        lines[number - 1] = b""
-    if not _quick_ok(rows):
-        for number, row in zip(numbers, rows, strict=False):
-            _validate(row, path, number)
-    return rows
-
-
-def _parse_lines(path: Path, lines: list[bytes],
-                 numbers: list[int]) -> tuple[list[Any], list[int]]:
-    rows, kept = [], []
-    for number in numbers:
-        try:
-            rows.append(pydantic_core.from_json(lines[number - 1]))
-            kept.append(number)
-        except ValueError as exc:
-            if number == len(lines) or (number == len(lines) - 1 and not lines[-1]):
-                continue  # an interrupted append
-            raise ConfigError(Problem(str(path), f"not JSON: {exc}", number)) from exc
-    return rows, kept
 
 
 def _quick_ok(rows: list[dict[str, Any]]) -> bool:
@@ -163,9 +178,7 @@ def _validate(row: dict[str, Any], path: Path, number: int) -> None:
     try:
         RunRecord.model_validate(row)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or None
-        raise ConfigError(Problem(str(path), first["msg"], number, field)) from exc
+        _raise(exc, path, number)
 
 
 def from_copeca(row: dict[str, Any], scenario: str = "", line: int = 0) -> dict[str, Any]:

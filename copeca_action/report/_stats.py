@@ -27,7 +27,8 @@ HYBRID_BELOW = 12
 """Below this many clusters the studentized bounds are joined with the expanded ones."""
 
 _CHUNK_CELLS = 4_000_000
-"""Resample-matrix cells built at once; bounds memory for large task counts."""
+"""Cells of the resample matrix (and of the resampled sums) built at once: bounds memory for
+large task counts and large batches."""
 
 
 def cost_per_correct(spend: ArrayLike, correct: ArrayLike) -> FloatArray:
@@ -175,7 +176,8 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
     with np.errstate(divide="ignore", invalid="ignore"):
         theta_hat = np.log1p(estimate)
     se_hat = _linear_se(cols.sum(axis=-1)[..., None], pairs, n)[..., 0] if student else None
-    step = max(1, _CHUNK_CELLS // n)
+    batch = int(np.prod(batch_shape)) if batch_shape else 1
+    step = max(1, _CHUNK_CELLS // (n + batch * cols.shape[-2]))
     plain: list[FloatArray] = []
     studentized: list[FloatArray] = []
     for start in range(0, resamples, step):

@@ -94,3 +94,25 @@ def test_a_truncated_last_line_is_skipped(tmp_path: Path) -> None:
     path.write_text(json.dumps(good) + "\n" + json.dumps(good)[:20])
     rows, _ = read_rows(path)
     assert len(rows) == 1
+
+
+def test_a_broken_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
+    good = {"run_id": "a", "scenario": "s", "task_id": "t", "task_hash": "h", "arm": "b",
+            "model": "m", "runner": "r", "repetition": 0, "outcome": "ok"}
+    path = tmp_path / "r.jsonl"
+    path.write_text(json.dumps(good) + "\n{broken\n" + json.dumps(good) + "\n")
+    with pytest.raises(ConfigError) as err:
+        read_rows(path)
+    assert err.value.problems[0].line == 2 and "not JSON" in err.value.problems[0].message
+
+
+def test_errors_are_located_past_the_first_slice(tmp_path: Path) -> None:
+    good = {"run_id": "a", "scenario": "s", "task_id": "t", "task_hash": "h", "arm": "b",
+            "model": "m", "runner": "r", "repetition": 0, "outcome": "ok", "cost_usd": 1.0}
+    lines = [json.dumps({**good, "run_id": str(i)}) for i in range(9000)]
+    lines[8500] = json.dumps({**good, "cost_usd": -1})
+    path = tmp_path / "r.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ConfigError) as err:
+        read_rows(path)
+    assert err.value.problems[0].line == 8501 and err.value.problems[0].field == "cost_usd"
