@@ -3,9 +3,11 @@ side by side with `copeca analyze` on the same 100k-record copeca-format file.
 
     .venv/bin/python bench/analyze_perf.py [--copeca PATH-TO-copeca] [--sizes 1000,10000]
 
-Each measurement is one child process (os.wait4 gives its own peak RSS). Records are
-simulated: 2 arms, 5 capabilities, tasks × repetitions sized to the count, 100 repetitions
-per task at 100k (so per-task lines get intervals too).
+Each measurement is one child process (os.wait4 gives its peak RSS). The records are
+written by another child first, so this parent stays small: a forked child's peak RSS counts
+the parent's memory until exec. Records are simulated: 2 arms, 5 capabilities, tasks ×
+repetitions sized to the count, 100 repetitions per task at 100k (so per-task lines get
+intervals too).
 """
 
 from __future__ import annotations
@@ -20,15 +22,15 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
-from copeca_action.report._simulate import Population, make_rows
-
 HERE = Path(__file__).resolve().parent
 ANALYZE = [sys.executable, "-m", "copeca_action.cli", "analyze"]
 
 
 def rows_for(count: int, seed: int = 0) -> list[dict[str, object]]:
+    import numpy as np
+
+    from copeca_action.report._simulate import Population, make_rows
+
     reps = 10 if count <= 10_000 else 100
     tasks = max(1, count // (2 * reps))
     return make_rows(Population(cost_ratio=1.1), tasks, reps, np.random.default_rng(seed))
@@ -79,37 +81,52 @@ def write(path: Path, rows: list[dict[str, object]]) -> Path:
     return path
 
 
+def generate(folder: Path, sizes: list[int]) -> None:
+    for size in sizes:
+        rows = rows_for(size)
+        write(folder / f"ours-{size}.jsonl", rows)
+        if size == max(sizes):
+            write(folder / f"copeca-{size}.jsonl", [as_copeca(r) for r in rows])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--copeca", help="the copeca CLI (default: `copeca` on PATH)")
+    parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.generate:
+        generate(args.generate, sizes)
+        return 0
     copeca = args.copeca or shutil.which("copeca")
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
+        subprocess.run([sys.executable, __file__, "--generate", tmp, "--sizes", args.sizes],
+                       check=True)
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print("| file | records | tool | wall s | CPU s | peak MiB |")
         print("|---|---:|---|---:|---:|---:|")
-        for size in (int(s) for s in args.sizes.split(",")):
-            rows = rows_for(size)
-            ours = write(base / f"ours-{size}.jsonl", rows)
+        for size in sizes:
+            ours = base / f"ours-{size}.jsonl"
+            records = sum(1 for _ in ours.open("rb"))
             wall, cpu, mem = measure([*ANALYZE, str(ours), "--format", "json"])
-            print(f"| copeca-action format | {len(rows):,} | copeca-action analyze | "
+            print(f"| copeca-action format | {records:,} | copeca-action analyze | "
                   f"{wall:.2f} | {cpu:.2f} | {mem:.0f} |", flush=True)
-            if size == max(int(s) for s in args.sizes.split(",")):
-                theirs = write(base / f"copeca-{size}.jsonl", [as_copeca(r) for r in rows])
-                wall, cpu, mem = measure([*ANALYZE, str(theirs), "--format", "json"])
-                print(f"| copeca format | {len(rows):,} | copeca-action analyze | {wall:.2f} | "
-                      f"{cpu:.2f} | {mem:.0f} |", flush=True)
-                if copeca:
-                    for fmt in ("markdown", "json"):
-                        wall, cpu, mem = measure([copeca, "analyze", str(theirs), "--format",
-                                                  fmt])
-                        print(f"| copeca format | {len(rows):,} | copeca analyze --format "
-                              f"{fmt} | {wall:.2f} | {cpu:.2f} | {mem:.0f} |", flush=True)
-                else:
-                    print("| copeca format | – | copeca analyze | not installed (pip install "
-                          "copeca into a scratch venv, pass --copeca) | | |")
+            if size != max(sizes):
+                continue
+            theirs = base / f"copeca-{size}.jsonl"
+            wall, cpu, mem = measure([*ANALYZE, str(theirs), "--format", "json"])
+            print(f"| copeca format | {records:,} | copeca-action analyze | {wall:.2f} | "
+                  f"{cpu:.2f} | {mem:.0f} |", flush=True)
+            if not copeca:
+                print("| copeca format | – | copeca analyze | not installed (pip install "
+                      "copeca into a scratch venv, pass --copeca) | | |")
+                continue
+            for fmt in ("markdown", "json"):
+                wall, cpu, mem = measure([copeca, "analyze", str(theirs), "--format", fmt])
+                print(f"| copeca format | {records:,} | copeca analyze --format {fmt} | "
+                      f"{wall:.2f} | {cpu:.2f} | {mem:.0f} |", flush=True)
     return 0
 
 

@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     notes = ["copeca records carry no control flag and no CLI version: control delta and "
              "version checks are unavailable"] if fmt == "copeca" else []
     table = table_from_rows(rows, scenario.name if scenario else "", notes)
+    del rows  # the columns hold what is needed; free the rows before the bootstrap
     report = build_report(table, settings(args, scenario, table), source_format=fmt)
     text = render_json(report) if args.format == "json" else render_markdown(
         report, tasks=not args.no_tasks)

@@ -26,7 +26,7 @@ every percentile-type interval under-covers with a handful of tasks."""
 HYBRID_BELOW = 12
 """Below this many clusters the studentized bounds are joined with the expanded ones."""
 
-_CHUNK_CELLS = 4_000_000
+_CHUNK_CELLS = 2_000_000
 """Cells of the resample matrix (and of the resampled sums) built at once: bounds memory for
 large task counts and large batches."""
 

@@ -37,7 +37,7 @@ def copeca_record(**over: Any) -> dict[str, Any]:
 
 def test_copeca_records_map_field_by_field() -> None:
     row = from_copeca(copeca_record(), "scn")
-    rec = RunRecord.model_validate(row)
+    rec = RunRecord.model_validate({"task_hash": "", **row})
     assert (rec.task_id, rec.arm, rec.model, rec.repetition) == (
         "flask_locate_route", "indexed", "claude-haiku-4-5", 2)
     assert rec.outcome == "ok" and rec.correct and rec.cost_usd == 0.042
