@@ -50,3 +50,20 @@ def test_a_missing_file_is_a_config_error(tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["analyze", str(tmp_path / "nope.jsonl")]) == 2
     assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_an_adaptive_scenario_judges_with_the_alpha_of_its_last_look(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: s\ntasks: {include: ['*']}\nmodes: [baseline, codesearch]\nmodels: [m]\n"
+        "model_runner_map: {m: claude}\nseed: 11\nresamples: 400\n"
+        "adaptive: {min_repetitions: 2, step: 2, max_repetitions: 6, alpha: 0.05}\n"
+        "thresholds: {fail: 0.2, alert: 0.1}\n")
+    rows = make_rows(Population(cost_ratio=1.0), 12, 2, np.random.default_rng(0))
+    results = write(tmp_path / "results.jsonl", rows)
+    assert main(["analyze", str(results), "--scenario", str(scenario), "--format", "json"]) == 0
+    report = Report.model_validate_json(capsys.readouterr().out)
+    assert report.alpha == pytest.approx(0.05 * (2 / 6) ** 2)
+    assert (report.seed, report.resamples, report.thresholds.fail) == (11, 400, 0.2)
+    assert report.comparisons[0].delta.level == pytest.approx(1 - report.alpha)
