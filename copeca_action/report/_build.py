@@ -26,6 +26,7 @@ from copeca_action.report._model import (
 )
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
+    HYBRID_BELOW,
     FloatArray,
     IntervalMethod,
     cost_per_correct,
@@ -36,7 +37,7 @@ from copeca_action.report._verdict import judge
 from copeca_action.scenario import Scenario, Thresholds
 
 BASELINE = "baseline"
-FEW_TASKS = 10
+FEW_TASKS = HYBRID_BELOW
 """Below this many tasks the headline interval uses the small-sample rule; warn."""
 STALE_PRICING_DAYS = 60
 
