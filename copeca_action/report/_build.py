@@ -29,7 +29,6 @@ from copeca_action.report._stats import (
     HYBRID_BELOW,
     FloatArray,
     IntervalMethod,
-    cost_per_correct,
     paired_bootstrap,
 )
 from copeca_action.report._table import INFRA, NOT_RUN, RecordTable, table_from_records
@@ -122,7 +121,7 @@ def _arm_summary(t: RecordTable, code: int, name: str) -> ArmSummary:
         infra_errors=int((rows & (t.outcome == INFRA)).sum()),
         not_run=int((rows & (t.outcome == NOT_RUN)).sum()),
         spend_usd=spend, correct=correct, accuracy=correct / runs if runs else None,
-        cpc_usd=float(cost_per_correct(spend, correct)),
+        cpc_usd=_cpc(spend, correct),
         outcomes={o: int(n) for o, n in zip(OUTCOMES, outcome_counts, strict=True) if n},
         tokens=dict(zip(("input", "output", "cache_write", "cache_read"),
                         (int(x) for x in tokens), strict=True)),
@@ -297,8 +296,13 @@ def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str) 
     ct, cb = float(st.correct.sum()), float(sb.correct.sum())
     return Line(key=key, runs_tool=rt, runs_base=rb, accuracy_tool=ct / rt if rt else None,
                 accuracy_base=cb / rb if rb else None,
-                cpc_tool=float(cost_per_correct(st.spend.sum(), ct)),
-                cpc_base=float(cost_per_correct(sb.spend.sum(), cb)), delta=interval, note=note)
+                cpc_tool=_cpc(float(st.spend.sum()), ct), cpc_base=_cpc(float(sb.spend.sum()), cb),
+                delta=interval, note=note)
+
+
+def _cpc(spend: float, correct: float) -> float:
+    """Scalar cost per correct (the array version is for the bootstrap)."""
+    return spend / correct if correct > 0 else math.inf
 
 
 # ---------------------------------------------------------------- warnings
