@@ -116,9 +116,9 @@ def tail_probability(alpha: float, n_clusters: int, method: IntervalMethod) -> f
 
 def resample_counts(n_clusters: int, resamples: int, rng: np.random.Generator) -> FloatArray:
     """(resamples, n) matrix: how often each cluster is drawn in each resample."""
-    idx = rng.integers(0, n_clusters, size=(resamples, n_clusters))
-    idx += (np.arange(resamples) * n_clusters)[:, None]
-    counts = np.bincount(idx.ravel(), minlength=resamples * n_clusters)
+    idx = rng.integers(0, n_clusters, size=(resamples, n_clusters), dtype=np.int32)
+    flat = (idx + (np.arange(resamples, dtype=np.int64) * n_clusters)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=resamples * n_clusters)
     return counts.reshape(resamples, n_clusters).astype(np.float64)
 
 
