@@ -251,7 +251,7 @@ def _zero_correct_bounds(x: FloatArray, runs_t: FloatArray, runs_b: FloatArray, 
 def _linear_se(sums: FloatArray, pairs: list[tuple[int, int]], n: int) -> FloatArray:
     """Linearisation (delta-method) standard error of the log ratio from resampled sums:
     Var = n/(n−1) · Σ_i (Σ_k g_k x_ki)², g = (1/S_t, −1/C_t, −1/S_b, 1/C_b)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g = [1 / sums[..., 0, :], -1 / sums[..., 1, :], -1 / sums[..., 2, :], 1 / sums[..., 3, :]]
         var = np.zeros_like(g[0])
         for j, (k, m) in enumerate(pairs):
