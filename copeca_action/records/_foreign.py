@@ -8,6 +8,7 @@ docs/methodology.md, "Reading copeca results").
 
 from __future__ import annotations
 
+import functools
 import itertools
 from pathlib import Path
 from typing import Annotated, Any, Literal, NotRequired, cast
@@ -57,7 +58,7 @@ def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
     """One validating parse of many lines, materialising only what is analysed."""
     try:
         return cast(list[dict[str, Any]],
-                    _SLIM.validate_json(b"[" + b",".join(raw for _, raw in part) + b"]"))
+                    _adapters()[0].validate_json(b"[" + b",".join(raw for _, raw in part) + b"]"))
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] != "json_invalid":
@@ -70,7 +71,7 @@ def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
         row = _parse(path, number, raw)
         if row is not None:
             try:
-                rows.append(cast(dict[str, Any], _ROW.validate_python(row)))
+                rows.append(cast(dict[str, Any], _adapters()[2].validate_python(row)))
             except ValidationError as exc:
                 _raise(exc, path, number)
     return rows
@@ -81,7 +82,7 @@ def _copeca_slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, A
     stem = path.stem
     numbered: list[tuple[int, dict[str, Any]]]
     try:
-        parsed = _COPECA.validate_json(b"[" + b",".join(raw for _, raw in part) + b"]")
+        parsed = _adapters()[1].validate_json(b"[" + b",".join(raw for _, raw in part) + b"]")
         numbered = [(n, cast(dict[str, Any], row))
                     for (n, _), row in zip(part, parsed, strict=True)]
     except ValidationError:  # a line is not JSON or not an object: find it
@@ -149,7 +150,6 @@ class _Row(TypedDict):
 
 
 NonNegInt = Annotated[int, Field(ge=0)]
-_SLIM: TypeAdapter[list[_Row]] = TypeAdapter(list[_Row])
 
 
 class _CopecaRow(TypedDict, total=False):
@@ -179,8 +179,11 @@ class _CopecaRow(TypedDict, total=False):
     metadata: Any
 
 
-_COPECA: TypeAdapter[list[_CopecaRow]] = TypeAdapter(list[_CopecaRow])
-_ROW: TypeAdapter[_Row] = TypeAdapter(_Row)
+@functools.cache
+def _adapters() -> tuple[TypeAdapter[list[_Row]], TypeAdapter[list[_CopecaRow]],
+                         TypeAdapter[_Row]]:
+    """Built on first use: only `analyze` pays for them, not every command's start-up."""
+    return TypeAdapter(list[_Row]), TypeAdapter(list[_CopecaRow]), TypeAdapter(_Row)
 
 
 def _first(raw: bytes) -> dict[str, Any]:
