@@ -80,16 +80,16 @@ def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
 def _copeca_slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
     """copeca lines are large (answer text, tool sequences): parse only the fields read."""
     stem = path.stem
-    numbered: list[tuple[int, dict[str, Any]]]
+    numbers = [n for n, _ in part]
     try:
-        parsed = _adapters()[1].validate_json(b"[" + b",".join(raw for _, raw in part) + b"]")
-        numbered = [(n, cast(dict[str, Any], row))
-                    for (n, _), row in zip(part, parsed, strict=True)]
+        parsed = cast(list[dict[str, Any]], _adapters()[1].validate_json(
+            b"[" + b",".join(raw for _, raw in part) + b"]"))
     except ValidationError:  # a line is not JSON or not an object: find it
-        numbered = [(n, row) for n, raw in part if (row := _parse(path, n, raw)) is not None]
-    slim = [from_copeca(row, stem) for _, row in numbered]
+        kept = [(n, row) for n, raw in part if (row := _parse(path, n, raw)) is not None]
+        numbers, parsed = [n for n, _ in kept], [row for _, row in kept]
+    slim = [from_copeca(row, stem) for row in parsed]
     if not _quick_ok(slim):
-        for (number, _), row in zip(numbered, slim, strict=True):
+        for number, row in zip(numbers, slim, strict=True):
             _validate(row, path, number)
     return slim
 
