@@ -219,7 +219,7 @@ def _validate(row: dict[str, Any], path: Path, number: int) -> None:
         _raise(exc, path, number)
 
 
-def from_copeca(row: dict[str, Any], scenario: str = "", line: int = 0) -> dict[str, Any]:
+def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
     """A copeca result record as a RunRecord-shaped dict.
 
     copeca writes one line per run with `task, mode, model, runner, repetition, correct,
