@@ -91,11 +91,17 @@ class LocalSandbox:
         with tempfile.TemporaryDirectory(prefix="copeca-home-") as home_dir:
             home = Path(home_dir)
             wrapped, isolation = self._wrap(tree, home, argv)
-            group = create_cgroup(self.pids_max, self.memory_bytes)
             full_env = {k: os.environ[k] for k in ENV_PASSTHROUGH if k in os.environ}
             full_env.update({"HOME": str(home), "TMPDIR": "/tmp" if self.network == "bwrap"
                              else str(home), "CI": "true", "PYTHONDONTWRITEBYTECODE": "1"})
             full_env.update(env or {})
+            program = argv[0] if "/" in argv[0] else shutil.which(argv[0],
+                                                                  path=full_env.get("PATH"))
+            if program is None or not os.path.exists(program if "/" not in argv[0]
+                                                     else tree / program):
+                return ExecResult(exit_code=127, output=f"command not found: {argv[0]}",
+                                  duration_s=0.0, isolation=isolation)
+            group = create_cgroup(self.pids_max, self.memory_bytes)
             start = time.monotonic()
             with tempfile.TemporaryFile() as out:
                 try:

@@ -18,6 +18,8 @@ TEST_ADD = ("from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 
             "def test_add_zero():\n    assert add(0, 4) == 4\n")
 TEST_MUL = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir=."]
+QUIET = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+"""The dev venv's pytest plugins (hypothesis...) only slow the toy suites down."""
 
 Edits = dict[str, str | bytes | None]
 MakeDiff = Callable[[Edits], str]
@@ -74,10 +76,10 @@ def make_diff(repo: Path, tmp_path: Path) -> MakeDiff:
 @pytest.fixture
 def feature_add(make_diff: MakeDiff) -> FeatureSpec:
     return FeatureSpec(id=1, tests_patch=make_diff({"tests/test_add.py": TEST_ADD}),
-                       command=[*PYTEST, "tests/test_add.py"], timeout_s=60)
+                       command=[*PYTEST, "tests/test_add.py"], timeout_s=60, env=QUIET)
 
 
 @pytest.fixture
 def feature_mul(make_diff: MakeDiff) -> FeatureSpec:
     return FeatureSpec(id=2, tests_patch=make_diff({"tests/test_mul.py": TEST_MUL}),
-                       command=[*PYTEST, "tests/test_mul.py"], timeout_s=60)
+                       command=[*PYTEST, "tests/test_mul.py"], timeout_s=60, env=QUIET)
