@@ -1,7 +1,7 @@
 """The `local` sandbox: the command runs on this host over the prepared tree.
 
-Network: cut with bubblewrap (read-only host, writable tree, private /tmp, new network and pid
-namespaces) when `bwrap` works, else with `unshare` (new network and pid namespaces), else not
+Network: cut with bubblewrap (read-only host, writable tree and private HOME/TMPDIR, new
+network and pid namespaces) when `bwrap` works, else with `unshare` (new network and pid namespaces), else not
 at all (recorded). Processes and memory: a cgroup when one can be made. Timeout: the process
 group, the pid namespace and the cgroup are all killed, so nothing outlives the evaluation.
 """
@@ -76,7 +76,7 @@ class LocalSandbox:
     def _wrap(self, tree: Path, home: Path, argv: Sequence[str]) -> tuple[list[str], list[str]]:
         if self.network == "bwrap":
             prefix = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                      "--tmpfs", "/tmp", "--bind", str(tree), str(tree), "--bind", str(home),
+                      "--bind", str(tree), str(tree), "--bind", str(home),
                       str(home), "--unshare-net", "--unshare-pid", "--unshare-ipc",
                       "--die-with-parent", "--chdir", str(tree), "--"]
             return [*prefix, *argv], ["bwrap", "netns", "pidns", "ro-host"]
@@ -92,8 +92,8 @@ class LocalSandbox:
             home = Path(home_dir)
             wrapped, isolation = self._wrap(tree, home, argv)
             full_env = {k: os.environ[k] for k in ENV_PASSTHROUGH if k in os.environ}
-            full_env.update({"HOME": str(home), "TMPDIR": "/tmp" if self.network == "bwrap"
-                             else str(home), "CI": "true", "PYTHONDONTWRITEBYTECODE": "1"})
+            full_env.update({"HOME": str(home), "TMPDIR": str(home), "CI": "true",
+                             "PYTHONDONTWRITEBYTECODE": "1"})
             full_env.update(env or {})
             program = argv[0] if "/" in argv[0] else shutil.which(argv[0],
                                                                   path=full_env.get("PATH"))

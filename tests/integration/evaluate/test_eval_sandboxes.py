@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from copeca_action.evaluate import DockerSandbox, LocalSandbox, Sandbox, detect_network_cut
 from copeca_action.errors import InfraError
+from copeca_action.evaluate import DockerSandbox, LocalSandbox, Sandbox, detect_network_cut
 
 
 @pytest.fixture(params=["local", "docker"])
