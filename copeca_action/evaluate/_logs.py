@@ -51,8 +51,10 @@ class LoggedRun:
             return [self.path / "solo.patch"]
         found = []
         for number, letter in zip(self.features, "AB", strict=True):
+            by_letter = self.path / f"agent{letter}.patch"
             by_number = self.path / f"agent{number}.patch"
-            found.append(by_number if by_number.exists() else self.path / f"agent{letter}.patch")
+            found.append(by_letter if by_letter.exists() and not by_number.exists()
+                         else by_number)
         return found
 
 
