@@ -1,9 +1,10 @@
 """The `local` sandbox: the command runs on this host over the prepared tree.
 
 Network: cut with bubblewrap (read-only host, writable tree and private HOME/TMPDIR, new
-network and pid namespaces) when `bwrap` works, else with `unshare` (new network and pid namespaces), else not
-at all (recorded). Processes and memory: a cgroup when one can be made. Timeout: the process
-group, the pid namespace and the cgroup are all killed, so nothing outlives the evaluation.
+network and pid namespaces) when `bwrap` works, else with `unshare` (new network and pid
+namespaces), else not at all (recorded). Processes and memory: a cgroup when one can be
+made. Timeout: the process group, the pid namespace and the cgroup are all killed, so nothing
+outlives the evaluation.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import CALC, FIXED_ADD, MakeDiff, run_git, write
+from evalrepo import CALC, FIXED_ADD, MakeDiff, run_git, write
 
 from copeca_action.evaluate import apply_patch
 from copeca_action.evaluate._git import base_repo, clone_tree

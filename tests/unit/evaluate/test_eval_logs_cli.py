@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CALC, FIXED_ADD, MakeDiff
+from evalrepo import CALC, FIXED_ADD, MakeDiff
 
 from copeca_action.cli import main
 from copeca_action.evaluate import discover_runs, read_eval

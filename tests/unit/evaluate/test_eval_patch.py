@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import CALC, FIXED_ADD, TEST_ADD, MakeDiff, run_git, write
+from evalrepo import CALC, FIXED_ADD, TEST_ADD, MakeDiff, run_git, write
 
 from copeca_action.evaluate import TestFileRules, apply_patch, extract_patch, sanitize_patch
 from copeca_action.evaluate._git import base_repo, clone_tree

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import CALC, FIXED_ADD, PYTEST, TEST_ADD, MakeDiff
+from evalrepo import CALC, FIXED_ADD, PYTEST, TEST_ADD, MakeDiff
 
 from copeca_action.evaluate import (
     FeatureSpec,
