@@ -31,6 +31,7 @@ from copeca_action.evaluate._patch import (
     normalize_patch,
     sanitize_patch,
 )
+from copeca_action.evaluate._resolve import CorpusResolver, evaluate_task_patch
 from copeca_action.evaluate._results import TestCounts, parse_test_output
 from copeca_action.evaluate._sandbox import (
     ExecResult,
@@ -47,6 +48,7 @@ __all__ = [
     "BaseRepo",
     "CheckResult",
     "CheckStep",
+    "CorpusResolver",
     "DockerSandbox",
     "DroppedFile",
     "EvalResult",
@@ -74,6 +76,7 @@ __all__ = [
     "evaluate_coop",
     "evaluate_experiment",
     "evaluate_solo",
+    "evaluate_task_patch",
     "extract_patch",
     "make_sandbox",
     "normalize_patch",

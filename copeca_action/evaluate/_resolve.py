@@ -14,9 +14,10 @@ from typing import Any
 
 from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.evaluate._docker import build_image, docker_client
+from copeca_action.evaluate._evaluate import evaluate_solo
 from copeca_action.evaluate._git import BaseRepo, base_repo
 from copeca_action.evaluate._logs import LoggedRun, Resolved
-from copeca_action.evaluate._models import FeatureSpec
+from copeca_action.evaluate._models import EvalResult, FeatureSpec
 from copeca_action.evaluate._sandbox import Sandbox, make_sandbox
 from copeca_action.evaluate._testfiles import TestFileRules
 from copeca_action.scenario import Corpus, Task
@@ -116,3 +117,12 @@ class CorpusResolver:
     def close(self) -> None:
         for sandbox in self._sandboxes.values():
             sandbox.close()
+
+
+def evaluate_task_patch(task: Task, task_file: Path, checkout: Path, patch: str,
+                        sandbox: Sandbox, rules: TestFileRules | None = None) -> EvalResult:
+    """Grade one `patch` task's run: the agent's patch (from `extract_patch`) against the
+    task's hidden tests on a clean tree made from `checkout` (what the engine calls)."""
+    spec = feature_spec(task, task_file, 1)
+    return evaluate_solo(base_repo(checkout, task.commit), [spec], patch, sandbox,
+                         repo=task.repo, task_id=task.id, rules=rules)

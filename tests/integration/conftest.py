@@ -29,6 +29,12 @@ BUSYBOX_APPLETS = ("sh", "sleep", "cat", "echo", "ls", "mkdir", "true", "false",
 
 
 @pytest.fixture(scope="session")
+def docker_host(docker_client: Any) -> str:
+    """DOCKER_HOST for the private podman service (for code that calls docker.from_env)."""
+    return str(docker_client.copeca_url)
+
+
+@pytest.fixture(scope="session")
 def docker_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """A docker SDK client on a private podman service; the service is always stopped."""
     if shutil.which("podman") is None:
@@ -77,6 +83,7 @@ def _connect(docker: Any, url: str, service: subprocess.Popen[bytes], root: Path
         with contextlib.suppress(Exception):
             client = docker.DockerClient(base_url=url, timeout=120)
             client.ping()
+            client.copeca_url = url
             return client
         time.sleep(0.1)
     pytest.skip("podman service did not answer within 60 s")

@@ -149,3 +149,28 @@ def test_check_task_reports_a_mutation_that_does_not_match(repo: Path, corpus: P
     assert run_cli("check-task", "calc/mutant", "--corpus", str(corpus), "--repo-dir",
                    str(repo)) == 2
     assert "mutations[0].search: found 0 times in calc.py" in capsys.readouterr().err
+
+
+def test_engine_path_extract_then_grade(repo: Path, corpus: Path, tmp_path: Path) -> None:
+    """What the engine does after an agent run: extract the worktree's patch, grade it."""
+    from evalrepo import run_git, write
+
+    from copeca_action.evaluate import (
+        LocalSandbox,
+        TestFileRules,
+        evaluate_task_patch,
+        extract_patch,
+    )
+    from copeca_action.scenario import load_corpus
+
+    agent_tree = tmp_path / "agent"
+    run_git(tmp_path, "clone", "-q", str(repo), str(agent_tree))
+    start = run_git(agent_tree, "rev-parse", "HEAD").strip()
+    write(agent_tree, {"calc.py": FIXED_ADD, "tests/check_1.py": "print('ok')\n"})
+    patch = extract_patch(agent_tree, start)
+    loaded = load_corpus(corpus).require_ok()
+    result = evaluate_task_patch(loaded.tasks["calc/t1/f1"], loaded.task_files["calc/t1/f1"],
+                                 repo, patch, LocalSandbox(),
+                                 TestFileRules.from_patterns(loaded.repos["calc"].test_patterns))
+    assert result.status == "pass" and result.features == [1] and result.feature2 is None
+    assert [d.path for d in result.patches["solo"].dropped] == ["tests/check_1.py"]
