@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,3 +66,48 @@ def fastapi_python() -> Path:
             pytest.skip(f"cannot install fastapi's test dependencies: {proc.stderr[-300:]}")
         stamp.write_text("ok\n")
     return venv / "bin"
+
+
+@pytest.fixture(scope="session")
+def python_rootfs_tar() -> Path:
+    """A Debian bookworm minbase root file system with python3, as a tar (cached): built by
+    debootstrap from the Debian mirror, since no image can be pulled."""
+    cached = cache_dir() / "debian-bookworm-python3-rootfs.tar"
+    if cached.exists():
+        return cached
+    if shutil.which("debootstrap") is None:
+        pytest.skip("debootstrap is not installed: no Python image can be built")
+    mirror = os.environ.get("COPECA_DEBIAN_MIRROR", "http://deb.debian.org/debian")
+    with tempfile.TemporaryDirectory(prefix="rootfs-", dir=cache_dir()) as tmp:
+        rootfs = Path(tmp) / "rootfs"
+        proc = subprocess.run(["debootstrap", "--variant=minbase", "--include=python3",
+                               "bookworm", str(rootfs), mirror], capture_output=True, text=True,
+                              timeout=1800)
+        if proc.returncode != 0:
+            pytest.skip(f"debootstrap failed: {(proc.stderr or proc.stdout)[-300:]}")
+        (rootfs / "usr/local/bin/python").symlink_to("/usr/bin/python3")
+        partial = cached.with_suffix(".partial")
+        subprocess.run(["tar", "-C", str(rootfs), "-cf", str(partial), "."], check=True)
+        partial.rename(cached)
+    return cached
+
+
+@pytest.fixture(scope="session")
+def fastapi_image(docker_client: Any, python_rootfs_tar: Path, fastapi_python: Path,
+                  tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Debian's python3 plus the test venv's packages (same Python minor version), built
+    locally: the docker sandbox can then run fastapi's tests."""
+    from copeca_action.evaluate import build_image
+
+    ctx = tmp_path_factory.mktemp("fastapi-image")
+    os.link(python_rootfs_tar, ctx / "rootfs.tar")
+    site = next((fastapi_python.parent / "lib").glob("python3*/site-packages"))
+    if site.parent.name != "python3.11":
+        pytest.skip(f"the test venv is {site.parent.name}; Debian bookworm has python3.11")
+    shutil.copytree(site, ctx / "site-packages",
+                    ignore=shutil.ignore_patterns("pip", "pip-*", "setuptools*", "_distutils*"))
+    (ctx / "Dockerfile").write_text(
+        "FROM scratch\nADD rootfs.tar /\n"
+        "COPY site-packages/ /usr/local/lib/python3.11/dist-packages/\nCMD [\"python3\"]\n")
+    return str(build_image(docker_client, ctx / "Dockerfile",
+                           tag="localhost/copeca-test-fastapi:1"))

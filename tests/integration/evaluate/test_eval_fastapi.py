@@ -58,3 +58,22 @@ def test_check_task_on_fastapi(fastapi_checkout: Path, capsys: pytest.CaptureFix
     assert main(["check-task", "fastapi/opid/f2", "--corpus", str(DATA / "corpus"),
                  "--repo-dir", str(fastapi_checkout)]) == 0
     assert "ok: fastapi/opid/f2 (patch)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.container
+def test_eval_on_fastapi_in_containers(fastapi_checkout: Path, fastapi_image: str,
+                                       docker_host: str, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same tree with the docker backend: the same verdicts, from inside containers."""
+    logs = tmp_path / "logs"
+    shutil.copytree(DATA / "logs", logs)
+    monkeypatch.setenv("DOCKER_HOST", docker_host)
+    code = main(["eval", "-n", "demo", "--logs", str(logs), "--corpus", str(DATA / "corpus"),
+                 "--repo-dir", str(fastapi_checkout), "--backend", "docker", "--image",
+                 fastapi_image, "-c", "2"])
+    assert code == 1
+    summary = json.loads((logs / "demo/eval_summary.json").read_text())
+    assert (summary["passed"], summary["failed"], summary["errors"]) == (2, 1, 1)
+    solo = read_eval(logs / "demo/solo/fastapi/opid/f1_f2/eval.json")
+    assert solo is not None and solo.backend == "docker" and "network-none" in solo.isolation
