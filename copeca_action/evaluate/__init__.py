@@ -4,7 +4,7 @@ hidden tests in a sandbox (local or docker), and record CooperBench-style result
 from copeca_action.evaluate._apply import STRATEGIES, ApplyResult, apply_patch
 from copeca_action.evaluate._check import CheckResult, CheckStep, check_task
 from copeca_action.evaluate._docker import DockerSandbox, build_image, docker_client
-from copeca_action.evaluate._evaluate import HarnessError, evaluate_coop, evaluate_solo
+from copeca_action.evaluate._evaluate import evaluate_coop, evaluate_solo
 from copeca_action.evaluate._git import BaseRepo, base_repo
 from copeca_action.evaluate._local import LocalSandbox, detect_network_cut
 from copeca_action.evaluate._logs import (
@@ -56,7 +56,6 @@ __all__ = [
     "ExecResult",
     "FeatureResult",
     "FeatureSpec",
-    "HarnessError",
     "LocalSandbox",
     "LoggedRun",
     "MergeResult",

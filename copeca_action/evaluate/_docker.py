@@ -22,6 +22,8 @@ from copeca_action.evaluate._sandbox import ExecResult, register_sandbox
 
 WORKDIR = "/workspace"
 LABEL = "io.copeca.eval"
+LOG_LINES = 20_000
+"""Last lines of a container's output kept (summaries are at the end)."""
 
 
 def docker_client(base_url: str | None = None) -> Any:
@@ -104,7 +106,9 @@ class DockerSandbox:
             timed_out = False
             try:
                 code: int | None = int(container.wait(timeout=timeout_s)["StatusCode"])
-            except Exception:  # requests' ReadTimeout or ConnectionError: the timeout
+            except Exception as exc:  # requests' ReadTimeout or ConnectionError: the timeout
+                if time.monotonic() - start < 0.9 * timeout_s:
+                    raise InfraError(f"waiting for the container failed: {exc}") from exc
                 timed_out = True
                 code = None
                 with contextlib.suppress(Exception):
@@ -112,7 +116,8 @@ class DockerSandbox:
                 with contextlib.suppress(Exception):
                     container.wait(timeout=30)
             duration = time.monotonic() - start
-            output = container.logs(stdout=True, stderr=True).decode("utf-8", "replace")
+            output = container.logs(stdout=True, stderr=True, tail=LOG_LINES).decode(
+                "utf-8", "replace")
             files = {rel: text for rel in collect
                      if (text := _read_file(container, f"{WORKDIR}/{rel}")) is not None}
         if timed_out:

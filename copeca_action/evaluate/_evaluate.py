@@ -8,14 +8,14 @@ command cannot be started, the sandbox or git broke. Errors are excluded from pa
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
-import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from copeca_action.errors import CopecaError
+from copeca_action.errors import CopecaError, InfraError
 from copeca_action.evaluate._apply import apply_patch
 from copeca_action.evaluate._git import BaseRepo, clone_tree, commit_all, git, reset_tree
 from copeca_action.evaluate._models import (
@@ -25,17 +25,13 @@ from copeca_action.evaluate._models import (
     MergeResult,
     PatchReport,
 )
-from copeca_action.evaluate._patch import SanitizedPatch, sanitize_patch
+from copeca_action.evaluate._patch import SanitizedPatch, normalize_patch, sanitize_patch
 from copeca_action.evaluate._results import parse_test_output
 from copeca_action.evaluate._sandbox import Sandbox, cap_output
 from copeca_action.evaluate._testfiles import TestFileRules
 
 NOT_RUNNABLE = {126: "command not executable", 127: "command not found"}
 """Exit codes that mean the test command never ran: a harness error, not a failure."""
-
-
-class HarnessError(CopecaError):
-    """The evaluation itself is broken (recorded as the run's `error`)."""
 
 
 def now_iso() -> str:
@@ -151,20 +147,21 @@ def _run_feature(tree: Path, head: str, base: str, feature: FeatureSpec,
                  sandbox: Sandbox) -> tuple[FeatureResult, list[str]]:
     """The feature's tests patch on `head`, then its command in the sandbox."""
     reset_tree(tree, head)
-    applied = apply_patch(tree, feature.tests_patch)
+    tests_patch, _ = normalize_patch(feature.tests_patch)
+    applied = apply_patch(tree, tests_patch)
     if not applied.applied:
         reset_tree(tree, base)
-        on_base = apply_patch(tree, feature.tests_patch)
+        on_base = apply_patch(tree, tests_patch)
         reset_tree(tree, head)
         if not on_base.applied:
-            raise HarnessError(f"feature {feature.id}: the tests patch does not apply to the "
+            raise InfraError(f"feature {feature.id}: the tests patch does not apply to the "
                                f"clean tree:\n{applied.log}")
         return _not_run(feature, "the hidden tests patch conflicts with the agent's patch:\n"
                         + applied.log), []
     ran = sandbox.run(tree, feature.command, timeout_s=feature.timeout_s, env=feature.env,
                       collect=feature.junit)
     if ran.exit_code in NOT_RUNNABLE:
-        raise HarnessError(f"feature {feature.id}: {NOT_RUNNABLE[ran.exit_code]}: "
+        raise InfraError(f"feature {feature.id}: {NOT_RUNNABLE[ran.exit_code]}: "
                            f"{' '.join(feature.command)}\n{cap_output(ran.output, 2000)}")
     counts = parse_test_output(ran.output, list(ran.files.values()))
     result = FeatureResult(
@@ -210,15 +207,9 @@ def _result(repo: str, task_id: str, features: Sequence[FeatureSpec], setting: s
         "duration_s": round(time.monotonic() - start, 3)})
 
 
-class _scratch:
+@contextlib.contextmanager
+def _scratch(parent: Path | None) -> Iterator[Path]:
     """A temporary folder for one evaluation's trees, removed afterwards."""
-
-    def __init__(self, parent: Path | None) -> None:
-        self.parent = parent
-
-    def __enter__(self) -> Path:
-        self.path = Path(tempfile.mkdtemp(prefix="copeca-eval-", dir=self.parent))
-        return self.path
-
-    def __exit__(self, *_: object) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="copeca-eval-", dir=parent,
+                                     ignore_cleanup_errors=True) as tmp:
+        yield Path(tmp)

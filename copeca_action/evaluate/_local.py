@@ -19,11 +19,11 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import IO, Literal
 
 from copeca_action.errors import ConfigError
 from copeca_action.evaluate._cgroup import create_cgroup
-from copeca_action.evaluate._sandbox import ExecResult, register_sandbox
+from copeca_action.evaluate._sandbox import OUTPUT_CAP, ExecResult, register_sandbox
 
 Network = Literal["auto", "bwrap", "unshare", "none"]
 ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "TZ", "VIRTUAL_ENV", "GOPATH", "GOCACHE",
@@ -96,10 +96,7 @@ class LocalSandbox:
             full_env.update({"HOME": str(home), "TMPDIR": str(home), "CI": "true",
                              "PYTHONDONTWRITEBYTECODE": "1"})
             full_env.update(env or {})
-            program = argv[0] if "/" in argv[0] else shutil.which(argv[0],
-                                                                  path=full_env.get("PATH"))
-            if program is None or not os.path.exists(program if "/" not in argv[0]
-                                                     else tree / program):
+            if not _resolvable(argv[0], tree, full_env.get("PATH")):
                 return ExecResult(exit_code=127, output=f"command not found: {argv[0]}",
                                   duration_s=0.0, isolation=isolation)
             group = create_cgroup(self.pids_max, self.memory_bytes)
@@ -124,8 +121,7 @@ class LocalSandbox:
                     group.remove()
                     proc.wait()
                 duration = time.monotonic() - start
-                out.seek(0)
-                output = out.read().decode("utf-8", "replace")
+                output = _read_capped(out)
             files = _collect(tree, collect)
         if timed_out:
             output += f"\n[copeca: killed after {timeout_s:g}s timeout]\n"
@@ -135,6 +131,26 @@ class LocalSandbox:
 
     def close(self) -> None:
         return None
+
+
+def _resolvable(program: str, tree: Path, path: str | None) -> bool:
+    """Whether the command can start: checked on the host, whose file system the sandbox
+    shares read-only (bwrap and unshare see the same paths)."""
+    if "/" in program:
+        return (tree / program).exists()  # an absolute path replaces the tree prefix
+    return shutil.which(program, path=path) is not None
+
+
+def _read_capped(handle: IO[bytes], cap: int = 4 * OUTPUT_CAP) -> str:
+    """The whole output when small, else its head and tail (a chatty test cannot fill memory)."""
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(0)
+    if size <= cap:
+        return handle.read().decode("utf-8", "replace")
+    head = handle.read(cap // 4).decode("utf-8", "replace")
+    handle.seek(size - (cap - cap // 4))
+    tail = handle.read().decode("utf-8", "replace")
+    return f"{head}\n[... {size - cap} bytes cut ...]\n{tail}"
 
 
 def _kill_group(pgid: int) -> None:

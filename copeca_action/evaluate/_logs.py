@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from copeca_action.errors import CopecaError
+from copeca_action.errors import CopecaError, InfraError
 from copeca_action.evaluate._evaluate import evaluate_coop, evaluate_solo, now_iso
 from copeca_action.evaluate._git import BaseRepo
 from copeca_action.evaluate._models import EvalResult, EvalSummary, FeatureSpec, RunSummary
@@ -131,7 +131,7 @@ def evaluate_run(run: LoggedRun, resolve: Resolver) -> EvalResult:
         patches = []
         for patch_file in run.patch_files():
             if not patch_file.is_file():
-                raise CopecaError(f"{patch_file.name} missing in {run.path}")
+                raise InfraError(f"{patch_file.name} missing in {run.path}")
             patches.append(read_patch(patch_file))
         got = resolve(run)
         if run.setting == "solo":

@@ -136,3 +136,11 @@ def test_docker_containers_are_removed(docker_client: Any, busybox_image: str,
 def test_command_not_found_is_127(tmp_path: Path) -> None:
     result = LocalSandbox().run(tmp_path, ["no-such-binary-xyz"], timeout_s=10)
     assert result.exit_code == 127
+
+
+def test_chatty_output_is_capped_but_keeps_the_end(sandbox: Sandbox, tmp_path: Path) -> None:
+    result = sandbox.run(tmp_path, ["sh", "-c", "yes spam-spam-spam | head -n 300000; "
+                                    "echo THE-END"], timeout_s=60)
+    assert result.exit_code == 0
+    assert result.output.rstrip().endswith("THE-END")
+    assert len(result.output) < 1_000_000  # 5 MB were written
