@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
                          repo=args.repo, task=args.task, features=_features(args.features))
     resolver = CorpusResolver(corpus, parse_repo_dirs(args.repo_dir), args.backend, args.image)
     for repo in sorted({r.repo for r in runs}):
-        resolver.checkout(repo)  # every repository needs a checkout before anything runs
+        resolver.checkout(repo)  # every repository needs a checkout and a sandbox up front
+        resolver.sandbox(repo)
     err = Console(stderr=True)
     err.print(f"[bold]copeca-action eval[/] {args.name}: {len(runs)} runs, backend "
               f"{args.backend}, concurrency {args.concurrency}")
