@@ -53,6 +53,12 @@ def build_image(client: Any, dockerfile: Path, tag: str | None = None) -> str:
     with contextlib.suppress(Exception):
         client.images.get(tag)
         return tag
+    for base in base_images(dockerfile.read_text()):
+        try:
+            client.images.get(base)
+        except Exception as exc:
+            raise InfraError(f"{dockerfile}: base image {base!r} is not present locally and is "
+                             "never pulled; build or import it first") from exc
     try:
         client.images.build(path=str(dockerfile.parent), dockerfile=dockerfile.name, tag=tag,
                             pull=False, rm=True, forcerm=True)
@@ -60,6 +66,26 @@ def build_image(client: Any, dockerfile: Path, tag: str | None = None) -> str:
         raise InfraError(f"building {dockerfile} failed (images are never pulled; a FROM must "
                          f"name a local image): {exc}") from exc
     return tag
+
+
+def base_images(dockerfile_text: str) -> list[str]:
+    """The images a Dockerfile's FROM lines need (not `scratch`, not earlier stages, not
+    names built from ARGs, which cannot be checked before the build)."""
+    stages: set[str] = set()
+    needed: list[str] = []
+    for line in dockerfile_text.splitlines():
+        words = line.split()
+        if not words or words[0].upper() != "FROM":
+            continue
+        args = [w for w in words[1:] if not w.startswith("--")]
+        if not args:
+            continue
+        image = args[0]
+        if len(args) >= 3 and args[1].upper() == "AS":
+            stages.add(args[2].lower())
+        if image.lower() not in stages and image != "scratch" and "$" not in image:
+            needed.append(image)
+    return needed
 
 
 def tar_tree(tree: Path, prefix: str = WORKDIR.lstrip("/")) -> bytes:

@@ -144,3 +144,12 @@ def test_chatty_output_is_capped_but_keeps_the_end(sandbox: Sandbox, tmp_path: P
     assert result.exit_code == 0
     assert result.output.rstrip().endswith("THE-END")
     assert len(result.output) < 1_000_000  # 5 MB were written
+
+
+def test_build_refuses_a_base_image_that_is_not_local(docker_client: Any,
+                                                      tmp_path: Path) -> None:
+    from copeca_action.evaluate import build_image
+
+    (tmp_path / "Dockerfile").write_text("FROM docker.io/library/alpine:3.19\nRUN true\n")
+    with pytest.raises(InfraError, match="never pulled"):
+        build_image(docker_client, tmp_path / "Dockerfile")
