@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,11 +51,23 @@ class Cgroup:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
 
-    def remove(self) -> None:
+    def remove(self, wait_s: float = 5.0) -> None:
+        """Kill what is left and delete the cgroups. A killed process still counts until the
+        kernel has reaped it, so rmdir is retried (briefly) while it answers EBUSY."""
         self.kill_all()
+        deadline = time.monotonic() + wait_s
         for d in self.dirs:
-            with contextlib.suppress(OSError):
-                d.rmdir()
+            while True:
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    self.kill_all(rounds=1)
+                    time.sleep(0.01)
 
 
 def create_cgroup(pids_max: int, memory_bytes: int) -> Cgroup:

@@ -45,16 +45,20 @@ def _works(argv: tuple[str, ...]) -> bool:
 
 BWRAP_PROBE = ("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                "--unshare-net", "--unshare-pid", "--die-with-parent", "--")
-UNSHARE_PROBE = ("unshare", "--net", "--pid", "--fork", "--kill-child")
+UNSHARE_VARIANTS = (("unshare", "--net", "--pid", "--fork", "--kill-child"),
+                    ("unshare", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"))
+"""As root, new namespaces directly; otherwise inside a user namespace (`unshare -rn`)."""
+
+
+def unshare_prefix() -> tuple[str, ...] | None:
+    return next((v for v in UNSHARE_VARIANTS if _works(v)), None)
 
 
 def detect_network_cut() -> Network:
     """The strongest network isolation this host offers."""
     if _works(BWRAP_PROBE):
         return "bwrap"
-    if _works(UNSHARE_PROBE):
-        return "unshare"
-    if _works(("unshare", "-r", "-n", "-p", "-f", "--kill-child")):
+    if unshare_prefix() is not None:
         return "unshare"
     return "none"
 
@@ -66,8 +70,8 @@ class LocalSandbox:
 
     def __init__(self, network: Network = "auto", pids_max: int = 1024,
                  memory_bytes: int = 4 * 2**30, **_: object) -> None:
-        if network in ("bwrap", "unshare") and not _works(
-                BWRAP_PROBE if network == "bwrap" else UNSHARE_PROBE):
+        if (network == "bwrap" and not _works(BWRAP_PROBE)) or (
+                network == "unshare" and unshare_prefix() is None):
             raise ConfigError(f"network isolation {network!r} does not work on this host",
                               file="--network")
         self.network: Network = detect_network_cut() if network == "auto" else network
@@ -81,9 +85,9 @@ class LocalSandbox:
                       str(home), "--unshare-net", "--unshare-pid", "--unshare-ipc",
                       "--die-with-parent", "--chdir", str(tree), "--"]
             return [*prefix, *argv], ["bwrap", "netns", "pidns", "ro-host"]
-        if self.network == "unshare":
-            return ["unshare", "--net", "--pid", "--fork", "--kill-child", *argv], ["netns",
-                                                                                   "pidns"]
+        prefix_unshare = unshare_prefix() if self.network == "unshare" else None
+        if prefix_unshare is not None:
+            return [*prefix_unshare, *argv], ["netns", "pidns"]
         return list(argv), []
 
     def run(self, tree: Path, argv: Sequence[str], *, timeout_s: float,

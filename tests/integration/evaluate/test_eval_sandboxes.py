@@ -153,3 +153,29 @@ def test_build_refuses_a_base_image_that_is_not_local(docker_client: Any,
     (tmp_path / "Dockerfile").write_text("FROM docker.io/library/alpine:3.19\nRUN true\n")
     with pytest.raises(InfraError, match="never pulled"):
         build_image(docker_client, tmp_path / "Dockerfile")
+
+
+def test_local_cgroups_are_removed_after_timeouts_and_bombs(tmp_path: Path) -> None:
+    from copeca_action.evaluate._cgroup import CGROUP_ROOT
+
+    sandbox = LocalSandbox(pids_max=64)
+    before = {p.name for p in CGROUP_ROOT.glob("*/copeca-eval-*")}
+    probe = sandbox.run(tmp_path, ["true"], timeout_s=30)
+    if not any(label.startswith("pids-cgroup") for label in probe.isolation):
+        pytest.skip("no writable cgroup here")
+    (tmp_path / "bomb.sh").write_text("f() { f | f & }\nf\nwait\n")
+    sandbox.run(tmp_path, ["sh", "bomb.sh"], timeout_s=2)
+    sandbox.run(tmp_path, ["sh", "-c", "sleep 100 & sleep 100"], timeout_s=1)
+    assert {p.name for p in CGROUP_ROOT.glob("*/copeca-eval-*")} <= before
+
+
+@pytest.mark.parametrize("network", ["bwrap", "unshare"])
+def test_each_local_network_cut_leaves_only_loopback(network: str, tmp_path: Path) -> None:
+    from copeca_action.evaluate._local import BWRAP_PROBE, _works, unshare_prefix
+
+    if (network == "bwrap" and not _works(BWRAP_PROBE)) or (
+            network == "unshare" and unshare_prefix() is None):
+        pytest.skip(f"{network} does not work here")
+    result = LocalSandbox(network=network).run(  # type: ignore[arg-type]
+        tmp_path, ["sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1"], timeout_s=30)
+    assert result.output.split() == ["lo"] and "netns" in result.isolation
