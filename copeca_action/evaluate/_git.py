@@ -83,10 +83,10 @@ def _import_tree(checkout: Path, cache_dir: Path | None) -> BaseRepo:
             git(tmp, "init", "-q", "-b", "base")
             git(tmp, "add", "-A", "-f", ".")
             git(tmp, "commit", "-q", "--allow-empty", "-m", f"snapshot of {checkout.name}")
-            if dest.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
+            try:
                 tmp.rename(dest)
+            except OSError:  # another process made it first: theirs is as good as ours
+                shutil.rmtree(tmp, ignore_errors=True)
         commit = git(dest, "rev-parse", "HEAD").stdout.strip()
         _IMPORTED[key] = BaseRepo(dest, commit)
         return _IMPORTED[key]
