@@ -39,7 +39,7 @@ test: $(STAMP) $(if $(wildcard runners/package-lock.json),$(NODE_STAMP))
 	$(MAKE) lint typecheck pytest
 
 schemas: $(STAMP)
-	$(VENV)/bin/copeca-action schema --out schemas
+	$(VENV)/bin/copeca-action schema --out schemas --docs docs/reference
 
 demo: $(STAMP) $(if $(wildcard runners/package-lock.json),$(NODE_STAMP))
 	$(VENV)/bin/copeca-action demo

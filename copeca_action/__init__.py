@@ -16,6 +16,7 @@ from copeca_action.errors import (
 
 __version__ = "0.1.0"
 
+from copeca_action.bundle import BundleContents, merge_bundles, verify_bundle, write_bundle
 from copeca_action.plan import PlannedRun, RunPlan, build_plan, shard_plan
 from copeca_action.records import RunRecord, read_records
 from copeca_action.scenario import (
@@ -30,6 +31,7 @@ from copeca_action.scenario import (
 )
 
 __all__ = [
+    "BundleContents",
     "BundleError",
     "ConfigError",
     "CopecaError",
@@ -50,7 +52,10 @@ __all__ = [
     "build_plan",
     "load_corpus",
     "load_scenario",
+    "merge_bundles",
     "read_records",
     "shard_plan",
     "validate_paths",
+    "verify_bundle",
+    "write_bundle",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from copeca_action._util.scrub import Scrubber
 from copeca_action.errors import ConfigError, CopecaError, Problem
 
 
@@ -31,6 +32,7 @@ def report_error(exc: CopecaError) -> None:
     if isinstance(exc, ConfigError):
         print_problems(exc.problems)
     else:
-        print(f"error: {exc}", file=sys.stderr)
+        message = Scrubber.from_env().scrub_text(str(exc))  # errors may quote a secret
+        print(f"error: {message}", file=sys.stderr)
         if os.environ.get("GITHUB_ACTIONS") == "true":
-            print(f"::error::{_escape(str(exc))}")
+            print(f"::error::{_escape(message)}")

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from copeca_action._cli._docgen import reference_page
+from copeca_action.bundle import Envelope, Manifest, Statement
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
 from copeca_action.report import Report
@@ -18,7 +20,19 @@ from copeca_action.scenario import Mode, RepoIndex, Runner, Scenario, Task
 SCHEMAS: dict[str, type[BaseModel]] = {
     "task": Task, "scenario": Scenario, "mode": Mode, "runner": Runner, "repos": RepoIndex,
     "run-record": RunRecord, "run-plan": RunPlan, "report": Report,
+    "bundle-manifest": Manifest, "bundle-statement": Statement, "bundle-envelope": Envelope,
 }
+DOC_TITLES = {"task": "Task", "scenario": "Scenario", "mode": "Mode", "runner": "Runner",
+              "repos": "Repository pins (corpus/repos.yaml)", "run-record": "RunRecord"}
+
+
+def generated_files(out: Path, docs: Path | None) -> dict[Path, str]:
+    """Every generated file and its expected text."""
+    files = {out / f"{name}.schema.json": schema_text(model) for name, model in SCHEMAS.items()}
+    if docs is not None:
+        files.update({docs / f"{name}.md": reference_page(title, SCHEMAS[name])
+                      for name, title in DOC_TITLES.items()})
+    return files
 
 
 def schema_text(model: type[BaseModel]) -> str:
@@ -30,24 +44,24 @@ def schema_text(model: type[BaseModel]) -> str:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("schema", help="write (or check) the JSON Schemas of every contract")
     p.add_argument("--out", type=Path, default=Path("schemas"))
+    p.add_argument("--docs", type=Path, help="also write markdown reference pages here")
     p.add_argument("--check", action="store_true", help="exit 1 when --out differs")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     stale = []
-    args.out.mkdir(parents=True, exist_ok=True)
-    for name, model in SCHEMAS.items():
-        path = args.out / f"{name}.schema.json"
-        text = schema_text(model)
+    files = generated_files(args.out, args.docs)
+    for path, text in files.items():
         if args.check:
             if not path.is_file() or path.read_text() != text:
                 stale.append(str(path))
         else:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
     if stale:
-        print("stale schemas (run `copeca-action schema --out schemas`): " + ", ".join(stale),
-              file=sys.stderr)
+        print("stale (run `copeca-action schema --out schemas --docs docs/reference`): "
+              + ", ".join(stale), file=sys.stderr)
         return 1
-    print(f"{len(SCHEMAS)} schemas {'up to date' if args.check else 'written'} in {args.out}")
+    print(f"{len(files)} files {'up to date' if args.check else 'written'}")
     return 0

@@ -73,10 +73,9 @@ def contamination_of(task: Task) -> str | None:
     """The blocklisted benchmark a task's source names, if any."""
     fields = [task.source.origin, task.source.reference or "", task.source.note or ""]
     text = " ".join(_normalise(f) for f in fields)
-    for name, aliases in contamination_list():
-        if any(alias and alias in text for alias in aliases):
-            return name
-    return None
+    hits = [(len(alias), name) for name, aliases in contamination_list()
+             for alias in aliases if alias and alias in text]
+    return max(hits)[1] if hits else None  # the most specific name: "SWE-bench Verified"
 
 
 def lint_prompt(task: Task) -> list[str]:

@@ -1,0 +1,75 @@
+"""`copeca-action verify BUNDLE [--pubkey PEM] [--scenario S]`: check a bundle offline."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from copeca_action._cli._bundle_args import (
+    add_check_flags,
+    describe_signature,
+    pubkey_of,
+    scenario_of,
+)
+from copeca_action.bundle import summary_json, verify_bundle
+from copeca_action.errors import VerificationError
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "verify", help="verify a .copeca bundle: hashes, signature, completeness",
+        description="Read a .copeca bundle without extracting it, recompute every hash, check "
+        "the DSSE signature and that the statement binds the manifest, and check the runs "
+        "against the plan. Exit codes: 0 ok, 10 corrupt, 11 tampered, 12 bad signature, "
+        "13 unsigned (a key was required), 14 incomplete.")
+    p.add_argument("bundle", type=Path)
+    add_check_flags(p)
+    p.add_argument("--require-signature", action="store_true", help="fail (exit 13) on an "
+                   "unsigned bundle even without --pubkey")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.set_defaults(func=run)
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def run(args: argparse.Namespace) -> int:
+    pubkey = pubkey_of(args)
+    scenario, tasks = scenario_of(args)
+    try:
+        result = verify_bundle(args.bundle, pubkey, scenario, tasks)
+    except VerificationError as exc:
+        print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
+        return exc.exit_code
+    if args.require_signature and not result.signed:
+        error = VerificationError("unsigned", "the bundle is unsigned and --require-signature "
+                                  "was given")
+        print(f"FAILED ({error.kind}): {error}", file=sys.stderr)
+        return error.exit_code
+    if args.json:
+        print(summary_json(result))
+        return 0
+    predicate = result.statement.predicate
+    shard = f" (shard {predicate.shard})" if predicate.shard else ""
+    against = f", checked against {args.scenario}" if result.scenario_checked else \
+        " (pass --scenario to check against the scenario as it is today)"
+    print(f"OK {result.path}: {len(result.manifest.files)} files, "
+          f"{_size(result.bytes_hashed)} hashed")
+    print(f"signature: {describe_signature(result)}")
+    print(f"runs: {len(result.plan.runs)}/{len(result.plan.runs)} of plan "
+          f"{predicate.plan_digest[:12]} ({predicate.scenario}){shard}{against}")
+    if predicate.summary:
+        s = predicate.summary
+        delta = f"{s.delta:+.1%}" if s.delta is not None else "n/a"
+        ci = f" [{s.delta_ci[0]:+.1%}, {s.delta_ci[1]:+.1%}]" if s.delta_ci else ""
+        print(f"verdict: {s.verdict}, delta {delta}{ci}")
+    scrubbed = result.manifest.scrubbed
+    if scrubbed:
+        print(f"scrubbed: {sum(scrubbed.values())} redaction(s): "
+              + ", ".join(f"{k} {v}" for k, v in scrubbed.items()))
+    return 0

@@ -1,0 +1,233 @@
+"""Verifying a `.copeca` bundle offline, trusting nothing in it until it has been checked.
+
+Order: the archive's structure (corrupt), the signature over the statement (signature,
+unsigned), the statement against statement.json and the manifest (tampered), every member
+against the manifest (tampered), then the records against the plan (incomplete).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from pydantic import BaseModel, ValidationError
+
+from copeca_action._util.hashing import sha256_bytes
+from copeca_action.bundle._complete import Completeness, check_completeness
+from copeca_action.bundle._model import (
+    ENVELOPE,
+    MANIFEST,
+    METADATA,
+    PLAN,
+    RECORD,
+    RESULTS,
+    RUNS_DIR,
+    STATEMENT,
+    Envelope,
+    Manifest,
+    Statement,
+)
+from copeca_action.bundle._sign import (
+    decode_payload,
+    keyid_of,
+    public_from_signer,
+    verify_envelope,
+)
+from copeca_action.bundle._zipread import Limits, SafeZip
+from copeca_action.errors import VerificationError
+from copeca_action.plan import RunPlan, build_plan, shard_plan
+from copeca_action.records import RunRecord
+from copeca_action.scenario import Scenario, Task
+
+M = TypeVar("M", bound=BaseModel)
+SHOW = 20
+
+
+@dataclass
+class VerifiedBundle:
+    """A bundle that passed: what it holds and what the check could and could not prove."""
+
+    path: Path
+    manifest: Manifest
+    statement: Statement
+    plan: RunPlan
+    records: list[RunRecord]
+    completeness: Completeness
+    keyid: str | None
+    """The signing key's id; None for an unsigned bundle."""
+    pinned: bool
+    """True when the signature was checked against a key the caller supplied; otherwise it
+    only shows the bundle is unchanged since *someone* signed it."""
+    scenario_checked: bool
+    bytes_hashed: int
+
+    @property
+    def signed(self) -> bool:
+        return self.keyid is not None
+
+
+def _parse(model: type[M], data: bytes, name: str) -> M:
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise VerificationError("corrupt", f"{name}: {where}: {first['msg']}") from exc
+
+
+def _run_of(path: str) -> str:
+    parts = path.split("/")
+    return f" (run {parts[1]})" if parts[0] == RUNS_DIR and len(parts) > 2 else ""
+
+
+def _listing(items: list[str]) -> str:
+    more = f"\n  ... and {len(items) - SHOW} more" if len(items) > SHOW else ""
+    return "\n  " + "\n  ".join(items[:SHOW]) + more
+
+
+def _check_signature(envelope: Envelope, payload_statement: Statement,
+                     pubkey: Ed25519PublicKey | None) -> str | None:
+    """The keyid that signed, None when unsigned (allowed only without `pubkey`)."""
+    signer = payload_statement.predicate.signer
+    if not envelope.signatures:
+        if pubkey is not None:
+            raise VerificationError("unsigned", "the bundle is unsigned but --pubkey "
+                                    f"{keyid_of(pubkey)[:16]}… requires a signature")
+        if signer is not None:
+            raise VerificationError("signature", f"the statement names signer "
+                                    f"{signer.keyid[:16]}… but the envelope carries no "
+                                    "signature (stripped?)")
+        return None
+    key = pubkey if pubkey is not None else (
+        public_from_signer(signer) if signer is not None else None)
+    if key is None:
+        raise VerificationError("signature", "the envelope is signed but the statement names "
+                                "no signer; pass --pubkey to check it")
+    verify_envelope(envelope, key)
+    if signer is None or signer.keyid != keyid_of(key):
+        raise VerificationError("signature", "the statement's signer does not match the "
+                                "key that signed it")
+    return keyid_of(key)
+
+
+def _check_members(archive: SafeZip, manifest: Manifest) -> int:
+    listed = {f.path: f for f in manifest.files}
+    present = set(archive.members) - set(METADATA)
+    problems = [f"added, not in the manifest: {p}{_run_of(p)}"
+                for p in sorted(present - set(listed))]
+    problems += [f"removed, listed in the manifest: {p}{_run_of(p)}"
+                 for p in sorted(set(listed) - present)]
+    hashed = 0
+    order = sorted(present & set(listed), key=lambda p: archive.members[p].header_offset)
+    for path in order:
+        size, digest = archive.digest(path)
+        hashed += size
+        entry = listed[path]
+        if (size, digest) != (entry.size, entry.sha256):
+            problems.append(f"changed: {path}{_run_of(path)}: sha256 {digest[:16]}…, the "
+                            f"manifest says {entry.sha256[:16]}…")
+    if problems:
+        raise VerificationError("tampered", f"{len(problems)} file(s) differ from the signed "
+                                f"manifest:{_listing(problems)}")
+    return hashed
+
+
+def _read_records(archive: SafeZip) -> tuple[list[RunRecord], dict[str, RunRecord]]:
+    log = []
+    for number, line in enumerate(archive.read(RESULTS).splitlines(), 1):
+        if line.strip():
+            log.append(_parse(RunRecord, line, f"{RESULTS}:{number}"))
+    dirs: dict[str, RunRecord] = {}
+    run_names = {p.split("/")[1] for p in archive.members
+                 if p.startswith(f"{RUNS_DIR}/") and p.count("/") >= 2}
+    for name in sorted(run_names):
+        path = f"{RUNS_DIR}/{name}/{RECORD}"
+        if path not in archive.members:
+            raise VerificationError("incomplete", f"{RUNS_DIR}/{name}/ has no {RECORD}")
+        dirs[name] = _parse(RunRecord, archive.read(path), path)
+    return log, dirs
+
+
+def expected_plan(bundled: RunPlan, scenario: Scenario, tasks: Mapping[str, Task]) -> RunPlan:
+    """The plan the scenario and corpus give today, sliced like the bundle's shard."""
+    plan = build_plan(scenario, tasks, compare=bundled.compare)
+    return shard_plan(plan, bundled.shard) if bundled.shard else plan
+
+
+def verify_bundle(path: Path, pubkey: Ed25519PublicKey | None = None,
+                  scenario: Scenario | None = None, tasks: Mapping[str, Task] | None = None,
+                  limits: Limits | None = None) -> VerifiedBundle:
+    """Check everything the bundle claims; raise VerificationError(kind) at the first class
+    of failure, naming every file or run in it."""
+    with SafeZip(path, limits) as archive:
+        missing = [m for m in (*METADATA, PLAN, RESULTS) if m not in archive.members]
+        if missing:
+            raise VerificationError("corrupt", f"{path}: not a complete .copeca bundle: "
+                                    f"{', '.join(missing)} absent")
+        envelope = _parse(Envelope, archive.read(ENVELOPE), ENVELOPE)
+        payload = decode_payload(envelope)
+        signed_statement = _parse(Statement, payload, f"{ENVELOPE} payload")
+        keyid = _check_signature(envelope, signed_statement, pubkey)
+        if archive.read(STATEMENT) != payload:
+            raise VerificationError("tampered", f"{STATEMENT} differs from the statement "
+                                    f"inside {ENVELOPE}")
+        manifest_bytes = archive.read(MANIFEST)
+        digests = [s.digest.get("sha256") for s in signed_statement.subject
+                   if s.name == MANIFEST]
+        if digests != [sha256_bytes(manifest_bytes)]:
+            raise VerificationError("tampered", f"{MANIFEST} is not the manifest the "
+                                    "statement binds (its sha256 is not the subject's)")
+        manifest = _parse(Manifest, manifest_bytes, MANIFEST)
+        hashed = _check_members(archive, manifest)
+        plan = _parse(RunPlan, archive.read(PLAN), PLAN)
+        predicate = signed_statement.predicate
+        if (plan.plan_digest, plan.scenario_hash, len(plan.runs)) != (
+                predicate.plan_digest, predicate.scenario_hash, predicate.runs):
+            raise VerificationError("tampered", f"{PLAN} is not the plan the statement "
+                                    "names (digest, scenario hash or run count differ)")
+        log, dirs = _read_records(archive)
+    completeness = check_completeness(plan.runs, log, dirs)
+    if not completeness.ok:
+        raise VerificationError("incomplete", f"{path}: the records do not match the "
+                                f"bundle's plan ({len(plan.runs)} runs):\n"
+                                f"{completeness.message()}")
+    if scenario is not None:
+        _check_against_scenario(path, plan, scenario, tasks or {}, log, dirs)
+    return VerifiedBundle(path=path, manifest=manifest, statement=signed_statement, plan=plan,
+                          records=log, completeness=completeness, keyid=keyid,
+                          pinned=pubkey is not None and keyid is not None,
+                          scenario_checked=scenario is not None, bytes_hashed=hashed)
+
+
+def _check_against_scenario(path: Path, plan: RunPlan, scenario: Scenario,
+                            tasks: Mapping[str, Task], log: list[RunRecord],
+                            dirs: dict[str, RunRecord]) -> None:
+    expected = expected_plan(plan, scenario, tasks)
+    completeness = check_completeness(expected.runs, log, dirs)
+    notes = []
+    if expected.scenario_hash != plan.scenario_hash:
+        notes.append(f"the scenario differs from the one the bundle was planned from "
+                     f"({expected.scenario_hash} ≠ {plan.scenario_hash})")
+    if not completeness.ok or expected.plan_digest != plan.plan_digest or notes:
+        detail = completeness.message() or "the run ids match but the plan digest differs"
+        raise VerificationError("incomplete", "\n".join(
+            [f"{path}: against scenario {scenario.name!r} ({len(expected.runs)} runs):",
+             *notes, detail]))
+
+
+def summary_json(result: VerifiedBundle) -> str:
+    """Machine-readable outcome of a verification (for --json)."""
+    predicate = result.statement.predicate
+    return json.dumps({
+        "ok": True, "path": str(result.path), "signed": result.signed, "keyid": result.keyid,
+        "pinned": result.pinned, "files": len(result.manifest.files),
+        "runs": len(result.plan.runs), "records": len(result.records),
+        "scenario": predicate.scenario, "plan_digest": predicate.plan_digest,
+        "shard": predicate.shard, "scenario_checked": result.scenario_checked,
+        "scrubbed": result.manifest.scrubbed,
+        "summary": predicate.summary.model_dump(mode="json") if predicate.summary else None,
+    }, indent=2)

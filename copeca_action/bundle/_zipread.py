@@ -1,0 +1,249 @@
+"""Reading a zip that nobody vouches for: every structural claim is checked before a byte is
+inflated, nothing is ever extracted to disk, and sizes are enforced while reading.
+
+The central directory is trusted only after: the entry count (from the end record, before
+parsing) is under the cap; names are safe, unique and repeated identically in each local
+header; members are regular files; entries do not overlap (the overlapping-file bomb);
+declared sizes and compression ratios are under the caps. While inflating, output beyond the
+declared size stops the read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import stat
+import struct
+import zipfile
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from copeca_action.bundle._model import check_member_path
+from copeca_action.errors import VerificationError
+
+CHUNK = 4 << 20
+_EOCD = b"PK\x05\x06"
+_EOCD64_LOCATOR = b"PK\x06\x07"
+_EOCD64 = b"PK\x06\x06"
+_LOCAL = b"PK\x03\x04"
+_LOCAL_LEN = 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on what a bundle may claim; generous for real bundles, fatal to bombs."""
+
+    max_entries: int = 50_000
+    max_entry_size: int = 1 << 30
+    max_total_size: int = 16 << 30
+    max_ratio: int = 200
+    """Uncompressed/compressed for deflated members (a deflate bomb reaches ~1000)."""
+    max_metadata_size: int = 64 << 20
+    """manifest, statement, envelope, plan and records are read into memory: capped."""
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str
+    size: int
+    compressed: int
+    method: int
+    header_offset: int
+    data_offset: int
+
+
+def _corrupt(message: str) -> VerificationError:
+    return VerificationError("corrupt", message)
+
+
+def _declared_entries(handle: BinaryIO, file_size: int) -> int:
+    """The entry count of the end-of-central-directory record, read before zipfile parses
+    the directory (so a 10-million-entry directory is refused without being loaded)."""
+    tail_len = min(file_size, 22 + 0xFFFF)
+    handle.seek(file_size - tail_len)
+    tail = handle.read(tail_len)
+    at = tail.rfind(_EOCD)
+    if at < 0 or len(tail) - at < 22:
+        raise _corrupt("not a zip archive (no end-of-central-directory record)")
+    (count,) = struct.unpack("<H", tail[at + 10:at + 12])
+    if count != 0xFFFF:
+        return int(count)
+    loc = tail.rfind(_EOCD64_LOCATOR, 0, at)
+    if loc < 0 or at - loc != 20:
+        raise _corrupt("zip64 archive without its end-of-directory locator")
+    (offset,) = struct.unpack("<Q", tail[loc + 8:loc + 16])
+    if offset + 56 > file_size:
+        raise _corrupt("zip64 end-of-directory record points outside the file")
+    handle.seek(offset)
+    record = handle.read(56)
+    if record[:4] != _EOCD64:
+        raise _corrupt("zip64 end-of-directory record missing")
+    (count64,) = struct.unpack("<Q", record[32:40])
+    return int(count64)
+
+
+class SafeZip:
+    """A read-only view of a zip archive with every member validated up front."""
+
+    def __init__(self, path: Path, limits: Limits | None = None) -> None:
+        self.path = path
+        self.limits = limits or Limits()
+        try:
+            self._handle: BinaryIO = path.open("rb")
+        except OSError as exc:
+            raise _corrupt(f"{path}: cannot open ({exc.strerror})") from exc
+        try:
+            self.members = self._scan()
+        except BaseException:
+            self._handle.close()
+            raise
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> SafeZip:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ structure
+
+    def _scan(self) -> dict[str, Member]:
+        handle, limits = self._handle, self.limits
+        file_size = handle.seek(0, 2)
+        declared = _declared_entries(handle, file_size)
+        if declared > limits.max_entries:
+            raise _corrupt(f"{declared} entries, more than the cap of {limits.max_entries}")
+        handle.seek(0)
+        try:
+            infos = zipfile.ZipFile(handle).infolist()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError, EOFError,
+                struct.error, NotImplementedError, IndexError, KeyError) as exc:
+            raise _corrupt(f"unreadable zip directory ({exc})") from exc
+        if len(infos) != declared:
+            raise _corrupt(f"the directory holds {len(infos)} entries, the end record "
+                           f"claims {declared}")
+        members: dict[str, Member] = {}
+        total = 0
+        for info in infos:
+            member = self._check(info, file_size)
+            if member.name in members:
+                raise _corrupt(f"{member.name}: appears twice in the archive")
+            members[member.name] = member
+            total += member.size
+            if total > limits.max_total_size:
+                raise _corrupt(f"members add up to more than the cap of "
+                               f"{limits.max_total_size} bytes")
+        self._check_overlap(sorted(members.values(), key=lambda m: m.header_offset))
+        return members
+
+    def _check(self, info: zipfile.ZipInfo, file_size: int) -> Member:
+        name, limits = info.orig_filename, self.limits
+        why = check_member_path(name)
+        if why:
+            raise _corrupt(f"{name!r}: unsafe member name: {why}")
+        mode = info.external_attr >> 16
+        if info.create_system == 3 and stat.S_IFMT(mode) not in (0, stat.S_IFREG):
+            kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+            raise _corrupt(f"{name}: {kind}; a bundle holds regular files only")
+        if info.flag_bits & 0x1:
+            raise _corrupt(f"{name}: encrypted members are not allowed")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _corrupt(f"{name}: compression method {info.compress_type} is not "
+                           "stored or deflate")
+        if info.file_size > limits.max_entry_size:
+            raise _corrupt(f"{name}: {info.file_size} bytes, more than the per-file cap of "
+                           f"{limits.max_entry_size}")
+        if info.compress_type == zipfile.ZIP_STORED and info.compress_size != info.file_size:
+            raise _corrupt(f"{name}: stored member whose sizes disagree")
+        if info.compress_type == zipfile.ZIP_DEFLATED and \
+                info.file_size > limits.max_ratio * max(info.compress_size, 1):
+            raise _corrupt(f"{name}: compression ratio "
+                           f"{info.file_size // max(info.compress_size, 1)}:1 above the cap "
+                           f"of {limits.max_ratio}:1 (a zip bomb?)")
+        return Member(name, info.file_size, info.compress_size, info.compress_type,
+                      info.header_offset, self._data_offset(info, file_size))
+
+    def _data_offset(self, info: zipfile.ZipInfo, file_size: int) -> int:
+        """Where the member's bytes start, after a local header that must repeat its name."""
+        handle = self._handle
+        if info.header_offset + _LOCAL_LEN > file_size:
+            raise _corrupt(f"{info.orig_filename}: local header outside the file")
+        handle.seek(info.header_offset)
+        header = handle.read(_LOCAL_LEN)
+        if header[:4] != _LOCAL:
+            raise _corrupt(f"{info.orig_filename}: no local header where the directory "
+                           "points")
+        name_len, extra_len = struct.unpack("<HH", header[26:30])
+        local_name = handle.read(name_len)
+        if local_name != info.orig_filename.encode("utf-8", "surrogateescape"):
+            raise _corrupt(f"{info.orig_filename}: the local header names "
+                           f"{local_name!r}: two names for one member")
+        start = int(info.header_offset) + _LOCAL_LEN + int(name_len) + int(extra_len)
+        if start + info.compress_size > file_size:
+            raise _corrupt(f"{info.orig_filename}: data runs past the end of the file")
+        return start
+
+    @staticmethod
+    def _check_overlap(ordered: list[Member]) -> None:
+        for here, after in itertools.pairwise(ordered):
+            if here.data_offset + here.compressed > after.header_offset:
+                raise _corrupt(f"{here.name} and {after.name} overlap in the archive "
+                               "(an overlapping-entry zip bomb?)")
+
+    # ------------------------------------------------------------ content
+
+    def iter_chunks(self, name: str) -> Iterator[bytes]:
+        """The member's bytes; stops with `corrupt` at the first byte past its declared
+        size (a lying header) and if it ends short."""
+        member = self.members[name]
+        handle = self._handle
+        handle.seek(member.data_offset)
+        left = member.compressed
+        produced = 0
+        inflater = zlib.decompressobj(-15) if member.method == zipfile.ZIP_DEFLATED else None
+        while left:
+            raw = handle.read(min(CHUNK, left))
+            if not raw:
+                raise _corrupt(f"{name}: truncated")
+            left -= len(raw)
+            if inflater is None:
+                produced += len(raw)
+                yield raw
+                continue
+            try:
+                data = inflater.decompress(raw, member.size - produced + 1)
+                while data:
+                    produced += len(data)
+                    if produced > member.size:
+                        raise _corrupt(f"{name}: inflates past its declared {member.size} "
+                                       "bytes (a zip bomb?)")
+                    yield data
+                    data = inflater.decompress(inflater.unconsumed_tail,
+                                               member.size - produced + 1) \
+                        if inflater.unconsumed_tail else b""
+            except zlib.error as exc:
+                raise _corrupt(f"{name}: bad deflate data ({exc})") from exc
+        if produced != member.size:
+            raise _corrupt(f"{name}: {produced} bytes, the directory claims {member.size}")
+
+    def digest(self, name: str) -> tuple[int, str]:
+        """(size, sha256) of the member's content, streamed."""
+        sha = hashlib.sha256()
+        size = 0
+        for chunk in self.iter_chunks(name):
+            sha.update(chunk)
+            size += len(chunk)
+        return size, sha.hexdigest()
+
+    def read(self, name: str) -> bytes:
+        """A small member in memory (metadata, plan, records), under the metadata cap."""
+        member = self.members[name]
+        if member.size > self.limits.max_metadata_size:
+            raise _corrupt(f"{name}: {member.size} bytes, more than the cap of "
+                           f"{self.limits.max_metadata_size} for a file read whole")
+        return b"".join(self.iter_chunks(name))

@@ -1,0 +1,80 @@
+"""keygen, verify and merge from the command line: outputs and distinct exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import contents_for
+from zipedit import rewrite
+
+from copeca_action._util.scrub import Scrubber
+from copeca_action.bundle import load_signing_key, write_bundle
+from copeca_action.cli import main
+from copeca_action.plan import RunPlan, Shard, shard_plan
+
+
+@pytest.fixture
+def keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path, str]:
+    assert main(["keygen", "--out", str(tmp_path / "keys")]) == 0
+    keyid = capsys.readouterr().out.split("keyid:")[1].strip()
+    return tmp_path / "keys/copeca-signing.key", tmp_path / "keys/copeca-signing.pub", keyid
+
+
+def bundle(tmp_path: Path, plan: RunPlan, demo, key_path: Path | None, name: str = "b.copeca"  # type: ignore[no-untyped-def]
+           ) -> Path:
+    out = tmp_path / name
+    write_bundle(contents_for(plan, demo[2]), out,
+                 load_signing_key(key_path, {}) if key_path else None, Scrubber())
+    return out
+
+
+def test_verify_prints_the_signer_and_exits_zero(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    path = bundle(tmp_path, plan, demo, keys[0])
+    assert main(["verify", str(path), "--pubkey", str(keys[1]),
+                 "--scenario", str(demo[2])]) == 0
+    out = capsys.readouterr().out
+    assert f"signed by key {keys[2]} (checked against --pubkey)" in out
+    assert f"runs: {len(plan.runs)}/{len(plan.runs)}" in out and "checked against" in out
+    assert main(["verify", str(path)]) == 0
+    assert "NOT pinned" in capsys.readouterr().out
+
+
+def test_verify_exit_codes_differ_per_failure(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    signed = bundle(tmp_path, plan, demo, keys[0])
+    unsigned = bundle(tmp_path, plan, demo, None, "u.copeca")
+    assert main(["verify", str(unsigned)]) == 0
+    assert "UNSIGNED" in capsys.readouterr().out
+    assert main(["verify", str(unsigned), "--pubkey", str(keys[1])]) == 13
+    assert "FAILED (unsigned)" in capsys.readouterr().err
+    assert main(["verify", str(unsigned), "--require-signature"]) == 13
+    assert "FAILED (unsigned)" in capsys.readouterr().err
+    tampered = rewrite(signed, tmp_path / "t.copeca", {"report.md": b"# better\n"})
+    assert main(["verify", str(tampered)]) == 11
+    assert "changed: report.md" in capsys.readouterr().err
+    garbage = tmp_path / "g.copeca"
+    garbage.write_bytes(b"not a zip")
+    assert main(["verify", str(garbage)]) == 10
+    other = tmp_path / "other"
+    assert main(["keygen", "--out", str(other)]) == 0
+    assert main(["verify", str(signed), "--pubkey", str(other / "copeca-signing.pub")]) == 12
+
+
+def test_merge_writes_one_verified_bundle(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    paths = []
+    for i in (1, 2):
+        shard = shard_plan(plan, Shard(index=i, count=2))
+        out = tmp_path / f"s{i}.copeca"
+        write_bundle(contents_for(shard, demo[2]), out, load_signing_key(keys[0], {}),
+                     Scrubber())
+        paths.append(str(out))
+    out = tmp_path / "all.copeca"
+    assert main(["merge", *paths, "--out", str(out), "--key", str(keys[0]),
+                 "--pubkey", str(keys[1]), "--scenario", str(demo[2])]) == 0
+    assert f"{len(plan.runs)} runs" in capsys.readouterr().out
+    assert main(["verify", str(out), "--pubkey", str(keys[1])]) == 0
+    assert main(["merge", paths[0], "--out", str(tmp_path / "half.copeca")]) == 14
+    assert "shard(s) 2/2 absent" in capsys.readouterr().err

@@ -1,0 +1,149 @@
+"""Malicious archives are refused before anything is inflated or written anywhere."""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+
+from copeca_action.bundle import Limits, SafeZip, verify_bundle
+from copeca_action.errors import VerificationError
+
+
+def corrupt(path: Path, match: str, limits: Limits | None = None) -> None:
+    with pytest.raises(VerificationError, match=match) as info:
+        verify_bundle(path, limits=limits)
+    assert info.value.kind == "corrupt" and info.value.exit_code == 10
+
+
+def zip_of(path: Path, *members: tuple[str | zipfile.ZipInfo, bytes],
+           method: int = zipfile.ZIP_STORED) -> Path:
+    with zipfile.ZipFile(path, "w", method) as archive:
+        for name, data in members:
+            archive.writestr(name, data)
+    return path
+
+
+def local(name: bytes, data: bytes) -> bytes:
+    return struct.pack("<4s5H3I2H", b"PK\x03\x04", 20, 0, 0, 0, 0, zlib.crc32(data),
+                       len(data), len(data), len(name), 0) + name + data
+
+
+def central(name: bytes, data: bytes, offset: int) -> bytes:
+    return struct.pack("<4s6H3I5H2I", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, zlib.crc32(data),
+                       len(data), len(data), len(name), 0, 0, 0, 0, 0, offset) + name
+
+
+def raw_zip(path: Path, count: int) -> Path:
+    """`count` empty stored members, written directly (zipfile takes seconds for 100,000)."""
+    locals_, centrals = bytearray(), bytearray()
+    for i in range(count):
+        name = b"f%d" % i
+        centrals += central(name, b"", len(locals_))
+        locals_ += local(name, b"")
+    # zip64 end record + locator + end record, as an archive with > 65,535 entries has
+    z64 = struct.pack("<4sQ2H2I4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count,
+                      len(centrals), len(locals_))
+    locator = struct.pack("<4sIQI", b"PK\x06\x07", 0, len(locals_) + len(centrals), 1)
+    eocd = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF,
+                       0xFFFFFFFF, 0)
+    path.write_bytes(bytes(locals_ + centrals) + z64 + locator + eocd)
+    return path
+
+
+def test_path_traversal_is_refused(tmp_path: Path) -> None:
+    corrupt(zip_of(tmp_path / "z", ("runs/../../etc/cron.d/x", b"boom")), "climbs out")
+
+
+def test_absolute_paths_are_refused(tmp_path: Path) -> None:
+    corrupt(zip_of(tmp_path / "z", ("/etc/passwd", b"root")), "absolute")
+    info = zipfile.ZipInfo("C:/windows/x")
+    corrupt(zip_of(tmp_path / "w", (info, b"x")), "absolute")
+
+
+def test_symlinks_are_refused(tmp_path: Path) -> None:
+    info = zipfile.ZipInfo("runs/a/transcript.jsonl")
+    info.create_system = 3
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    corrupt(zip_of(tmp_path / "z", (info, b"/etc/shadow")), "symbolic link")
+
+
+def test_a_zip_bomb_is_refused_by_its_ratio_before_inflating(tmp_path: Path) -> None:
+    bomb = zip_of(tmp_path / "z", ("results.jsonl", bytes(50 << 20)),
+                  method=zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 100_000
+    corrupt(bomb, "compression ratio .* zip bomb")
+
+
+def test_a_member_that_inflates_past_its_declared_size_is_stopped(tmp_path: Path) -> None:
+    data = os.urandom(3000).hex().encode()  # 6 kB that deflates about 2:1
+    path = zip_of(tmp_path / "z", ("scenario.yaml", data), method=zipfile.ZIP_DEFLATED)
+    raw = bytearray(path.read_bytes())
+    lie = struct.pack("<I", 1000)
+    local_at, central_at = raw.find(b"PK\x03\x04"), raw.find(b"PK\x01\x02")
+    raw[local_at + 22:local_at + 26] = lie
+    raw[central_at + 24:central_at + 28] = lie
+    path.write_bytes(bytes(raw))
+    with SafeZip(path) as archive, pytest.raises(VerificationError, match="inflates past"):
+        archive.read("scenario.yaml")
+
+
+def test_a_hundred_thousand_entries_are_refused_before_the_directory_is_parsed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = raw_zip(tmp_path / "z", 100_000)
+    with monkeypatch.context() as patch:
+        def never(*_: object) -> None:
+            raise AssertionError("the central directory was parsed")
+        patch.setattr("copeca_action.bundle._zipread.zipfile.ZipFile", never)
+        corrupt(path, "100000 entries, more than the cap of 50000")
+    with SafeZip(raw_zip(tmp_path / "small", 300), Limits(max_entries=1000)) as archive:
+        assert len(archive.members) == 300  # the same writer's output is otherwise valid
+
+
+def test_per_file_and_total_size_caps(tmp_path: Path) -> None:
+    path = zip_of(tmp_path / "z", ("a.txt", b"x" * 5000), ("b.txt", b"y" * 5000))
+    corrupt(path, "per-file cap", Limits(max_entry_size=4000))
+    corrupt(path, "add up to more than", Limits(max_total_size=8000))
+
+
+def test_duplicate_names_and_disagreeing_local_headers_are_refused(tmp_path: Path) -> None:
+    with pytest.warns(UserWarning):
+        path = zip_of(tmp_path / "z", ("a.txt", b"1"), ("a.txt", b"2"))
+    corrupt(path, "appears twice")
+    raw = bytearray(zip_of(tmp_path / "n", ("a.txt", b"1")).read_bytes())
+    raw[30:35] = b"b.txt"  # the local header now names another file
+    (tmp_path / "n").write_bytes(bytes(raw))
+    corrupt(tmp_path / "n", "two names for one member")
+
+
+def test_overlapping_members_are_refused(tmp_path: Path) -> None:
+    """b.txt's local header hides inside a.txt's data: both names check out, bytes overlap."""
+    inner = local(b"b.txt", b"BBBB")
+    outer = local(b"a.txt", inner)
+    directory = central(b"a.txt", inner, 0) + central(b"b.txt", b"BBBB", 30 + 5)
+    eocd = struct.pack("<4s4H2IH", b"PK\x05\x06", 0, 0, 2, 2, len(directory), len(outer), 0)
+    path = tmp_path / "z"
+    path.write_bytes(outer + directory + eocd)
+    corrupt(path, "overlap")
+
+
+def test_not_a_zip_and_other_methods_are_corrupt(tmp_path: Path) -> None:
+    (tmp_path / "t").write_bytes(b"hello" * 100)
+    corrupt(tmp_path / "t", "not a zip")
+    path = zip_of(tmp_path / "z", ("a.txt", b"abc" * 100), method=zipfile.ZIP_BZIP2)
+    corrupt(path, "compression method")
+
+
+def test_deflated_members_within_the_caps_read_back(tmp_path: Path) -> None:
+    data = b"line of text\n" * 500
+    path = zip_of(tmp_path / "z", ("a.txt", data), method=zipfile.ZIP_DEFLATED)
+    with SafeZip(path) as archive:
+        assert archive.read("a.txt") == data
+        assert archive.digest("a.txt")[0] == len(data)
+    assert zlib.crc32(data)  # nothing was written next to the archive
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]

@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copeca_action.cli import main
+from copeca_action.scenario import (
+    Task,
+    contamination_of,
+    lint_prompt,
+    load_corpus,
+    validate_paths,
+)
+
+
+def make_task(prompt: str, repo: str = "fastapi", **source: str) -> Task:
+    return Task.model_validate({
+        "id": "x/y", "repo": repo, "type": "comprehension", "category": "locate",
+        "language": "python", "prompt": prompt,
+        "source": {"origin": "original", **source},
+        "grading": {"answer": {"required": ["z"]}}})
+
+
+def test_bundled_corpus_is_valid(corpus_root: Path) -> None:
+    result = validate_paths([corpus_root])
+    assert result.ok, [str(e) for e in result.errors]
+    corpus = load_corpus(corpus_root)
+    assert result.tasks == len(corpus.tasks) >= 6
+    assert {"claude", "codex"} <= set(corpus.runners)
+
+
+def test_validate_without_paths_checks_the_bundled_corpus(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "-q"]) == 0
+    assert capsys.readouterr().out.startswith("ok: ")
+
+
+@pytest.mark.parametrize("prompt", [
+    "Grep the code for the router.",
+    "Where is X? Use the search tool.",
+    "Run sed -n on routing.py and tell me what you see.",
+    "Query the code-search server for the router.",
+    "Which tool calls would reveal the router?",
+    "Through the Model Context Protocol, find the router.",
+])
+def test_prompts_naming_tools_or_methods_are_flagged(prompt: str) -> None:
+    assert lint_prompt(make_task(prompt))
+
+
+@pytest.mark.parametrize("prompt", [
+    "Which function builds the default operation id of a route?",
+    "What does the router do when two routes share a path? Name the function involved.",
+    "Find the cause of the failing dependency override and fix it.",
+])
+def test_prompts_that_name_information_pass(prompt: str) -> None:
+    assert lint_prompt(make_task(prompt)) == []
+
+
+def test_repository_name_is_exempt_but_methods_are_not() -> None:
+    assert lint_prompt(make_task("In ripgrep, which flag enables PCRE2?", repo="ripgrep")) == []
+    assert lint_prompt(make_task("Use ripgrep to find the PCRE2 flag.", repo="ripgrep"))
+
+
+def test_lint_allow_exempts_a_named_term() -> None:
+    task = make_task("Explain what the grep-like matcher module returns.")
+    assert lint_prompt(task)
+    allowed = task.model_copy(update={"lint_allow": ["grep"]})
+    assert lint_prompt(allowed) == []
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ({"origin": "SWE-bench Verified"}, "SWE-bench Verified"),
+    ({"origin": "swebench"}, "SWE-bench"),
+    ({"origin": "adapted", "reference": "princeton-nlp/SWE-bench_Lite#12"}, "SWE-bench"),
+    ({"origin": "adapted", "note": "inspired by Human-Eval #3"}, "HumanEval"),
+    ({"origin": "MBPP"}, "MBPP"),
+    ({"origin": "class-eval"}, "ClassEval"),
+    ({"origin": "original", "note": "written from reading routing.py"}, None),
+])
+def test_contamination_list(source: dict[str, str], expected: str | None) -> None:
+    assert contamination_of(make_task("Which function builds the id?", **source)) == expected
