@@ -57,7 +57,7 @@ class Scale:
             return [self.lo]
         raw = span / n
         mag = 10.0 ** math.floor(math.log10(raw))
-        step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+        step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
         first = math.ceil(self.lo / step - 1e-9) * step
         return [first + i * step for i in range(int((self.hi - first) / step + 1e-9) + 1)]
 
