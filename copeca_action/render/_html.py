@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from copeca_action.records import RunRecord
 from copeca_action.render import _svg
-from copeca_action.render._markdown import VERDICT_MARK, interval_text, method_md, pct, share, usd
+from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
 from copeca_action.report import Comparison, Interval, Line, Report
 
 TEMPLATES = "templates"
@@ -220,7 +220,7 @@ def _forest_cells(c: Comparison, which: str, i: Interval, tool: float | None,
             _usd_cell(base) if base is not None else Cell(""), _pct_cell(i.estimate),
             _pct_cell(i.low), _pct_cell(i.high), Cell(f"{i.level:.1%}", i.level),
             Cell(str(i.clusters), i.clusters),
-            Cell(f"{VERDICT_MARK[c.verdict]} {c.verdict}" if which == "all runs" else "")]
+            Cell(c.verdict if which == "all runs" else "")]
 
 
 def capability_figure(report: Report, c: Comparison, colours: Mapping[str, str]
@@ -479,7 +479,7 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
         report=report, head=head, figures=[f for f in figures if f is not None],
         arms=arms_table(report), flags=flags_table(report),
         legend=[(a, colours[a]) for a in colours],
-        verdict_mark=VERDICT_MARK[report.verdict], method=method_md(report),
+        method=method_md(report),
         verification=verification, scenario_yaml=scenario_yaml,
         environment=environment_rows(report, environment),
         style=Markup(_asset("report.css")), script=Markup(script), script_hash=digest)

@@ -15,6 +15,8 @@ from markupsafe import Markup, escape
 
 PALETTE = 8
 """Colour classes c0..c7; arms beyond that reuse them in order."""
+DENSE = 60
+"""Above this many tasks the scatter's arrows fade so the points stay readable."""
 DOT_LIMIT = 400
 """Above this many runs in one arm the cost distribution draws only the box."""
 
@@ -74,10 +76,11 @@ def log_domain(values: Sequence[float]) -> tuple[float, float]:
     return lo / 1.15, hi * 1.15
 
 
-def _svg(kind: str, width: int, height: int, title: str, body: list[str]) -> Markup:
+def _svg(kind: str, width: int, height: int, title: str, body: list[str],
+         extra_class: str = "") -> Markup:
     t = escape(title)
     return Markup(
-        f'<svg class="chart" data-chart="{kind}" '
+        f'<svg class="chart{extra_class}" data-chart="{kind}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="{t}" '
         f'preserveAspectRatio="xMinYMin meet"><title>{t}</title>' + "".join(body) + "</svg>")
 
@@ -255,7 +258,7 @@ def arrows(kind: str, title: str, moves: Sequence[Move], base_cls: str, tool_cls
             body.append(f'<circle class="mark pt tool {tool_cls}" cx="{_f(pt[0])}" '
                         f'cy="{_f(pt[1])}" r="3.5"/>')
         body.append("</g>")
-    return _svg(kind, width, height, title, body)
+    return _svg(kind, width, height, title, body, " dense" if len(moves) > DENSE else "")
 
 
 def _jitter(n: int) -> list[float]:
