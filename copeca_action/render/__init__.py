@@ -1,5 +1,6 @@
 """Renderers: a finished Report in, text out. They format; they never compute or write."""
 
+from copeca_action.render._files import report_files
 from copeca_action.render._html import (
     CoverageCurve,
     RunPoint,
@@ -34,6 +35,7 @@ __all__ = [
     "render_html",
     "render_json",
     "render_markdown",
+    "report_files",
     "run_points",
     "warnings_md",
 ]

@@ -46,12 +46,13 @@ def test_demo_screenshots_light_dark_and_print(browser: Browser, tmp_path: Path)
     for shot, kw in (("light", {}), ("dark", {"dark": True}), ("print", {"media": "print"})):
         png = browser.screenshot(tmp_path / f"demo-{shot}.png", **kw)  # type: ignore[arg-type]
         assert png.stat().st_size > 10_000
-    bg = browser.evaluate("getComputedStyle(document.documentElement).backgroundColor")
-    assert bg == "rgb(255, 255, 255)"  # print media forces the light scheme
-    browser.call("Emulation.setEmulatedMedia", media="", features=[
-        {"name": "prefers-color-scheme", "value": "dark"}])
-    assert browser.evaluate("getComputedStyle(document.documentElement).backgroundColor") \
-        == "rgb(15, 20, 25)"
+    background = "getComputedStyle(document.documentElement).backgroundColor"
+    dark = [{"name": "prefers-color-scheme", "value": "dark"}]
+    browser.call("Emulation.setEmulatedMedia", media="", features=dark)
+    assert browser.evaluate(background) == "rgb(15, 20, 25)"
+    browser.call("Emulation.setEmulatedMedia", media="print", features=dark)
+    assert browser.evaluate(background) == "rgb(255, 255, 255)"  # print is always light
+    assert browser.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
 
 
 def test_hostile_text_stays_text(browser: Browser, tmp_path: Path) -> None:

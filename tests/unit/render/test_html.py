@@ -13,8 +13,9 @@ from html.parser import HTMLParser
 import pytest
 from html_cases import CASES, HOSTILE, Case, demo, records
 
-from copeca_action.render import CoverageCurve, render_html, run_points
+from copeca_action.render import CoverageCurve, render_html, report_files, run_points
 from copeca_action.render._svg import DOT_LIMIT, Scale, quartiles
+from copeca_action.report import Report
 
 
 class Page(HTMLParser):
@@ -166,3 +167,11 @@ def test_scales_and_quartiles() -> None:
     assert s(1.0) == pytest.approx(50.0) and s(0.0) == 0.0 and s(1e9) == 100.0
     assert Scale(0.0, 1.0, 0.0, 1.0).ticks(4) == pytest.approx([0.0, 0.25, 0.5, 0.75, 1.0])
     assert 1.0 in s.ticks()
+
+
+def test_report_files_are_the_three_forms_a_bundle_carries() -> None:
+    case = demo()
+    files = report_files(case.report, runs=case.runs, keyid="k1")
+    assert set(files) == {"report.json", "report.md", "report.html"}
+    assert Report.model_validate_json(files["report.json"]) == case.report
+    assert b"signed by keyid <code>k1</code>" in files["report.html"]
