@@ -185,8 +185,8 @@ def forest_figure(report: Report, colours: Mapping[str, str]) -> Figure | None:
         rows.append(_delta_row(f"{c.name}", c.delta, "", cls))
         table.append(_forest_cells(c, "all runs", c.delta, tool, base))
         if c.adopted is not None:
-            rows.append(_delta_row(f"{c.name}: tool used ({share(c.adopted.adoption_rate)})",
-                                   c.adopted.delta, "", cls))
+            rows.append(_delta_row(f"  └ tool used ({share(c.adopted.adoption_rate)} "
+                                   "adoption)", c.adopted.delta, "", cls))
             table.append(_forest_cells(c, f"runs where the tool was used "
                                        f"({c.adopted.runs})", c.adopted.delta, None, None))
     for c in report.comparisons:
