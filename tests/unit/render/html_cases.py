@@ -7,6 +7,7 @@ Imported by name: tests are not packages.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,7 +75,17 @@ def expected_marks(report: Report, runs: list[RunPoint], coverage: list[Coverage
             + (c.control_delta is not None and c.control_delta.estimate is not None)
             for c in report.comparisons)
         head = report.headline_comparison or report.comparisons[0]
-        out["scatter"] = 3 * len(head.tasks)  # base point, tool point, arrow
+        ran = {(p.task_id, p.arm) for p in runs if p.reached}
+
+        def point(task: str, arm: str, acc: float | None, cpc: float) -> bool:
+            """A point needs an accuracy and a cost per run (from runs, or cpc × accuracy)."""
+            return acc is not None and ((task, arm) in ran or (math.isfinite(cpc) and acc > 0))
+
+        out["scatter"] = 0
+        for ln in head.tasks:
+            b = point(ln.key, head.base, ln.accuracy_base, ln.cpc_base)
+            t = point(ln.key, head.tool, ln.accuracy_tool, ln.cpc_tool)
+            out["scatter"] += b + t + (b and t)  # base point, tool point, the arrow
         drawn = sum(ln.delta is not None and ln.delta.estimate is not None
                     for ln in head.capabilities)
         if drawn:  # no chart when no capability has an interval (the table remains)

@@ -36,6 +36,7 @@ class Page(HTMLParser):
         self.attrs += [(tag, k, v) for k, v in a.items()]
         if tag == "svg":
             self.chart = a.get("data-chart", "")
+            self.marks[self.chart] += 0  # a chart with no marks is still a chart
         if "mark" in a.get("class", "").split():
             self.marks[self.chart] += 1
 
