@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
+from copeca_action import __version__
 from copeca_action._util.paths import runners_dir
 from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.records import read_rows
@@ -78,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         text = render_html(report, runs=points, coverage=read_coverage(args.coverage),
                            verification=Verification(bundle_sha256=args.bundle_sha256,
                                                      keyid=args.signed_by),
-                           scenario_yaml=args.scenario.read_text() if args.scenario else None)
+                           scenario_yaml=args.scenario.read_text() if args.scenario else None,
+                           environment={"rendered by": f"copeca-action {__version__}"})
     else:
         text = render_json(report) if args.format == "json" else render_markdown(
             report, tasks=not args.no_tasks)

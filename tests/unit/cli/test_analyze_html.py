@@ -30,6 +30,7 @@ def test_html_output_with_verification_and_coverage(tmp_path: Path) -> None:
     text = out.read_text()
     assert text.startswith("<!DOCTYPE html>") and 'data-chart="coverage"' in text
     assert "signed by keyid <code>k1</code>" in text and 'data-chart="spend"' in text
+    assert "copeca-action 0." in text
 
 
 def test_a_bad_coverage_file_names_the_flag_and_field(
