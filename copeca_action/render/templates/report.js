@@ -3,7 +3,10 @@
   "use strict";
   function key(cell) {
     var v = cell.getAttribute("data-v");
-    if (v === null) { return { n: NaN, s: cell.textContent.trim().toLowerCase() }; }
+    if (v === null) {
+      var numeric = cell.classList.contains("num");
+      return { n: NaN, s: numeric ? "" : cell.textContent.trim().toLowerCase() };
+    }
     var n = Number(v);
     return { n: n, s: v.toLowerCase() };
   }
@@ -23,6 +26,8 @@
       return { r: r, k: key(r.cells[col]), i: i };
     });
     rows.sort(function (x, y) {
+      var xn = !isNaN(x.k.n), yn = !isNaN(y.k.n);
+      if (xn !== yn && (x.k.s === "" || y.k.s === "")) { return xn ? -1 : 1; }  // blanks last
       var c = compare(x.k, y.k);
       return (dir === "ascending" ? c : -c) || x.i - y.i;
     });

@@ -79,6 +79,13 @@ def test_tables_sort_on_click_and_charts_render_without_javascript(
                      ".click()")
     down = [v for v in browser.evaluate(first_col) if v is not None]
     assert down == sorted(down, reverse=True)
+    cpc_tool = """Array.from(document.querySelectorAll('#forest-table tbody tr'),
+                  r => r.cells[2].textContent)"""
+    for _ in range(2):  # ascending, then descending: blank cells stay last both ways
+        browser.evaluate("document.querySelector('#forest-table thead th:nth-child(3) button')"
+                         ".click()")
+        cells = browser.evaluate(cpc_tool)
+        assert cells[0].startswith("$") and cells[1:] == ["", ""]
     browser.call("Emulation.setScriptExecutionDisabled", value=True)
     try:
         loaded = browser.load(path)
