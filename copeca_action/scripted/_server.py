@@ -1,0 +1,502 @@
+"""The scripted model server: a threaded loopback HTTP server playing scripts to agent CLIs.
+
+Endpoints: `HEAD /`, `GET /`, `POST /v1/messages` (stream and not), `POST
+/v1/messages/count_tokens`, `POST /v1/responses` (stream and not), `GET /v1/models`.
+It never opens an outbound connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, cast
+
+from copeca_action.records import Tokens
+from copeca_action.scripted import _anthropic, _openai
+from copeca_action.scripted._actions import ActionError, translate
+from copeca_action.scripted._plan import Plan, derive, make_plan
+from copeca_action.scripted._reply import Event, Reply, ToolUse
+from copeca_action.scripted._request import (
+    RequestView,
+    make_id,
+    parse_body,
+    view_anthropic,
+    view_openai,
+)
+from copeca_action.scripted._script import Fault, Script, Usage, load_scripts
+from copeca_action.scripted._served import ServedConversation, ServedStep, ServedToolCall
+
+VARIANT_HEADER = "x-copeca-run"
+"""Optional request header: a stable run key (e.g. the run id) that fixes the variant, so a
+run's variation is reproducible for a given seed whatever order runs arrive in."""
+
+MAX_BODY = 64 * 1024 * 1024
+
+
+@dataclass
+class _StepState:
+    attempts: int = 0
+    faults: list[str] = field(default_factory=list)
+    reply: Reply | None = None
+
+
+@dataclass
+class _Conversation:
+    conv: int
+    script: Script
+    api: str
+    model: str
+    plan: Plan
+    steps: dict[int, _StepState] = field(default_factory=dict)
+
+    def step(self, index: int) -> _StepState:
+        return self.steps.setdefault(index, _StepState())
+
+    def snapshot(self) -> ServedConversation:
+        steps: list[ServedStep] = []
+        total = Tokens()
+        calls: list[ServedToolCall] = []
+        answer: str | None = None
+        for index in sorted(self.steps):
+            st = self.steps[index]
+            reply = st.reply
+            tokens = Tokens()
+            step_calls: list[ServedToolCall] = []
+            if reply is not None:
+                u = reply.usage
+                tokens = Tokens(input=u.input, output=u.output, cache_read=u.cache_read,
+                                cache_write=u.cache_write)
+                step_calls = [ServedToolCall(id=c.id, name=c.name, input=c.input)
+                              for c in reply.calls]
+                total = Tokens(input=total.input + tokens.input,
+                               output=total.output + tokens.output,
+                               cache_read=total.cache_read + tokens.cache_read,
+                               cache_write=total.cache_write + tokens.cache_write)
+                calls.extend(step_calls)
+                if reply.final:
+                    answer = reply.text
+            steps.append(ServedStep(index=index, attempts=st.attempts, faults=list(st.faults),
+                                    completed=reply is not None, tokens=tokens,
+                                    text=reply.text if reply else None, tool_calls=step_calls,
+                                    final=bool(reply and reply.final)))
+        return ServedConversation(conv=self.conv, script=self.script.id, api=self.api,
+                                  model=self.model, variant=self.plan.variant,
+                                  wrong_answer=self.plan.wrong_answer,
+                                  extra_step=self.plan.extra_step, steps=steps, tokens=total,
+                                  tool_calls=calls, answer=answer, completed=answer is not None)
+
+
+class _State:
+    """Everything shared between handler threads, behind one lock."""
+
+    def __init__(self, scripts: list[Script], seed: int, log_path: Path | None) -> None:
+        self.scripts = scripts
+        self.seed = seed
+        self.log_path = log_path
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.convs: dict[int, _Conversation] = {}
+        self.openings: dict[tuple[str, str], list[int]] = {}
+        self.plans: dict[tuple[str, int], Plan] = {}
+        self.log: list[dict[str, Any]] = []
+        self._log_file = log_path.open("a", encoding="utf-8") if log_path else None
+
+    def close(self) -> None:
+        if self._log_file:
+            self._log_file.close()
+            self._log_file = None
+
+    def record(self, entry: dict[str, Any]) -> None:
+        with self.lock:
+            entry["seq"] = len(self.log)
+            self.log.append(entry)
+            if self._log_file:
+                self._log_file.write(json.dumps(entry, sort_keys=True) + "\n")
+                self._log_file.flush()
+
+    def select(self, view: RequestView) -> Script | None:
+        best: Script | None = None
+        for script in self.scripts:
+            if script.match.accepts(api=view.api, model=view.model, prompt=view.prompt,
+                                    everything=view.everything, tools=view.tools) and (
+                    best is None or script.match.specificity > best.match.specificity):
+                best = script
+        return best
+
+    def plan(self, script: Script, variant: int) -> Plan:
+        key = (script.id, variant)
+        with self.lock:
+            plan = self.plans.get(key)
+        if plan is None:
+            plan = make_plan(script, self.seed, variant)
+            with self.lock:
+                self.plans[key] = plan
+        return plan
+
+    def conversation(self, view: RequestView, script: Script,
+                     run_key: str | None) -> tuple[_Conversation, int]:
+        """The conversation and step this request belongs to, creating it on a first request.
+
+        A first request identical to an earlier one whose first step never completed is a
+        retry of it; otherwise it opens a new conversation with its own variant.
+        """
+        pos = view.position
+        if pos is not None:
+            with self.lock:
+                conv = self.convs.get(pos.conv)
+            if conv is None or conv.plan.variant != pos.variant:
+                plan = self.plan(script, pos.variant)
+                conv = _Conversation(pos.conv, script, view.api, view.model, plan)
+                with self.lock:
+                    conv = self.convs.setdefault(pos.conv, conv)
+            return conv, pos.step + 1
+        key = (script.id, run_key or view.digest)
+        with self.lock:
+            opened = self.openings.setdefault(key, [])
+            if opened:
+                last = self.convs[opened[-1]]
+                if last.steps.get(0, _StepState()).reply is None:
+                    return last, 0
+            variant = derive("variant", self.seed, script.id,
+                             run_key if run_key else f"{view.digest}#{len(opened)}")
+            number = len(self.convs) + 1
+        plan = self.plan(script, variant)
+        conv = _Conversation(number, script, view.api, view.model, plan)
+        with self.lock:
+            while number in self.convs:
+                number += 1
+                conv.conv = number
+            self.convs[number] = conv
+            opened.append(number)
+        return conv, 0
+
+
+def _fallback_usage(view: RequestView, text: str | None, calls: list[ToolUse]) -> Usage:
+    """Plausible figures when a step sets none: ~4 bytes a token, request in, reply out."""
+    out_chars = len(text or "") + sum(len(json.dumps(c.input)) + len(c.name) for c in calls)
+    return Usage(input=max(1, view.body_bytes // 4), output=max(1, out_chars // 4 + 5))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "copeca-scripted/1"
+
+    @property
+    def state(self) -> _State:
+        return cast("_ScriptedHTTPServer", self.server).state
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: every request goes to the JSONL log instead."""
+
+    # -- plumbing -------------------------------------------------------------------------
+
+    def _json(self, status: int, body: dict[str, Any],
+              headers: dict[str, str] | None = None) -> None:
+        raw = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(raw)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(raw)
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def _end_stream(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    @staticmethod
+    def _frame(event: Event) -> bytes:
+        name, data = event
+        return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("content-length") or 0)
+        if length > MAX_BODY:
+            raise ValueError(f"request body of {length} bytes is over {MAX_BODY}")
+        return self.rfile.read(length) if length else b""
+
+    # -- verbs ----------------------------------------------------------------------------
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        path = self.path.split("?", 1)[0]
+        if path.rstrip("/") in ("", "/v1"):
+            self._json(200, {"server": "copeca scripted model server",
+                             "scripts": len(self.state.scripts)})
+        elif path == "/v1/models":
+            self._json(200, {"object": "list", "data": []})
+        else:
+            self._json(404, {"error": {"message": f"no such endpoint: GET {path}"}})
+
+    def do_POST(self) -> None:
+        started = time.monotonic()
+        path = self.path.split("?", 1)[0].rstrip("/")
+        entry: dict[str, Any] = {"time": time.time(), "method": "POST", "path": self.path}
+        try:
+            raw = self._read_body()
+            if path == "/v1/messages/count_tokens":
+                entry["api"] = "anthropic"
+                self._json(200, {"input_tokens": max(1, len(raw) // 4)})
+                entry["status"] = 200
+            elif path in ("/v1/messages", "/v1/responses"):
+                self._converse(path, raw, entry)
+            else:
+                entry["status"] = 404
+                self._json(404, {"type": "error", "error": {
+                    "type": "not_found_error", "message": f"no such endpoint: POST {path}"}})
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            entry["error"] = f"client went away: {exc.__class__.__name__}"
+            self.close_connection = True
+        finally:
+            entry["duration_ms"] = round((time.monotonic() - started) * 1000, 2)
+            self.state.record(entry)
+
+    def _converse(self, path: str, raw: bytes, entry: dict[str, Any]) -> None:
+        api = "anthropic" if path == "/v1/messages" else "openai"
+        wire = _anthropic if api == "anthropic" else _openai
+        entry["api"] = api
+        try:
+            body = parse_body(raw)
+        except ValueError as exc:
+            entry["status"] = 400
+            entry["error"] = str(exc)
+            self._json(400, wire.error_body(400, str(exc)))
+            return
+        view = view_anthropic(body, len(raw)) if api == "anthropic" else view_openai(body,
+                                                                                     len(raw))
+        entry.update(model=view.model, stream=view.stream, tools_offered=len(view.tools),
+                     body_bytes=view.body_bytes, prompt_head=view.prompt[-200:])
+        script = self.state.select(view)
+        if script is None:
+            msg = ("copeca scripted server: no script matches this request (model "
+                   f"{view.model!r}, prompt ending {view.prompt[-80:]!r})")
+            entry.update(status=400, error="no script matches")
+            self._json(400, wire.error_body(400, msg))
+            return
+        conv, step = self.state.conversation(view, script, self.headers.get(VARIANT_HEADER))
+        plan = conv.plan
+        step = min(step, len(plan.steps) - 1)
+        with self.state.lock:
+            st = conv.step(step)
+            st.attempts += 1
+            attempt = st.attempts
+        entry.update(script=script.id, conv=conv.conv, variant=plan.variant, step=step,
+                     attempt=attempt)
+        try:
+            reply = self._reply(view, conv, plan, step, attempt)
+        except ActionError as exc:
+            entry.update(status=400, error=str(exc))
+            self._json(400, wire.error_body(400, f"copeca scripted server: {exc}"))
+            return
+        fault = plan.fault_for(step, attempt)
+        if fault is not None:
+            entry["fault"] = fault.kind if fault.kind != "http" else f"http {fault.status}"
+            with self.state.lock:
+                st.faults.append(entry["fault"])
+        completed = self._send(api, view.stream, reply, fault, entry)
+        if completed:
+            with self.state.lock:
+                st.reply = reply
+        entry["completed"] = completed
+
+    def _reply(self, view: RequestView, conv: _Conversation, plan: Plan, step: int,
+               attempt: int) -> Reply:
+        spec = plan.steps[step]
+        calls = []
+        for k, action in enumerate(spec.tools):
+            name, args = translate(action, view.api, view.tools, view.cwd)
+            calls.append(ToolUse(make_id(view.api, conv.conv, plan.variant, step, k), name,
+                                 args))
+        text = spec.answer if spec.answer is not None else spec.text
+        usage = plan.usage(step, _fallback_usage(view, text, calls))
+        return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}_{attempt}",
+                     text=text, calls=calls, usage=usage)
+
+    def _send(self, api: str, stream: bool, reply: Reply, fault: Fault | None,
+              entry: dict[str, Any]) -> bool:
+        """Serve the reply (or the fault). True when a complete response was sent."""
+        wire = _anthropic if api == "anthropic" else _openai
+        if fault is not None and fault.kind == "http":
+            status = fault.status or 500
+            entry["status"] = status
+            headers = {"retry-after": str(fault.retry_after)} if fault.retry_after else {}
+            if status in (429, 529) and not fault.retry_after:
+                headers["retry-after"] = "0"
+            message = fault.message or f"scripted fault: HTTP {status}"
+            self._json(status, wire.error_body(status, message), headers)
+            return False
+        entry["status"] = 200
+        if not stream:
+            body = (_anthropic.message(reply) if api == "anthropic"
+                    else _openai.response(reply))
+            if fault is not None:
+                return self._fault_plain(fault, json.dumps(body).encode())
+            self._json(200, body)
+            return True
+        events = (_anthropic.events(reply) if api == "anthropic" else _openai.events(reply))
+        self._start_stream()
+        if fault is None:
+            for event in events:
+                self._chunk(self._frame(event))
+            self._end_stream()
+            return True
+        return self._fault_stream(fault, events)
+
+    def _fault_stream(self, fault: Fault, events: list[Event]) -> bool:
+        if fault.kind == "stall":
+            self._chunk(self._frame(events[0]))
+            if self.state.stop.wait(fault.seconds):
+                self.close_connection = True
+                return False
+            for event in events[1:]:
+                self._chunk(self._frame(event))
+            self._end_stream()
+            return True
+        half = max(1, len(events) // 2)
+        for event in events[:half]:
+            self._chunk(self._frame(event))
+        if fault.kind == "malformed":
+            self._chunk(f"event: {events[half][0]}\ndata: {{\"type\": \"{events[half][0]}\", "
+                        "\"index\": 0, \"delta\": {\"type\n\n".encode())
+            self._end_stream()
+        else:  # drop: no terminating chunk; the connection is cut mid-body
+            self._drop()
+        self.close_connection = True
+        return False
+
+    def _fault_plain(self, fault: Fault, raw: bytes) -> bool:
+        if fault.kind == "stall":
+            if self.state.stop.wait(fault.seconds):
+                self.close_connection = True
+                return False
+            self._json(200, json.loads(raw))
+            return True
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(raw)))
+        self.end_headers()
+        if fault.kind == "malformed":
+            self.wfile.write(raw[: len(raw) // 2].ljust(len(raw), b"#"))
+        else:
+            self.wfile.write(raw[: len(raw) // 2])
+            self._drop()
+        self.close_connection = True
+        return False
+
+    def _drop(self) -> None:
+        self.wfile.flush()
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_RDWR)
+
+
+class _ScriptedHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, port: int, state: _State) -> None:
+        self.state = state
+        super().__init__(("127.0.0.1", port), _Handler)
+
+
+class ScriptedServer:
+    """The scripted model server as a context manager (tests, the engine) or a foreground
+    process (`copeca-action scripted serve`).
+
+    >>> with ScriptedServer(Path("corpus/scripts"), seed=7) as srv:  # doctest: +SKIP
+    ...     run_cli(env={"ANTHROPIC_BASE_URL": srv.url})
+    ...     srv.served()
+    """
+
+    def __init__(self, scripts_dir: Path | Sequence[Script], *, seed: int = 0,
+                 log_path: Path | None = None, port: int = 0) -> None:
+        scripts = (load_scripts(scripts_dir) if isinstance(scripts_dir, Path)
+                   else list(scripts_dir))
+        self._state = _State(scripts, seed, log_path)
+        self._port = port
+        self._httpd: _ScriptedHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> ScriptedServer:
+        if self._httpd is None:
+            self._httpd = _ScriptedHTTPServer(self._port, self._state)
+            self._thread = threading.Thread(target=self._httpd.serve_forever,
+                                            kwargs={"poll_interval": 0.1},
+                                            name="copeca-scripted", daemon=True)
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._state.stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._state.close()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until `stop()` (or the timeout); True when stopped."""
+        return self._state.stop.wait(timeout)
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- facts ----------------------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("the scripted server is not running")
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def scripts(self) -> list[Script]:
+        return list(self._state.scripts)
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request so far, as logged (one dict per request, in arrival order)."""
+        with self._state.lock:
+            return [dict(e) for e in self._state.log]
+
+    def served(self) -> list[ServedConversation]:
+        """Per conversation: usage per step, tool calls and final text actually served."""
+        with self._state.lock:
+            convs = [self._state.convs[k] for k in sorted(self._state.convs)]
+            return [c.snapshot() for c in convs]
