@@ -40,9 +40,12 @@ def _items(reply: Reply) -> list[dict[str, Any]]:
                       "role": "assistant",
                       "content": [{"type": "output_text", "text": reply.text,
                                    "annotations": []}]})
-    items.extend({"id": f"fc_{c.id}", "type": "function_call", "status": "completed",
-                  "call_id": c.id, "name": c.name, "arguments": json.dumps(c.input)}
-                 for c in reply.calls)
+    for c in reply.calls:
+        item = {"id": f"fc_{c.id}", "type": "function_call", "status": "completed",
+                "call_id": c.id, "name": c.name, "arguments": json.dumps(c.input)}
+        if c.namespace:
+            item["namespace"] = c.namespace
+        items.append(item)
     return items
 
 

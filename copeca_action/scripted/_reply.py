@@ -13,6 +13,8 @@ class ToolUse:
     id: str
     name: str
     input: dict[str, Any]
+    namespace: str | None = None
+    """Responses API only: the tool's group; `name` is then the name inside it."""
 
 
 @dataclass(frozen=True)

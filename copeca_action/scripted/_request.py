@@ -16,6 +16,11 @@ from typing import Any
 from copeca_action.scripted._script import Api
 
 ID_RE = re.compile(r"cpc_(\d+)_(\d+)_(\d+)_(\d+)")
+AUX_K = 90
+"""Tool-call index marking an auxiliary call (Claude Code's `ToolSearch` loading a deferred
+tool) made before a step's own calls: the step is still to be served after it."""
+_DEFERRED_RE = re.compile(r"before calling them:\n((?:[A-Za-z0-9_.:-]+\n)+)")
+_MCP_RE = re.compile(r"\bmcp__[A-Za-z0-9_-]+?__[A-Za-z0-9_-]+")
 _CWD_RES = (re.compile(r"Primary working directory: (\S+)"),
             re.compile(r"<cwd>([^<]+)</cwd>"),
             re.compile(r"Working directory: (\S+)"))
@@ -28,7 +33,13 @@ class Position:
     conv: int
     variant: int
     step: int
-    """The step the *last* assistant turn served; the request asks for `step + 1`."""
+    """The step the last assistant turn served."""
+    aux: bool = False
+    """That turn was an auxiliary call, so the request asks for `step` itself, not `step + 1`."""
+
+    @property
+    def next_step(self) -> int:
+        return self.step if self.aux else self.step + 1
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,13 @@ class RequestView:
     everything: str
     """System prompt, instructions and all message text, joined."""
     tools: list[str]
+    deferred: list[str]
+    """Tools the CLI names but has not loaded (Claude Code's deferred tools, MCP tools among
+    them): callable only after `ToolSearch` fetched their schema."""
     cwd: str | None
+    namespaces: dict[str, tuple[str, str]]
+    """Responses tools offered inside a `namespace` group (Codex's MCP servers): full name
+    (`mcp__codesearch__search`) → (namespace, name), as a call must name them."""
     position: Position | None
     digest: str
     """Hash of the conversation's opening (system + first user turn), for first requests."""
@@ -70,13 +87,22 @@ def _texts(content: Any) -> list[str]:
 
 def _latest_position(ids: list[str]) -> Position | None:
     best: Position | None = None
-    for ident in ids:
+    for ident in ids:  # history order: the last of our ids is the latest turn
         m = ID_RE.search(ident)
         if m:
-            conv, variant, step, _ = (int(g) for g in m.groups())
-            if best is None or step >= best.step:
-                best = Position(conv, variant, step)
+            conv, variant, step, k = (int(g) for g in m.groups())
+            best = Position(conv, variant, step, aux=k >= AUX_K)
     return best
+
+
+def _deferred(text: str, system: list[str]) -> list[str]:
+    found: list[str] = []
+    for m in _DEFERRED_RE.finditer(text):
+        found.extend(line for line in m.group(1).splitlines() if line)
+    if not found:
+        for chunk in system:
+            found.extend(_MCP_RE.findall(chunk))
+    return list(dict.fromkeys(found))
 
 
 def _find_cwd(text: str) -> str | None:
@@ -97,6 +123,7 @@ def view_anthropic(body: dict[str, Any], size: int) -> RequestView:
     system = _texts(body.get("system"))
     prompt: list[str] = []
     other: list[str] = []
+    system_msgs: list[str] = []
     ids: list[str] = []
     opening: list[str] = list(system)
     seen_assistant = False
@@ -109,6 +136,8 @@ def view_anthropic(body: dict[str, Any], size: int) -> RequestView:
             prompt.extend(texts)
         else:
             other.extend(texts)
+        if role == "system":
+            system_msgs.extend(texts)
         if role == "assistant":
             seen_assistant = True
         if not seen_assistant:
@@ -122,9 +151,11 @@ def view_anthropic(body: dict[str, Any], size: int) -> RequestView:
     everything = "\n".join(system + prompt + other)
     return RequestView(api="anthropic", model=str(body.get("model", "")),
                        stream=bool(body.get("stream")), prompt="\n".join(prompt),
-                       everything=everything, tools=tools, cwd=_find_cwd(everything),
-                       position=_latest_position(ids), digest=_digest(opening),
-                       body_bytes=size)
+                       everything=everything, tools=tools,
+                       deferred=[d for d in _deferred(everything, system + system_msgs)
+                                 if d not in tools],
+                       cwd=_find_cwd(everything), namespaces={}, position=_latest_position(ids),
+                       digest=_digest(opening), body_bytes=size)
 
 
 def view_openai(body: dict[str, Any], size: int) -> RequestView:
@@ -157,20 +188,24 @@ def view_openai(body: dict[str, Any], size: int) -> RequestView:
         if not seen_call:
             opening.extend(texts)
     tools: list[str] = []
+    namespaces: dict[str, tuple[str, str]] = {}
     for t in body.get("tools") or []:
         if isinstance(t, dict):
             name = t.get("name") or t.get("type")
             if name:
                 tools.append(str(name))
             for sub in t.get("tools") or []:  # namespaced groups (Codex MCP servers)
-                if isinstance(sub, dict) and sub.get("name"):
-                    tools.append(f"{name}__{sub['name']}" if name else str(sub["name"]))
+                if isinstance(sub, dict) and sub.get("name") and name:
+                    full = f"{name}__{sub['name']}"
+                    tools.append(full)
+                    namespaces[full] = (str(name), str(sub["name"]))
     everything = "\n".join(system + other + prompt)
     return RequestView(api="openai", model=str(body.get("model", "")),
                        stream=bool(body.get("stream")), prompt="\n".join(prompt),
-                       everything=everything, tools=tools, cwd=_find_cwd(everything),
-                       position=_latest_position(ids), digest=_digest(opening),
-                       body_bytes=size)
+                       everything=everything, tools=tools, deferred=[],
+                       cwd=_find_cwd(everything), namespaces=namespaces,
+                       position=_latest_position(ids),
+                       digest=_digest(opening), body_bytes=size)
 
 
 def parse_body(raw: bytes) -> dict[str, Any]:

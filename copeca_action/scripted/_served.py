@@ -16,9 +16,13 @@ class ServedToolCall(RecordModel):
 
 
 class ServedStep(RecordModel):
-    """One step of one conversation, over all the attempts the CLI made at it."""
+    """One model turn of one conversation, over all the attempts the CLI made at it."""
 
     index: int
+    """The script step (an inserted extra step counts)."""
+    aux: bool = False
+    """An auxiliary turn before the step: Claude Code's `ToolSearch` loading a deferred tool
+    (MCP tools are deferred in current versions) that the step then calls."""
     attempts: int
     """Requests received for this step (retries included)."""
     faults: list[str] = []

@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, cast
@@ -24,6 +24,7 @@ from copeca_action.scripted._actions import ActionError, translate
 from copeca_action.scripted._plan import Plan, derive, make_plan
 from copeca_action.scripted._reply import Event, Reply, ToolUse
 from copeca_action.scripted._request import (
+    AUX_K,
     RequestView,
     make_id,
     parse_body,
@@ -54,18 +55,19 @@ class _Conversation:
     api: str
     model: str
     plan: Plan
-    steps: dict[int, _StepState] = field(default_factory=dict)
+    steps: dict[tuple[int, bool], _StepState] = field(default_factory=dict)
+    """By (script step, auxiliary): an auxiliary turn (ToolSearch) precedes its step."""
 
-    def step(self, index: int) -> _StepState:
-        return self.steps.setdefault(index, _StepState())
+    def step(self, index: int, aux: bool = False) -> _StepState:
+        return self.steps.setdefault((index, aux), _StepState())
 
     def snapshot(self) -> ServedConversation:
         steps: list[ServedStep] = []
         total = Tokens()
         calls: list[ServedToolCall] = []
         answer: str | None = None
-        for index in sorted(self.steps):
-            st = self.steps[index]
+        for index, aux in sorted(self.steps, key=lambda k: (k[0], not k[1])):
+            st = self.steps[(index, aux)]
             reply = st.reply
             tokens = Tokens()
             step_calls: list[ServedToolCall] = []
@@ -73,7 +75,8 @@ class _Conversation:
                 u = reply.usage
                 tokens = Tokens(input=u.input, output=u.output, cache_read=u.cache_read,
                                 cache_write=u.cache_write)
-                step_calls = [ServedToolCall(id=c.id, name=c.name, input=c.input)
+                step_calls = [ServedToolCall(id=c.id, input=c.input, name=(
+                    f"{c.namespace}__{c.name}" if c.namespace else c.name))
                               for c in reply.calls]
                 total = Tokens(input=total.input + tokens.input,
                                output=total.output + tokens.output,
@@ -82,7 +85,8 @@ class _Conversation:
                 calls.extend(step_calls)
                 if reply.final:
                     answer = reply.text
-            steps.append(ServedStep(index=index, attempts=st.attempts, faults=list(st.faults),
+            steps.append(ServedStep(index=index, aux=aux, attempts=st.attempts,
+                                    faults=list(st.faults),
                                     completed=reply is not None, tokens=tokens,
                                     text=reply.text if reply else None, tool_calls=step_calls,
                                     final=bool(reply and reply.final)))
@@ -96,8 +100,10 @@ class _Conversation:
 class _State:
     """Everything shared between handler threads, behind one lock."""
 
-    def __init__(self, scripts: list[Script], seed: int, log_path: Path | None) -> None:
+    def __init__(self, scripts: list[Script], seed: int, log_path: Path | None,
+                 log_bodies: bool = False) -> None:
         self.scripts = scripts
+        self.log_bodies = log_bodies
         self.seed = seed
         self.log_path = log_path
         self.lock = threading.Lock()
@@ -124,9 +130,11 @@ class _State:
     def select(self, view: RequestView) -> Script | None:
         best: Script | None = None
         for script in self.scripts:
-            if script.match.accepts(api=view.api, model=view.model, prompt=view.prompt,
-                                    everything=view.everything, tools=view.tools) and (
-                    best is None or script.match.specificity > best.match.specificity):
+            accepted = script.match.accepts(api=view.api, model=view.model, prompt=view.prompt,
+                                            everything=view.everything,
+                                            tools=view.tools + view.deferred)
+            if accepted and (best is None
+                             or script.match.specificity > best.match.specificity):
                 best = script
         return best
 
@@ -156,13 +164,13 @@ class _State:
                 conv = _Conversation(pos.conv, script, view.api, view.model, plan)
                 with self.lock:
                     conv = self.convs.setdefault(pos.conv, conv)
-            return conv, pos.step + 1
+            return conv, pos.next_step
         key = (script.id, run_key or view.digest)
         with self.lock:
             opened = self.openings.setdefault(key, [])
             if opened:
                 last = self.convs[opened[-1]]
-                if last.steps.get(0, _StepState()).reply is None:
+                if not any(st.reply for st in last.steps.values()):
                     return last, 0
             variant = derive("variant", self.seed, script.id,
                              run_key if run_key else f"{view.digest}#{len(opened)}")
@@ -288,6 +296,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         view = view_anthropic(body, len(raw)) if api == "anthropic" else view_openai(body,
                                                                                      len(raw))
+        if self.state.log_bodies:
+            entry["body"] = body
         entry.update(model=view.model, stream=view.stream, tools_offered=len(view.tools),
                      body_bytes=view.body_bytes, prompt_head=view.prompt[-200:])
         script = self.state.select(view)
@@ -300,19 +310,20 @@ class _Handler(BaseHTTPRequestHandler):
         conv, step = self.state.conversation(view, script, self.headers.get(VARIANT_HEADER))
         plan = conv.plan
         step = min(step, len(plan.steps) - 1)
-        with self.state.lock:
-            st = conv.step(step)
-            st.attempts += 1
-            attempt = st.attempts
-        entry.update(script=script.id, conv=conv.conv, variant=plan.variant, step=step,
-                     attempt=attempt)
         try:
-            reply = self._reply(view, conv, plan, step, attempt)
+            reply, aux = self._reply(view, conv, plan, step)
         except ActionError as exc:
             entry.update(status=400, error=str(exc))
             self._json(400, wire.error_body(400, f"copeca scripted server: {exc}"))
             return
-        fault = plan.fault_for(step, attempt)
+        with self.state.lock:
+            st = conv.step(step, aux)
+            st.attempts += 1
+            attempt = st.attempts
+        reply = replace(reply, message_id=f"{reply.message_id}_{attempt}")
+        entry.update(script=script.id, conv=conv.conv, variant=plan.variant, step=step,
+                     aux=aux, attempt=attempt)
+        fault = None if aux else plan.fault_for(step, attempt)
         if fault is not None:
             entry["fault"] = fault.kind if fault.kind != "http" else f"http {fault.status}"
             with self.state.lock:
@@ -323,18 +334,27 @@ class _Handler(BaseHTTPRequestHandler):
                 st.reply = reply
         entry["completed"] = completed
 
-    def _reply(self, view: RequestView, conv: _Conversation, plan: Plan, step: int,
-               attempt: int) -> Reply:
+    def _reply(self, view: RequestView, conv: _Conversation, plan: Plan,
+               step: int) -> tuple[Reply, bool]:
+        """The step's reply, or (True) the auxiliary `ToolSearch` turn it needs first."""
         spec = plan.steps[step]
         calls = []
         for k, action in enumerate(spec.tools):
-            name, args = translate(action, view.api, view.tools, view.cwd)
-            calls.append(ToolUse(make_id(view.api, conv.conv, plan.variant, step, k), name,
-                                 args))
+            name, args = translate(action, view.api, view.tools + view.deferred, view.cwd)
+            namespace, inner = view.namespaces.get(name, (None, name))
+            calls.append(ToolUse(make_id(view.api, conv.conv, plan.variant, step, k), inner,
+                                 args, namespace))
+        to_load = [c.name for c in calls if c.name in view.deferred]
+        if to_load and "ToolSearch" in view.tools:
+            search = ToolUse(make_id(view.api, conv.conv, plan.variant, step, AUX_K),
+                             "ToolSearch", {"query": "select:" + ",".join(to_load),
+                                            "max_results": len(to_load)})
+            return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}a", text=None,
+                         calls=[search], usage=_fallback_usage(view, None, [search])), True
         text = spec.answer if spec.answer is not None else spec.text
         usage = plan.usage(step, _fallback_usage(view, text, calls))
-        return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}_{attempt}",
-                     text=text, calls=calls, usage=usage)
+        return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}", text=text,
+                     calls=calls, usage=usage), False
 
     def _send(self, api: str, stream: bool, reply: Reply, fault: Fault | None,
               entry: dict[str, Any]) -> bool:
@@ -434,10 +454,10 @@ class ScriptedServer:
     """
 
     def __init__(self, scripts_dir: Path | Sequence[Script], *, seed: int = 0,
-                 log_path: Path | None = None, port: int = 0) -> None:
+                 log_path: Path | None = None, port: int = 0, log_bodies: bool = False) -> None:
         scripts = (load_scripts(scripts_dir) if isinstance(scripts_dir, Path)
                    else list(scripts_dir))
-        self._state = _State(scripts, seed, log_path)
+        self._state = _State(scripts, seed, log_path, log_bodies)
         self._port = port
         self._httpd: _ScriptedHTTPServer | None = None
         self._thread: threading.Thread | None = None
