@@ -38,6 +38,10 @@ VARIANT_HEADER = "x-copeca-run"
 """Optional request header: a stable run key (e.g. the run id) that fixes the variant, so a
 run's variation is reproducible for a given seed whatever order runs arrive in."""
 
+SESSION_HEADERS = ("x-claude-code-session-id", "session-id")
+"""Headers by which Claude Code and Codex name their session: retries of a first request
+belong to the same conversation even when the CLI changes the request between attempts."""
+
 MAX_BODY = 64 * 1024 * 1024
 
 
@@ -106,10 +110,11 @@ class _State:
         self.log_bodies = log_bodies
         self.seed = seed
         self.log_path = log_path
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.stop = threading.Event()
         self.convs: dict[int, _Conversation] = {}
         self.openings: dict[tuple[str, str], list[int]] = {}
+        self.digests: dict[tuple[str, str], int] = {}
         self.plans: dict[tuple[str, int], Plan] = {}
         self.log: list[dict[str, Any]] = []
         self._log_file = log_path.open("a", encoding="utf-8") if log_path else None
@@ -142,48 +147,47 @@ class _State:
         key = (script.id, variant)
         with self.lock:
             plan = self.plans.get(key)
-        if plan is None:
-            plan = make_plan(script, self.seed, variant)
-            with self.lock:
-                self.plans[key] = plan
-        return plan
+            if plan is None:
+                plan = self.plans[key] = make_plan(script, self.seed, variant)
+            return plan
 
-    def conversation(self, view: RequestView, script: Script,
-                     run_key: str | None) -> tuple[_Conversation, int]:
-        """The conversation and step this request belongs to, creating it on a first request.
+    def conversation(self, view: RequestView, script: Script, run_key: str | None,
+                     session: str | None) -> tuple[_Conversation, int]:
+        """The conversation and step this request belongs to, opening one on a first request.
 
-        A first request identical to an earlier one whose first step never completed is a
-        retry of it; otherwise it opens a new conversation with its own variant.
+        A later request names its conversation in the tool-call ids of its history. A first
+        request is a retry of the last conversation opened by the same CLI session (or, with
+        no session header, the same opening text) when none of that conversation's turns
+        completed; otherwise it opens a new conversation. Its variant comes from the run key
+        when given, else from the opening text and how many conversations opened with it.
         """
         pos = view.position
-        if pos is not None:
-            with self.lock:
-                conv = self.convs.get(pos.conv)
-            if conv is None or conv.plan.variant != pos.variant:
-                plan = self.plan(script, pos.variant)
-                conv = _Conversation(pos.conv, script, view.api, view.model, plan)
-                with self.lock:
-                    conv = self.convs.setdefault(pos.conv, conv)
-            return conv, pos.next_step
-        key = (script.id, run_key or view.digest)
         with self.lock:
-            opened = self.openings.setdefault(key, [])
+            if pos is not None:
+                conv = self.convs.get(pos.conv)
+                if conv is None or conv.plan.variant != pos.variant:  # e.g. after a restart
+                    conv = _Conversation(pos.conv, script, view.api, view.model,
+                                         self.plan(script, pos.variant))
+                    self.convs[pos.conv] = conv
+                return conv, pos.next_step
+            ident = (script.id, session or run_key or view.digest)
+            opened = self.openings.setdefault(ident, [])
             if opened:
                 last = self.convs[opened[-1]]
                 if not any(st.reply for st in last.steps.values()):
                     return last, 0
-            variant = derive("variant", self.seed, script.id,
-                             run_key if run_key else f"{view.digest}#{len(opened)}")
-            number = len(self.convs) + 1
-        plan = self.plan(script, variant)
-        conv = _Conversation(number, script, view.api, view.model, plan)
-        with self.lock:
-            while number in self.convs:
-                number += 1
-                conv.conv = number
+            if run_key:
+                variant = derive("variant", self.seed, script.id, run_key)
+            else:
+                seen = self.digests.get((script.id, view.digest), 0)
+                self.digests[(script.id, view.digest)] = seen + 1
+                variant = derive("variant", self.seed, script.id, f"{view.digest}#{seen}")
+            number = max(self.convs, default=0) + 1
+            conv = _Conversation(number, script, view.api, view.model,
+                                 self.plan(script, variant))
             self.convs[number] = conv
             opened.append(number)
-        return conv, 0
+            return conv, 0
 
 
 def _fallback_usage(view: RequestView, text: str | None, calls: list[ToolUse]) -> Usage:
@@ -307,7 +311,9 @@ class _Handler(BaseHTTPRequestHandler):
             entry.update(status=400, error="no script matches")
             self._json(400, wire.error_body(400, msg))
             return
-        conv, step = self.state.conversation(view, script, self.headers.get(VARIANT_HEADER))
+        session = next((self.headers[h] for h in SESSION_HEADERS if self.headers.get(h)), None)
+        conv, step = self.state.conversation(view, script, self.headers.get(VARIANT_HEADER),
+                                             session)
         plan = conv.plan
         step = min(step, len(plan.steps) - 1)
         try:
