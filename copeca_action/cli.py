@@ -11,7 +11,7 @@ from copeca_action import __version__
 from copeca_action._cli._output import report_error
 from copeca_action.errors import CopecaError
 
-COMMANDS = ("validate", "plan", "list", "schema", "scripted")
+COMMANDS = ("validate", "plan", "list", "schema", "scripted", "run", "snapshot", "demo")
 """Modules of copeca_action._cli, each with `register(subparsers)`; order is --help order."""
 
 
