@@ -1,0 +1,3 @@
+from copeca_action.demo_tool._server import main
+
+main()
