@@ -12,7 +12,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -200,6 +200,13 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "copeca-scripted/1"
 
+    _on_commit: Callable[[bool], None] | None = None
+
+    def _commit(self, done: bool) -> None:
+        """Record (or, if the last write failed, withdraw) the reply being served."""
+        if self._on_commit is not None:
+            self._on_commit(done)
+
     @property
     def state(self) -> _State:
         return cast("_ScriptedHTTPServer", self.server).state
@@ -210,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- plumbing -------------------------------------------------------------------------
 
     def _json(self, status: int, body: dict[str, Any],
-              headers: dict[str, str] | None = None) -> None:
+              headers: dict[str, str] | None = None, commit: bool = False) -> None:
         raw = json.dumps(body).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
@@ -218,6 +225,8 @@ class _Handler(BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
+        if commit:
+            self._commit(True)
         if self.command != "HEAD":
             self.wfile.write(raw)
 
@@ -232,7 +241,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
-    def _end_stream(self) -> None:
+    def _end_stream(self, commit: bool = False) -> None:
+        if commit:
+            self._commit(True)
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
@@ -283,6 +294,8 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError) as exc:
             entry["error"] = f"client went away: {exc.__class__.__name__}"
             self.close_connection = True
+            if entry.get("completed"):
+                self._commit(False)
         finally:
             entry["duration_ms"] = round((time.monotonic() - started) * 1000, 2)
             self.state.record(entry)
@@ -334,11 +347,14 @@ class _Handler(BaseHTTPRequestHandler):
             entry["fault"] = fault.kind if fault.kind != "http" else f"http {fault.status}"
             with self.state.lock:
                 st.faults.append(entry["fault"])
-        completed = self._send(api, view.stream, reply, fault, entry)
-        if completed:
+        def commit(done: bool) -> None:
             with self.state.lock:
-                st.reply = reply
-        entry["completed"] = completed
+                st.reply = reply if done else None
+            entry["completed"] = done
+
+        entry["completed"] = False
+        self._on_commit = commit
+        self._send(api, view.stream, reply, fault, entry)
 
     def _reply(self, view: RequestView, conv: _Conversation, plan: Plan,
                step: int) -> tuple[Reply, bool]:
@@ -363,8 +379,9 @@ class _Handler(BaseHTTPRequestHandler):
                      calls=calls, usage=usage), False
 
     def _send(self, api: str, stream: bool, reply: Reply, fault: Fault | None,
-              entry: dict[str, Any]) -> bool:
-        """Serve the reply (or the fault). True when a complete response was sent."""
+              entry: dict[str, Any]) -> None:
+        """Serve the reply (or the fault); a complete reply is committed to the truth just
+        before its last bytes go out, so a client that has read it sees it recorded."""
         wire = _anthropic if api == "anthropic" else _openai
         if fault is not None and fault.kind == "http":
             status = fault.status or 500
@@ -374,34 +391,35 @@ class _Handler(BaseHTTPRequestHandler):
                 headers["retry-after"] = "0"
             message = fault.message or f"scripted fault: HTTP {status}"
             self._json(status, wire.error_body(status, message), headers)
-            return False
+            return
         entry["status"] = 200
         if not stream:
             body = (_anthropic.message(reply) if api == "anthropic"
                     else _openai.response(reply))
             if fault is not None:
-                return self._fault_plain(fault, json.dumps(body).encode())
-            self._json(200, body)
-            return True
+                self._fault_plain(fault, json.dumps(body).encode())
+            else:
+                self._json(200, body, commit=True)
+            return
         events = (_anthropic.events(reply) if api == "anthropic" else _openai.events(reply))
         self._start_stream()
         if fault is None:
             for event in events:
                 self._chunk(self._frame(event))
-            self._end_stream()
-            return True
-        return self._fault_stream(fault, events)
+            self._end_stream(commit=True)
+        else:
+            self._fault_stream(fault, events)
 
-    def _fault_stream(self, fault: Fault, events: list[Event]) -> bool:
+    def _fault_stream(self, fault: Fault, events: list[Event]) -> None:
         if fault.kind == "stall":
             self._chunk(self._frame(events[0]))
             if self.state.stop.wait(fault.seconds):
                 self.close_connection = True
-                return False
+                return
             for event in events[1:]:
                 self._chunk(self._frame(event))
-            self._end_stream()
-            return True
+            self._end_stream(commit=True)
+            return
         half = max(1, len(events) // 2)
         for event in events[:half]:
             self._chunk(self._frame(event))
@@ -412,15 +430,14 @@ class _Handler(BaseHTTPRequestHandler):
         else:  # drop: no terminating chunk; the connection is cut mid-body
             self._drop()
         self.close_connection = True
-        return False
 
-    def _fault_plain(self, fault: Fault, raw: bytes) -> bool:
+    def _fault_plain(self, fault: Fault, raw: bytes) -> None:
         if fault.kind == "stall":
             if self.state.stop.wait(fault.seconds):
                 self.close_connection = True
-                return False
-            self._json(200, json.loads(raw))
-            return True
+                return
+            self._json(200, json.loads(raw), commit=True)
+            return
         self.send_response(200)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(raw)))
@@ -431,7 +448,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(raw[: len(raw) // 2])
             self._drop()
         self.close_connection = True
-        return False
 
     def _drop(self) -> None:
         self.wfile.flush()
