@@ -199,8 +199,12 @@ def _fallback_usage(view: RequestView, text: str | None, calls: list[ToolUse]) -
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "copeca-scripted/1"
+    disable_nagle_algorithm = True
+    """Replies go out in a few small writes; Nagle plus delayed ACK would add ~40 ms each."""
 
     _on_commit: Callable[[bool], None] | None = None
+    _entry: dict[str, Any] | None = None
+    _started = 0.0
 
     def _commit(self, done: bool) -> None:
         """Record (or, if the last write failed, withdraw) the reply being served."""
@@ -227,6 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if commit:
             self._commit(True)
+        self._settle()
         if self.command != "HEAD":
             self.wfile.write(raw)
 
@@ -244,6 +249,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _end_stream(self, commit: bool = False) -> None:
         if commit:
             self._commit(True)
+        self._settle()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
@@ -275,16 +281,25 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(404, {"error": {"message": f"no such endpoint: GET {path}"}})
 
+    def _settle(self) -> None:
+        """Log the request (once), just before its last bytes go out: a client that has read
+        its reply finds it in `requests()`."""
+        entry = self._entry
+        if entry is not None:
+            self._entry = None
+            entry["duration_ms"] = round((time.monotonic() - self._started) * 1000, 2)
+            self.state.record(entry)
+
     def do_POST(self) -> None:
-        started = time.monotonic()
+        self._started = time.monotonic()
         path = self.path.split("?", 1)[0].rstrip("/")
         entry: dict[str, Any] = {"time": time.time(), "method": "POST", "path": self.path}
+        self._entry = entry
         try:
             raw = self._read_body()
             if path == "/v1/messages/count_tokens":
-                entry["api"] = "anthropic"
+                entry.update(api="anthropic", status=200)
                 self._json(200, {"input_tokens": max(1, len(raw) // 4)})
-                entry["status"] = 200
             elif path in ("/v1/messages", "/v1/responses"):
                 self._converse(path, raw, entry)
             else:
@@ -297,8 +312,7 @@ class _Handler(BaseHTTPRequestHandler):
             if entry.get("completed"):
                 self._commit(False)
         finally:
-            entry["duration_ms"] = round((time.monotonic() - started) * 1000, 2)
-            self.state.record(entry)
+            self._settle()
 
     def _converse(self, path: str, raw: bytes, entry: dict[str, Any]) -> None:
         api = "anthropic" if path == "/v1/messages" else "openai"
@@ -403,9 +417,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         events = (_anthropic.events(reply) if api == "anthropic" else _openai.events(reply))
         self._start_stream()
-        if fault is None:
-            for event in events:
-                self._chunk(self._frame(event))
+        if fault is None:  # one write: small writes per event cost a syscall each
+            frames = b"".join(self._frame(e) for e in events)
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(frames), frames))
             self._end_stream(commit=True)
         else:
             self._fault_stream(fault, events)
