@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, cast
 
+from copeca_action.errors import InfraError
 from copeca_action.records import Tokens
 from copeca_action.scripted import _anthropic, _openai
 from copeca_action.scripted._actions import ActionError, translate
@@ -501,8 +502,17 @@ class ScriptedServer:
     # -- lifecycle ------------------------------------------------------------------------
 
     def start(self) -> ScriptedServer:
+        """Listen on 127.0.0.1 and serve from a background thread.
+
+        Raises:
+            InfraError: the port cannot be bound (in use, or not permitted).
+        """
         if self._httpd is None:
-            self._httpd = _ScriptedHTTPServer(self._port, self._state)
+            try:
+                self._httpd = _ScriptedHTTPServer(self._port, self._state)
+            except OSError as exc:
+                raise InfraError(f"scripted model server cannot listen on 127.0.0.1:"
+                                 f"{self._port}: {exc.strerror or exc}") from exc
             self._thread = threading.Thread(target=self._httpd.serve_forever,
                                             kwargs={"poll_interval": 0.1},
                                             name="copeca-scripted", daemon=True)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from copeca_action.errors import InfraError
 from copeca_action.scripted import Script, ScriptedServer
 from tests.unit.scripted.wire import (
     anthropic_body,
@@ -220,3 +221,19 @@ def test_many_concurrent_conversations(server: ScriptedServer) -> None:
     assert not errors
     assert len(served) == 24 and all(c.completed for c in served)
     assert len({c.conv for c in served}) == 24
+
+
+def test_a_restarted_server_continues_a_conversation_from_its_history() -> None:
+    body = anthropic_body("What does greeting say?", stream=False)
+    with ScriptedServer([TWO_STEP], seed=1) as first_server:
+        first = post(first_server.url, "/v1/messages", body).json()
+    with ScriptedServer([TWO_STEP], seed=1) as second_server:
+        second = post(second_server.url, "/v1/messages", anthropic_continue(body, first)).json()
+        [conv] = second_server.served()
+    assert second["content"] == [{"type": "text", "text": "It says hello."}]
+    assert conv.steps[0].index == 1 and conv.completed
+
+
+def test_a_busy_port_is_an_infra_error() -> None:
+    with ScriptedServer([TWO_STEP]) as srv, pytest.raises(InfraError, match="cannot listen"):
+        ScriptedServer([TWO_STEP], port=srv.port).start()
