@@ -62,8 +62,8 @@ def _base_env(home: Path) -> dict[str, str]:
 
 
 def run_claude(url: str, prompt: str, workdir: Path, scratch: Path, *, mcp: bool = False,
-               run_key: str | None = None, max_turns: int = 8,
-               timeout: float = 120) -> CliRun:
+               run_key: str | None = None, max_turns: int = 8, timeout: float = 120,
+               wrap: list[str] | None = None) -> CliRun:
     exe = need("claude")
     home, config = scratch / "home", scratch / "claude-config"
     home.mkdir(parents=True)
@@ -82,13 +82,15 @@ def run_claude(url: str, prompt: str, workdir: Path, scratch: Path, *, mcp: bool
         cfg.write_text(json.dumps({"mcpServers": {"codesearch": {
             "command": sys.executable, "args": [str(MCP_SERVER)]}}}))
         argv += ["--mcp-config", str(cfg)]
-    proc = subprocess.run(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([*(wrap or []), *argv], cwd=workdir, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)
     return CliRun(proc.returncode, _events(proc.stdout), proc.stderr)
 
 
 def run_codex(url: str, prompt: str, workdir: Path, scratch: Path, *, mcp: bool = False,
-              run_key: str | None = None, retries: int = 1, timeout: float = 120) -> CliRun:
+              run_key: str | None = None, retries: int = 1, timeout: float = 120,
+              wrap: list[str] | None = None) -> CliRun:
     exe = need("codex")
     home, codex_home, tmp = scratch / "home", scratch / "codex-home", scratch / "tmp"
     for d in (home, codex_home, tmp):
@@ -108,6 +110,7 @@ def run_codex(url: str, prompt: str, workdir: Path, scratch: Path, *, mcp: bool 
            "SCRIPTED_API_KEY": "scripted"}
     argv = [str(exe), "exec", "--json", "--skip-git-repo-check", "-s", "workspace-write",
             prompt]
-    proc = subprocess.run(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run([*(wrap or []), *argv], cwd=workdir, env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout)
     return CliRun(proc.returncode, _events(proc.stdout), proc.stderr)

@@ -3,7 +3,10 @@ working directory, answers arrive, and what the CLIs report equals what was serv
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -189,3 +192,29 @@ def test_codex_stall_is_cut_by_the_run_timeout(scripts_dir: Path, workdir: Path,
                                                tmp_path: Path) -> None:
     with ScriptedServer(scripts_dir) as srv, pytest.raises(subprocess.TimeoutExpired):
         run_codex(srv.url, "FAULT-STALL here", workdir, tmp_path / "x", timeout=3)
+
+
+# -- isolation --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cli", ["claude", "codex"])
+def test_cli_connects_to_nothing_but_the_scripted_server(cli: str, scripts_dir: Path,
+                                                         workdir: Path, tmp_path: Path) -> None:
+    """Every socket connect() of the CLI and its children (the MCP server too) is a local
+    socket or the scripted server's port on loopback."""
+    if shutil.which("strace") is None:
+        pytest.skip("strace is not installed")
+    trace = tmp_path / "connect.trace"
+    wrap = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", str(trace)]
+    runner: Callable[..., CliRun] = run_claude if cli == "claude" else run_codex
+    with ScriptedServer(scripts_dir) as srv:
+        run = runner(srv.url, "What does greeting.txt say?", workdir, tmp_path / "x",
+                     mcp=True, wrap=wrap)
+        port = srv.port
+    assert run.returncode == 0, run.stderr[-500:]
+    targets = re.findall(r"connect\(\d+, \{sa_family=(AF_\w+), ([^}]*)\}",
+                         trace.read_text())
+    inet = [addr for family, addr in targets if family in ("AF_INET", "AF_INET6")]
+    assert inet, "the CLI never reached the server?"
+    allowed = (f'sin_port=htons({port}), sin_addr=inet_addr("127.0.0.1")',)
+    assert [a for a in inet if a not in allowed] == []
+    assert {family for family, _ in targets} <= {"AF_INET", "AF_INET6", "AF_UNIX"}
