@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TextIO, cast
 
 from copeca_action.errors import InfraError
 from copeca_action.records import Tokens
@@ -118,12 +118,19 @@ class _State:
         self.digests: dict[tuple[str, str], int] = {}
         self.plans: dict[tuple[str, int], Plan] = {}
         self.log: list[dict[str, Any]] = []
-        self._log_file = log_path.open("a", encoding="utf-8") if log_path else None
+        self._log_file: TextIO | None = None
+
+    def open(self) -> None:
+        with self.lock:
+            self.stop.clear()
+            if self.log_path is not None and self._log_file is None:
+                self._log_file = self.log_path.open("a", encoding="utf-8")
 
     def close(self) -> None:
-        if self._log_file:
-            self._log_file.close()
-            self._log_file = None
+        with self.lock:
+            if self._log_file:
+                self._log_file.close()
+                self._log_file = None
 
     def record(self, entry: dict[str, Any]) -> None:
         with self.lock:
@@ -508,9 +515,11 @@ class ScriptedServer:
             InfraError: the port cannot be bound (in use, or not permitted).
         """
         if self._httpd is None:
+            self._state.open()
             try:
                 self._httpd = _ScriptedHTTPServer(self._port, self._state)
             except OSError as exc:
+                self._state.close()
                 raise InfraError(f"scripted model server cannot listen on 127.0.0.1:"
                                  f"{self._port}: {exc.strerror or exc}") from exc
             self._thread = threading.Thread(target=self._httpd.serve_forever,

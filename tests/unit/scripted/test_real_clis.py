@@ -218,3 +218,15 @@ def test_cli_connects_to_nothing_but_the_scripted_server(cli: str, scripts_dir: 
     allowed = (f'sin_port=htons({port}), sin_addr=inet_addr("127.0.0.1")',)
     assert [a for a in inet if a not in allowed] == []
     assert {family for family, _ in targets} <= {"AF_INET", "AF_INET6", "AF_UNIX"}
+
+
+def test_claude_max_turns_stops_mid_script(scripts_dir: Path, workdir: Path,
+                                           tmp_path: Path) -> None:
+    with ScriptedServer(scripts_dir) as srv:
+        run = run_claude(srv.url, "Set VERSION to 2 in version.py", workdir, tmp_path / "c",
+                         max_turns=1)
+        conv = _only(srv)
+    result = _claude_result(run)
+    assert run.returncode == 1 and result["subtype"] == "error_max_turns"
+    assert not conv.completed and len(conv.steps) == 1
+    _assert_claude_usage(result, conv)
