@@ -13,10 +13,11 @@ from pydantic import BaseModel
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
 from copeca_action.scenario import Mode, RepoIndex, Runner, Scenario, Task
+from copeca_action.scripted import ScriptFile
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "task": Task, "scenario": Scenario, "mode": Mode, "runner": Runner, "repos": RepoIndex,
-    "run-record": RunRecord, "run-plan": RunPlan,
+    "run-record": RunRecord, "run-plan": RunPlan, "scripts": ScriptFile,
 }
 
 
