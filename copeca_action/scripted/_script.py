@@ -216,6 +216,9 @@ class Script(InputModel):
     steps: list[Step] = Field(min_length=1)
     variation: Variation = Variation()
     faults: list[Fault] = []
+    tool_search_usage: Usage | None = None
+    """Usage of the extra `ToolSearch` turn Claude Code needs before calling a deferred (MCP)
+    tool; unset: derived from the request size like any step without `usage`."""
 
     @model_validator(mode="after")
     def _ends_with_answer(self) -> Script:

@@ -241,8 +241,9 @@ class _Handler(BaseHTTPRequestHandler):
             search = ToolUse(make_id(view.api, conv.conv, plan.variant, step, AUX_K),
                              "ToolSearch", {"query": "select:" + ",".join(to_load),
                                             "max_results": len(to_load)})
+            usage = plan.script.tool_search_usage or _fallback_usage(view, None, [search])
             return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}a", text=None,
-                         calls=[search], usage=_fallback_usage(view, None, [search])), True
+                         calls=[search], usage=usage), True
         text = spec.answer if spec.answer is not None else spec.text
         usage = plan.usage(step, _fallback_usage(view, text, calls))
         return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}", text=text,

@@ -184,6 +184,7 @@ def test_deferred_mcp_tool_is_loaded_with_tool_search_first(scripts_dir: Path) -
         assert third["stop_reason"] == "end_turn"
         [conv] = srv.served()
     assert [(s.index, s.aux) for s in conv.steps] == [(0, True), (0, False), (1, False)]
+    assert conv.steps[0].tokens.input > 0  # derived from the request: the example sets none
     assert [c.name for c in conv.tool_calls] == ["ToolSearch", "mcp__codesearch__search"]
 
 
@@ -237,3 +238,18 @@ def test_a_restarted_server_continues_a_conversation_from_its_history() -> None:
 def test_a_busy_port_is_an_infra_error() -> None:
     with ScriptedServer([TWO_STEP]) as srv, pytest.raises(InfraError, match="cannot listen"):
         ScriptedServer([TWO_STEP], port=srv.port).start()
+
+
+def test_tool_search_turn_reports_the_scripted_usage() -> None:
+    scripted = script({"id": "mcp", "match": {"prompt_contains": "find"},
+                       "tool_search_usage": {"input": 77, "output": 7},
+                       "steps": [{"tools": [{"mcp": {"server": "cs", "tool": "q"}}]},
+                                 {"answer": "found"}]})
+    tools = [{"name": "ToolSearch", "input_schema": {}}]
+    body = anthropic_body("find it", stream=False, tools=tools,
+                          extra_system="before calling them:\nmcp__cs__q\n\n")
+    with ScriptedServer([scripted]) as srv:
+        reply = post(srv.url, "/v1/messages", body).json()
+        [conv] = srv.served()
+    assert reply["content"][0]["name"] == "ToolSearch"
+    assert reply["usage"]["input_tokens"] == 77 and conv.steps[0].tokens.output == 7
