@@ -24,6 +24,8 @@ class AgentResult(RecordModel):
     """How the process ended. `exit_code` is None when it was killed by us."""
 
     exit_code: int | None
+    pid: int | None = None
+    """The CLI's process id, also its process group id (the group we kill)."""
     timed_out: bool = False
     cancelled: bool = False
     duration_s: float
@@ -90,7 +92,7 @@ def run_agent(inv: AgentInvocation, timeout_s: float,
         else:
             # The CLI is done; anything it left behind in its group (MCP servers, shells) goes.
             _kill_group(proc.pid, signal.SIGKILL)
-    return AgentResult(exit_code=None if why else proc.returncode,
+    return AgentResult(exit_code=None if why else proc.returncode, pid=proc.pid,
                        timed_out=why == "timeout", cancelled=why == "cancel",
                        duration_s=round(time.monotonic() - start, 3),
                        stdout_path=inv.stdout_path, stderr_path=inv.stderr_path)
