@@ -70,6 +70,11 @@ def make_id(api: Api, conv: int, variant: int, step: int, k: int) -> str:
     return f"{prefix}cpc_{conv}_{variant}_{step}_{k}"
 
 
+def _list(value: Any) -> list[Any]:
+    """A JSON array as a list; anything else (a client's malformed field) as empty."""
+    return value if isinstance(value, list) else []
+
+
 def _texts(content: Any) -> list[str]:
     """Plain text out of a content field (a string or a list of typed blocks)."""
     if isinstance(content, str):
@@ -127,7 +132,7 @@ def view_anthropic(body: dict[str, Any], size: int) -> RequestView:
     ids: list[str] = []
     opening: list[str] = list(system)
     seen_assistant = False
-    for msg in body.get("messages") or []:
+    for msg in _list(body.get("messages")):
         if not isinstance(msg, dict):
             continue
         role = msg.get("role")
@@ -146,7 +151,7 @@ def view_anthropic(body: dict[str, Any], size: int) -> RequestView:
         if role == "assistant" and isinstance(content, list):
             ids.extend(str(b.get("id", "")) for b in content
                        if isinstance(b, dict) and b.get("type") == "tool_use")
-    tools = [str(t.get("name")) for t in body.get("tools") or []
+    tools = [str(t.get("name")) for t in _list(body.get("tools"))
              if isinstance(t, dict) and t.get("name")]
     everything = "\n".join(system + prompt + other)
     return RequestView(api="anthropic", model=str(body.get("model", "")),
@@ -170,7 +175,7 @@ def view_openai(body: dict[str, Any], size: int) -> RequestView:
     items = body.get("input")
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
-    for item in items or []:
+    for item in _list(items):
         if not isinstance(item, dict):
             continue
         kind = item.get("type", "message")
@@ -189,12 +194,12 @@ def view_openai(body: dict[str, Any], size: int) -> RequestView:
             opening.extend(texts)
     tools: list[str] = []
     namespaces: dict[str, tuple[str, str]] = {}
-    for t in body.get("tools") or []:
+    for t in _list(body.get("tools")):
         if isinstance(t, dict):
             name = t.get("name") or t.get("type")
             if name:
                 tools.append(str(name))
-            for sub in t.get("tools") or []:  # namespaced groups (Codex MCP servers)
+            for sub in _list(t.get("tools")):  # namespaced groups (Codex MCP servers)
                 if isinstance(sub, dict) and sub.get("name") and name:
                     full = f"{name}__{sub['name']}"
                     tools.append(full)

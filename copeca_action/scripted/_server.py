@@ -167,6 +167,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             if entry.get("completed"):
                 self._commit(False)
+        except Exception as exc:  # a bug here must not leave the client hanging
+            entry.update(status=500, error=f"server error: {exc!r}")
+            self.close_connection = True
+            if self._entry is not None:  # nothing sent yet
+                self._json(500, {"type": "error", "error": {
+                    "type": "api_error", "message": f"copeca scripted server: {exc!r}"}})
         finally:
             self._settle()
 
