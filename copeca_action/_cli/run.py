@@ -47,6 +47,8 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "the scripted server when the scenario says model_endpoint: scripted)")
     p.add_argument("--workers", type=int, help="agent runs at once (overrides the scenario)")
     p.add_argument("--budget-usd", type=float, help="scenario budget (overrides the scenario)")
+    p.add_argument("--work-dir", type=Path, help="where per-run worktrees are made (default: "
+                   "OUT/.worktrees); a tmpfs such as /dev/shm makes provisioning faster")
     p.add_argument("--plain", action="store_true", help="plain progress lines, no bar")
 
 
@@ -76,7 +78,7 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
     plan = build_plan(scenario, corpus.tasks, compare=args.compare)
     if args.shard:
         plan = shard_plan(plan, parse_shard(args.shard))
-    out = OutputDir(args.out or out_default or Path("out") / scenario.name)
+    out = OutputDir(args.out or out_default or Path("out") / scenario.name, args.work_dir)
     store = SnapshotStore(args.cache or default_cache_dir(), corpus.repos)
     cfg = EngineConfig(scenario=scenario, corpus=corpus, out=out, store=store,
                        base_url=args.base_url, tool_dir=args.tool_dir,

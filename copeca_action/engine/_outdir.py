@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import IO
 
+from copeca_action._util.hashing import sha256_bytes
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord, latest_by_run_id, read_records
@@ -24,13 +25,17 @@ FINISHED = ("ok", "agent_error", "timeout")
 
 
 class OutputDir:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, work_dir: Path | None = None) -> None:
+        """`work_dir`: where per-run worktrees go instead of OUT/.worktrees (e.g. a tmpfs:
+        checkouts are created and deleted per run, which a busy disk makes slow)."""
         self.root = root.resolve()
         self.results = self.root / "results.jsonl"
         self.plan_path = self.root / "plan.json"
         self.scenario_path = self.root / "scenario.yaml"
         self.runs = self.root / "runs"
-        self.worktrees = self.root / ".worktrees"
+        tag = sha256_bytes(str(self.root).encode())[:12]
+        self.worktrees = (self.root / ".worktrees" if work_dir is None
+                          else work_dir.resolve() / f"copeca-{tag}")
         self._lock_handle: IO[str] | None = None
 
     def run_dir(self, run_id: str) -> Path:

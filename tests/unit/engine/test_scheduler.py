@@ -158,3 +158,16 @@ def test_instruction_files_in_the_repo_are_flagged(tmp_path: Path) -> None:
     _run(cfg)
     (record,) = read_records(cfg.out.results)
     assert "instruction_files" in record.flags
+
+
+def test_worktrees_can_live_in_another_folder(tmp_path: Path) -> None:
+    from copeca_action.engine import OutputDir
+
+    corpus = make_corpus(tmp_path, {"a": {"prompt": fake(answer="42")}})
+    cfg = config(tmp_path, corpus, scenario())
+    cfg.out = OutputDir(tmp_path / "out2", work_dir=tmp_path / "fast")
+    _run(cfg)
+    (record,) = read_records(cfg.out.results)
+    assert record.correct
+    assert cfg.out.worktrees.parent == (tmp_path / "fast").resolve()
+    assert not cfg.out.worktrees.exists() and not (cfg.out.root / ".worktrees").exists()
