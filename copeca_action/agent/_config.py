@@ -64,10 +64,17 @@ def codex_config(runner: Runner, *, base_url: str | None, mcp_config: dict[str, 
 
 
 def _codex_mcp_server(spec: Any) -> dict[str, Any]:
-    """Claude-style `{command, args, env}` (or `{url}`) as a Codex `[mcp_servers.X]` table."""
+    """Claude-style `{command, args, env}` (or `{url}`) as a Codex `[mcp_servers.X]` table.
+
+    `codex exec` runs unattended, so the server's tools are approved up front (as Claude
+    Code's `--allowedTools mcp__<server>` does); a mode may override it.
+    """
     spec = spec if isinstance(spec, dict) else {}
-    keep = ("command", "args", "env", "url", "cwd", "startup_timeout_sec", "tool_timeout_sec")
-    return {k: spec[k] for k in keep if k in spec}
+    keep = ("command", "args", "env", "url", "cwd", "startup_timeout_sec", "tool_timeout_sec",
+            "default_tools_approval_mode")
+    table = {k: spec[k] for k in keep if k in spec}
+    table.setdefault("default_tools_approval_mode", "approve")
+    return table
 
 
 def write_codex_config(config_dir: Path, doc: dict[str, Any]) -> Path:

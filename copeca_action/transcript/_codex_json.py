@@ -281,16 +281,18 @@ def _response_item(payload: dict[str, Any], pending: _Pending, calls: dict[str, 
         raw = payload.get("arguments") if ptype == "function_call" else \
             {"input": payload.get("input")} if ptype == "custom_tool_call" else \
             as_dict(payload.get("action"))
-        call = ToolCall(step=step, id=call_id,
-                        name=as_str(payload.get("name")) or "local_shell",
-                        input=tool_input(raw))
+        name = as_str(payload.get("name")) or "local_shell"
+        namespace = as_str(payload.get("namespace"))
+        if namespace:  # MCP tools: namespace `mcp__<server>`, name `<tool>`
+            name = f"{namespace}__{name}"
+        call = ToolCall(step=step, id=call_id, name=name, input=tool_input(raw))
         calls[call_id] = call
         pending.calls.append(call)
     elif ptype in ("function_call_output", "custom_tool_call_output"):
         call_id = as_str(payload.get("call_id")) or ""
         if call_id in calls:
             output = payload.get("output")
-            text = as_str(output) if isinstance(output, str) else result_text(
+            text = result_text(output) if isinstance(output, str | list) else result_text(
                 as_dict(output).get("content"))
             calls[call_id] = calls[call_id].model_copy(update={
                 "result": text, "is_error": as_dict(output).get("success") is False})

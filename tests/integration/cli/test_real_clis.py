@@ -4,15 +4,17 @@ parser extracts is checked against what the server served."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from copeca_action.engine._execute import _outcome
+from copeca_action.scenario import Mode
 from copeca_action.scripted import ScriptedServer
 
-from .harness import Run, expected_usd, run_cli
+from .harness import ROOT, Run, expected_usd, run_cli
 
 pytestmark = pytest.mark.cli
 CLIS = ["claude", "codex"]
@@ -125,3 +127,30 @@ def test_stall_past_the_timeout_kills_the_group(server: ScriptedServer, name: st
     assert run.result.pid is not None
     with pytest.raises(ProcessLookupError):
         os.killpg(run.result.pid, 0)
+
+
+CODESEARCH = Mode(name="codesearch", mcp_config={"mcpServers": {"codesearch": {
+    "command": sys.executable, "args": ["{tool_dir}/mcp_echo.py"]}}},
+    validity={"kind": "tool_call_prefix", "prefix": "mcp__codesearch__"})
+
+
+@pytest.mark.parametrize("name", CLIS)
+def test_mode_mcp_server_reaches_the_cli(server: ScriptedServer, name: str,
+                                         tmp_path: Path) -> None:
+    # Codex 0.169 offers MCP tools at top level only with models it has no metadata for
+    # (gpt-5); with gpt-5.5/gpt-6.x it sends a namespaced tool list instead.
+    model = "gpt-5" if name == "codex" else None
+    tool_dir = ROOT / "tests" / "unit" / "scripted"
+    arm = run_cli(server, name, "CLI-MCP Where is area defined?", tmp_path / "arm",
+                  mode=CODESEARCH, tool_dir=tool_dir, model=model)
+    base = run_cli(server, name, "CLI-MCP Where is area defined?", tmp_path / "base",
+                   model=model)
+    assert arm.served is not None and arm.served.script == "cli/mcp/codesearch"
+    assert base.served is not None and base.served.script == "cli/mcp/baseline"
+    for run in (arm, base):
+        assert outcome(run) == "ok" and run.transcript.tokens == run.served.tokens  # type: ignore[union-attr]
+        assert run.transcript.answer == "area is defined in shapes.py"
+    call = next(c for c in arm.transcript.tool_calls if c.name.startswith("mcp__"))
+    assert call.name == "mcp__codesearch__search" and call.input == {"query": "def area"}
+    assert call.result is not None and "shapes.py" in call.result
+    assert not any(c.name.startswith("mcp__") for c in base.transcript.tool_calls)

@@ -103,3 +103,14 @@ def test_truncated_rollout_counts_what_was_recorded(tmp_path: Path, fixtures: Pa
     assert [turn.tokens for turn in t.turns] == SERVED[:2]
     assert t.is_error and t.answer is None
     assert any("not JSON" in p for p in t.problems)
+
+
+def test_mcp_tool_calls_are_named_like_claudes(fixtures: Path) -> None:
+    t = _parse(fixtures, "mcp")
+    assert [(c.name, c.input) for c in t.tool_calls] == [
+        ("mcp__codesearch__search", {"query": "greeting"})]
+    assert t.tool_calls[0].result is not None and t.tool_calls[0].result.endswith("no match")
+    assert t.tokens == Tokens(input=2700, output=65, cache_write=300, cache_read=1900)
+    stdout_only = _parse(fixtures, "mcp", rollout=False)
+    assert [(c.name, c.result) for c in stdout_only.tool_calls] == [
+        ("mcp__codesearch__search", "no match")]

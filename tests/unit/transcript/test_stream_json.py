@@ -120,3 +120,11 @@ def test_unknown_event_types_are_problems(tmp_path: Path) -> None:
     path.write_text(json.dumps({"type": "brand_new_event"}) + "\n[1, 2]\n{}\n")
     t = parse_stream_json(path)
     assert len(t.problems) == 4  # unknown type, array, no type, no result
+
+
+def test_mcp_tool_calls(fixtures: Path) -> None:
+    t = parse_stream_json(fixtures / "claude_mcp.jsonl")
+    assert [c.name for c in t.tool_calls] == ["ToolSearch", "mcp__codesearch__search"]
+    assert t.tool_calls[1].input == {"query": "greeting"}
+    assert t.answer == "greeting.txt says: hello from the fixture"
+    assert t.problems == [] and not t.is_error
