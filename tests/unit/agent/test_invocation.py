@@ -115,7 +115,8 @@ def test_codex_config_toml(bin_dir: Path, codex: Runner, tmp_path: Path) -> None
     assert provider["wire_api"] == "responses" and provider["env_key"] == "OPENAI_API_KEY"
     assert doc["analytics"] == {"enabled": False} and doc["features"] == {"plugins": False}
     assert doc["mcp_servers"]["codesearch"] == {"command": "python3", "args": ["/t/server.py"],
-                                                "env": {"ROOT": "/t"}}
+                                                "env": {"ROOT": "/t"},
+                                                "default_tools_approval_mode": "approve"}
     assert doc["model_reasoning_effort"] == "low"
     assert inv.env["CODEX_HOME"] == str(inv.config_dir)
     assert inv.env["OPENAI_API_KEY"] == PLACEHOLDER_KEY
