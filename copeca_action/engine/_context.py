@@ -20,6 +20,7 @@ from copeca_action.scenario import Corpus, Mode, Runner, Scenario, Task
 from copeca_action.workspace import (
     Snapshot,
     SnapshotStore,
+    WorktreePool,
     check_mutations,
     read_file_at,
 )
@@ -46,6 +47,8 @@ class EngineConfig:
     rules: FlagRules = DEFAULT_RULES
     python: str = sys.executable
     """`{python}` in modes and test commands: the harness's own interpreter."""
+    reuse_worktrees: bool = True
+    """Reset a finished run's worktree for the next run instead of making a new one."""
 
 
 @dataclass
@@ -58,6 +61,8 @@ class Resolved:
     """Per arm, with `{python}` and `{tool_dir}` expanded."""
     runners: dict[str, Runner] = field(default_factory=dict)
     cli_versions: dict[str, str | None] = field(default_factory=dict)
+    pool: WorktreePool | None = None
+    """Set by the scheduler when worktrees are reused."""
 
     def snapshot_for(self, task: Task) -> Snapshot:
         return self.snapshots[(task.repo, task.commit)]

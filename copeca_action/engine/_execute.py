@@ -25,6 +25,7 @@ from copeca_action.scenario import Task
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
 from copeca_action.workspace import (
     Worktree,
+    WorktreePool,
     add_worktree,
     capture_patch,
     instruction_files,
@@ -52,6 +53,7 @@ class Prepared:
     transcript: Transcript | None = None
     cost: RunCost | None = None
     """Parsed right after the agent ends, so the budget sees the cost before grading."""
+    pool: WorktreePool | None = None
 
 
 @dataclass
@@ -74,8 +76,12 @@ def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -
         run_dir.mkdir(parents=True)
         snap = res.snapshot_for(task)
         mutations = task.grading.test.mutations if task.grading.test else []
-        prep.worktree = add_worktree(Path(snap.git_dir), snap.commit,
-                                     cfg.out.worktrees / run.run_id, mutations)
+        if res.pool is not None:
+            prep.pool = res.pool
+            prep.worktree = res.pool.acquire(Path(snap.git_dir), snap.commit, mutations)
+        else:
+            prep.worktree = add_worktree(Path(snap.git_dir), snap.commit,
+                                         cfg.out.worktrees / run.run_id, mutations)
         workdir = Path(prep.worktree.path)
         found = instruction_files(workdir)
         if found:
@@ -153,8 +159,12 @@ def finish(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome
 
 
 def cleanup(prep: Prepared) -> None:
+    """Give the worktree back to the pool (reset before its next use), or remove it."""
     if prep.worktree is not None:
-        remove_worktree(Path(prep.worktree.git_dir), Path(prep.worktree.path))
+        if prep.pool is not None:
+            prep.pool.release(prep.worktree)
+        else:
+            remove_worktree(Path(prep.worktree.git_dir), Path(prep.worktree.path))
         prep.worktree = None
 
 

@@ -39,7 +39,7 @@ from copeca_action.engine._outdir import FINISHED
 from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.plan import PlannedRun, RunPlan
 from copeca_action.records import RunRecord, append_record, latest_by_run_id
-from copeca_action.workspace import prune_worktrees
+from copeca_action.workspace import WorktreePool, prune_worktrees
 
 POLL_S = 0.05
 
@@ -245,12 +245,16 @@ def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
                    if r.reached_agent]
         budget = Budget(cfg.scenario.budget_usd, sum(c for _, c in history), history)
         todo = [r for r in plan.runs if r.run_id not in finished]
+        if cfg.reuse_worktrees:
+            res.pool = WorktreePool(out.worktrees)
         correct = sum(1 for rid in finished if latest[rid].correct)
         progress.start(len(plan.runs), len(plan.runs) - len(todo), budget.spent, correct)
         try:
             stats = _Scheduler(cfg, res, plan, todo, budget, progress).run()
         finally:
             progress.close()
+            if res.pool is not None:
+                res.pool.close()
             out.clear_worktrees()
         stats.skipped_finished = len(plan.runs) - len(todo)
         return stats

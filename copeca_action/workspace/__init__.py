@@ -1,5 +1,6 @@
 """Workspaces: pinned snapshots in a cache, one isolated git worktree per run."""
 
+from copeca_action.workspace._pool import WorktreePool, reset_worktree
 from copeca_action.workspace._snapshot import (
     ORIGIN_ORDER,
     Origin,
@@ -29,6 +30,7 @@ __all__ = [
     "Snapshot",
     "SnapshotStore",
     "Worktree",
+    "WorktreePool",
     "add_worktree",
     "capture_patch",
     "check_mutations",
@@ -40,4 +42,5 @@ __all__ = [
     "prune_worktrees",
     "read_file_at",
     "remove_worktree",
+    "reset_worktree",
 ]

@@ -95,9 +95,17 @@ def plant(worktree: Path, mutations: Sequence[Mutation]) -> str:
 
 
 def capture_patch(worktree: Path, base: str) -> str:
-    """Everything the agent changed against `base`, new files included (binary-safe)."""
-    git(["add", "-A", "--force", "."], cwd=worktree)
-    return git(["diff", "--cached", "--binary", base], cwd=worktree).stdout
+    """Everything the agent changed against `base`, new files included (binary-safe). If new
+    files cannot be staged (e.g. the agent made a nested repository with no commit), the
+    tracked changes are still captured."""
+    added = git(["add", "-A", "--force", "."], cwd=worktree, check=False)
+    if added.returncode != 0:
+        git(["add", "-u", "."], cwd=worktree)
+    patch = git(["diff", "--cached", "--binary", base], cwd=worktree).stdout
+    if added.returncode != 0:
+        why = added.stderr.strip().splitlines()[0] if added.stderr.strip() else "unknown"
+        patch = f"# copeca-action: new files not captured ({why})\n" + patch
+    return patch
 
 
 def head_of(worktree: Path) -> str:

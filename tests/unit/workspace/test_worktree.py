@@ -84,3 +84,35 @@ def test_prune_removes_leftovers_of_a_crash(fastapi_snapshot: Snapshot, tmp_path
 def test_instruction_files_are_found(tmp_path: Path) -> None:
     (tmp_path / "AGENTS.md").write_text("be brief\n")
     assert instruction_files(tmp_path) == ["AGENTS.md"]
+
+
+def test_pool_reuses_a_worktree_reset_to_a_clean_checkout(fastapi_snapshot: Snapshot,
+                                                           tmp_path: Path) -> None:
+    from copeca_action.workspace import WorktreePool
+
+    gd = Path(fastapi_snapshot.git_dir)
+    pool = WorktreePool(tmp_path / "pool")
+    first = pool.acquire(gd, fastapi_snapshot.commit, [BUG])
+    path = Path(first.path)
+    (path / "fastapi/utils.py").write_text("broken\n")
+    (path / "notes.txt").write_text("agent notes\n")
+    (path / "fastapi/__pycache__").mkdir(exist_ok=True)
+    (path / "fastapi/__pycache__/x.pyc").write_bytes(b"\0")
+    (path / "nested").mkdir()
+    sh("git", "init", "-q", cwd=path / "nested")
+    capture_patch(path, first.commit)  # stages everything, as the engine does
+    pool.release(first)
+    second = pool.acquire(gd, fastapi_snapshot.commit)
+    assert second.path == first.path and pool.reused == 1
+    assert second.commit == FASTAPI_SNAPSHOT_COMMIT
+    assert sh("git", "status", "--porcelain", "--ignored", cwd=path) == ""
+    assert BUG.search in (path / "fastapi/utils.py").read_text()
+    assert not (path / "notes.txt").exists() and not (path / "nested").exists()
+    third = pool.acquire(gd, fastapi_snapshot.commit, [BUG])  # a second, fresh one
+    assert third.path != second.path and BUG.replace in (
+        Path(third.path) / "fastapi/utils.py").read_text()
+    pool.release(second)
+    pool.release(third)
+    pool.close()
+    assert not path.exists() and not Path(third.path).exists()
+    assert "pool" not in sh("git", "--git-dir", str(gd), "worktree", "list")
