@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from copeca_action._util.model import RecordModel
 from copeca_action.agent._binary import resolve_binary
 from copeca_action.agent._config import (
@@ -40,7 +42,8 @@ class AgentInvocation(RecordModel):
     runner: str
     model: str
     argv: list[str]
-    env: dict[str, str]
+    env: dict[str, str] = Field(repr=False)
+    """Holds provider keys: left out of repr so logs and tracebacks do not show them."""
     cwd: Path
     config_dir: Path
     """The CLI's fresh config dir (its `config_dir_env`), inside run_dir."""

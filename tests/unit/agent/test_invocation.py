@@ -141,3 +141,8 @@ def test_missing_binary_is_an_infra_error(claude: Runner, tmp_path: Path,
     absolute = claude.model_copy(update={"binary": str(tmp_path / "gone")})
     with pytest.raises(InfraError, match="does not exist"):
         _prepare(absolute, tmp_path)
+
+
+def test_keys_stay_out_of_repr(bin_dir: Path, claude: Runner, tmp_path: Path) -> None:
+    inv = _prepare(claude, tmp_path)
+    assert inv.env["ANTHROPIC_API_KEY"] == "sk-host" and "sk-host" not in repr(inv)
