@@ -33,7 +33,7 @@ from copeca_action.engine._execute import AgentOutcome, finish, provision  # noq
 from copeca_action.plan import build_plan  # noqa: E402
 from copeca_action.records import append_record  # noqa: E402
 from copeca_action.scenario import RepoSpec, Scenario, load_corpus  # noqa: E402
-from copeca_action.workspace import SnapshotStore  # noqa: E402
+from copeca_action.workspace import SnapshotStore, WorktreePool  # noqa: E402
 
 TRANSCRIPT = ROOT / "tests" / "fixtures" / "transcripts" / "claude_ok.jsonl"
 
@@ -57,7 +57,7 @@ def scenario(tasks: list[str], workers: int = 1, reps: int = 1) -> Scenario:
 
 
 def large_repo(base: Path) -> RepoSpec:
-    """A local git repo of ~20k files (the fastapi sdist tree copied 15 times)."""
+    """A local git repo of ~16k files (the fastapi sdist tree copied 12 times)."""
     repo = base / "large-origin"
     if not (repo / ".git").exists():
         src = Path(tempfile.mkdtemp(dir=base))
@@ -65,7 +65,7 @@ def large_repo(base: Path) -> RepoSpec:
                         "-C", str(src)], check=True)
         tree = src / "fastapi-0.115.6"
         repo.mkdir(parents=True)
-        for i in range(15):
+        for i in range(12):
             shutil.copytree(tree, repo / f"copy{i:02d}")
         shutil.copytree(tree / "fastapi", repo / "fastapi")
         env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
@@ -76,8 +76,10 @@ def large_repo(base: Path) -> RepoSpec:
     return RepoSpec.model_validate({"language": "python", "local": {"path": str(repo)}})
 
 
-def overhead(base: Path, runs: int, repo: str = "fastapi") -> dict[str, list[float]]:
-    """Time every harness stage of `runs` runs with the agent replaced by a transcript."""
+def overhead(base: Path, runs: int, repo: str = "fastapi",
+             reuse: bool = True) -> dict[str, list[float]]:
+    """Time every harness stage of `runs` runs with the agent replaced by a transcript;
+    `reuse`: worktrees come from the pool (reset per run) instead of a new checkout each."""
     corpus = load_corpus(ROOT / "corpus")
     if repo != "fastapi":
         corpus.repos[repo] = large_repo(base)
@@ -85,12 +87,15 @@ def overhead(base: Path, runs: int, repo: str = "fastapi") -> dict[str, list[flo
             corpus.tasks[tid] = corpus.tasks[tid].model_copy(update={"repo": repo})
     tasks = ["fastapi/locate-unique-id", "fastapi/fix-unique-id-method"]
     sc = scenario(tasks, reps=max(1, runs // 4))
-    cfg = EngineConfig(scenario=sc, corpus=corpus, out=OutputDir(base / f"out-{repo}"),
+    cfg = EngineConfig(scenario=sc, corpus=corpus,
+                       out=OutputDir(base / f"out-{repo}-{'pool' if reuse else 'fresh'}"),
                        store=SnapshotStore(base / "cache", corpus.repos),
                        host_env={"PATH": os.environ["PATH"]})
     plan = build_plan(sc, corpus.tasks)
     res = resolve(cfg, plan)
     cfg.out.root.mkdir(parents=True, exist_ok=True)
+    if reuse:
+        res.pool = WorktreePool(cfg.out.worktrees)
     times: dict[str, list[float]] = {k: [] for k in
                                      ("provision", "arm", "finish", "record", "total")}
     for run in plan.runs[:runs]:
@@ -114,6 +119,8 @@ def overhead(base: Path, runs: int, repo: str = "fastapi") -> dict[str, list[flo
         times["finish"].append(prep.timings["finish_s"])
         times["record"].append(t2 - t1)
         times["total"].append(t2 - t0)
+    if res.pool is not None:
+        res.pool.close()
     return times
 
 
@@ -148,9 +155,10 @@ def main() -> None:
         base = Path(tempfile.mkdtemp(prefix="copeca-bench-", dir=fs))
         try:
             repos = ["fastapi", "large"] if args.large else ["fastapi"]
-            for repo in repos:
-                t = overhead(base, args.runs, repo)
-                print(f"overhead {repo:7} on {fs} [{fs_type(base)}] n={len(t['total'])}: "
+            for repo, reuse in [(r, u) for r in repos for u in (True, False)]:
+                t = overhead(base, args.runs, repo, reuse)
+                how = "pooled" if reuse else "fresh "
+                print(f"overhead {repo:7} {how} on {fs} [{fs_type(base)}] n={len(t['total'])}: "
                       f"median {statistics.median(t['total']) * 1000:.0f} ms, "
                       f"p95 {pct(t['total'], 0.95) * 1000:.0f} ms  (median provision "
                       f"{statistics.median(t['provision']) * 1000:.0f}, arm "
