@@ -19,7 +19,7 @@ CODEX = [(FIXTURES / f"codex_{n}" / "stdout.jsonl").read_text().splitlines()
          for n in ("ok", "edit", "http429")]
 ROLLOUT = next((FIXTURES / "codex_ok" / "codex_home").rglob("rollout-*.jsonl"))
 
-SETTINGS = settings(max_examples=60, deadline=None,
+SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 json_values = st.recursive(
@@ -120,3 +120,15 @@ def test_missing_file_is_a_problem(tmp_path: Path) -> None:
     for parse in (parse_stream_json, parse_codex_json):
         t = parse(tmp_path / "absent.jsonl")
         assert t.is_error and any("cannot read" in p for p in t.problems)
+
+
+@SETTINGS
+@given(st.sampled_from(["stream_json", "codex_json"]),
+       st.text(st.characters(blacklist_characters="}"), max_size=30), st.data())
+def test_a_broken_line_is_reported_with_its_number(parser: str, tail: str,
+                                                   data: st.DataObject) -> None:
+    base = list(CLAUDE[0] if parser == "stream_json" else CODEX[0])
+    at = data.draw(st.integers(0, len(base)))
+    base.insert(at, '{"type": "assistant", ' + tail.replace("\n", " "))
+    t = _run(parser, base)
+    assert f"line {at + 1}: not JSON" in " ".join(t.problems)
