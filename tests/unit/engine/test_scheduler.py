@@ -171,3 +171,20 @@ def test_worktrees_can_live_in_another_folder(tmp_path: Path) -> None:
     assert record.correct
     assert cfg.out.worktrees.parent == (tmp_path / "fast").resolve()
     assert not cfg.out.worktrees.exists() and not (cfg.out.root / ".worktrees").exists()
+
+
+def test_bad_mutation_and_missing_tool_dir_stop_before_any_run(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path, {
+        "bad": {"type": "edit", "category": "fix", "prompt": fake(answer="x"),
+                "grading": {"test": {"command": ["true"], "mutations": [
+                    {"file": "app.py", "search": "not in the file", "replace": "y"}]}}}},
+        modes={"tool": {"env": {"TOOL": "{tool_dir}/bin"}}})
+    cfg = config(tmp_path, corpus, scenario())
+    with pytest.raises(ConfigError, match=r"app/bad: grading.test.mutations\[0\]"):
+        _run(cfg)
+    assert not cfg.out.results.exists()
+    corpus2 = make_corpus(tmp_path / "b", {"a": {"prompt": fake(answer="42")}},
+                          modes={"tool": {"env": {"TOOL": "{tool_dir}/bin"}}})
+    cfg2 = config(tmp_path / "b", corpus2, scenario(modes=["tool"]))
+    with pytest.raises(ConfigError, match="--tool-dir"):
+        _run(cfg2)
