@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from copeca_action.demo_tool._search import definition, search
+if __package__:
+    from copeca_action.demo_tool._search import definition, search
+else:  # run as a folder (`python .../demo_tool`): stdlib only, no package import, fast start
+    from _search import definition, search  # type: ignore[import-not-found,no-redef]
 
 SERVER_NAME = "codesearch"
 PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")

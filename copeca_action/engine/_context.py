@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from copeca_action._util.paths import PACKAGE_DIR
 from copeca_action.agent import cli_version, resolve_binary
 from copeca_action.engine._flags import DEFAULT_RULES, FlagRules
 from copeca_action.engine._outdir import OutputDir
@@ -25,6 +26,8 @@ from copeca_action.workspace import (
     read_file_at,
 )
 
+DEMO_TOOL_DIR = PACKAGE_DIR / "demo_tool"
+"""`{demo_tool}`: the bundled demo MCP server's folder (`{python} {demo_tool}` runs it)."""
 MAX_ATTEMPTS = 3
 """A run that hits an infra error is tried at most this many times in one invocation."""
 
@@ -132,7 +135,7 @@ def _resolve_mode(cfg: EngineConfig, arm: str) -> Mode:
                           f"{cfg.corpus.root / 'modes'} (known: "
                           f"{', '.join(sorted(cfg.corpus.modes)) or 'none'})")
     tool_dir = cfg.base_tool_dir if arm.endswith("@base") else cfg.tool_dir
-    values = {"python": cfg.python}
+    values = {"python": cfg.python, "demo_tool": str(DEMO_TOOL_DIR)}
     if tool_dir is not None:
         values["tool_dir"] = str(tool_dir.resolve())
     elif "{tool_dir}" in mode.model_dump_json():

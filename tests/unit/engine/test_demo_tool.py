@@ -64,3 +64,16 @@ def test_search_on_the_fastapi_snapshot(tmp_path: Path, corpus_root: Path) -> No
                search(root, "generate_unique_id", under="fastapi"))
     assert search(root, r"def is_body_allowed_for_status_code\(", regex=True,
                   max_results=1)[0].startswith("fastapi/utils.py:")
+
+
+def test_runs_as_a_folder_without_the_package(tmp_path: Path) -> None:
+    from copeca_action.engine._context import DEMO_TOOL_DIR
+
+    (tmp_path / "a.py").write_text("needle = 1\n")
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "search", "arguments": {"query": "needle"}}}) + "\n"
+    proc = subprocess.run([sys.executable, "-X", "importtime", str(DEMO_TOOL_DIR)], cwd=tmp_path,
+                          input=line, capture_output=True, text=True, timeout=60, check=True)
+    reply = json.loads(proc.stdout)
+    assert reply["result"]["content"][0]["text"] == "a.py:1: needle = 1"
+    assert "copeca_action" not in proc.stderr  # -X importtime lists every import
