@@ -261,6 +261,8 @@ def _from_rollout(out: _Stdout, path: Path) -> Transcript:
         num_turns=len(turns),
         is_error=not finished,
         api_error_status=_status(error, error_info.get("codex_error_info")),
+        stop_reason=_reason(error_info.get("codex_error_info"))
+        or ("completed" if finished else None),
         error=error,
         session_id=as_str(meta.get("id")) or out.thread_id,
         problems=problems,
@@ -296,6 +298,15 @@ def _response_item(payload: dict[str, Any], pending: _Pending, calls: dict[str, 
                 as_dict(output).get("content"))
             calls[call_id] = calls[call_id].model_copy(update={
                 "result": text, "is_error": as_dict(output).get("success") is False})
+
+
+def _reason(info: Any) -> str | None:
+    """Codex's error info in one word: the string itself, or the key of a one-key object."""
+    if isinstance(info, str):
+        return info
+    if isinstance(info, dict) and len(info) == 1:
+        return str(next(iter(info)))
+    return None
 
 
 def _status(error: str | None, info: Any) -> int | None:

@@ -50,6 +50,11 @@ class Transcript(RecordModel):
     is_error: bool = False
     api_error_status: int | None = None
     max_turns_reached: bool = False
+    budget_exhausted: bool = False
+    """The CLI stopped itself at the per-run budget (Claude Code's --max-budget-usd)."""
+    stop_reason: str | None = None
+    """How the CLI said the run ended, in its own words (Claude Code's `terminal_reason` or
+    `subtype`, Codex's error info), for reports and debugging."""
     permission_denials: list[dict[str, Any]] = []
     error: str | None = None
     """The CLI's own error text (API error, failed turn), when it reported one."""

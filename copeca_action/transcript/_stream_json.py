@@ -187,8 +187,8 @@ def _finish(state: _State) -> Transcript:
     if state.result is None:
         problems.append("no `result` line: the run ended before the CLI finished "
                         "(killed, crashed or timed out); tokens are the per-message sums")
-    tokens = _usage_tokens(as_dict(result["usage"])) if "usage" in result else turn_sum
     by_model = _model_usage(as_dict(result.get("modelUsage")))
+    tokens = _totals(result, by_model, turn_sum, problems)
     if not by_model and model and tokens.total:
         by_model = {model: tokens}
     if state.result is not None and turns:
@@ -224,12 +224,34 @@ def _finish(state: _State) -> Transcript:
         api_error_status=status if isinstance(status, int) and status > 0 else None,
         max_turns_reached=subtype == "error_max_turns"
         or result.get("terminal_reason") == "max_turns",
+        budget_exhausted=subtype == "error_max_budget_usd"
+        or result.get("terminal_reason") == "budget_exhausted",
+        stop_reason=as_str(result.get("terminal_reason")) or subtype or None,
         permission_denials=[as_dict(d) for d in result.get("permission_denials") or []
                             if isinstance(d, dict)],
         error=error_text or None,
         session_id=as_str(result.get("session_id")) or as_str(init.get("session_id")),
         problems=problems,
     )
+
+
+def _totals(result: dict[str, Any], by_model: dict[str, Tokens], turn_sum: Tokens,
+            problems: list[str]) -> Tokens:
+    """The run's totals: Σ `modelUsage` (every request, every model), else the result's
+    `usage`, else the per-message sums. No field may be below the per-message sum: Claude
+    Code 2.1.330 reports zero `usage` (but a right `modelUsage`) when it stops at its budget."""
+    if by_model:
+        total = sum_tokens(list(by_model.values()))
+    elif "usage" in result:
+        total = _usage_tokens(as_dict(result["usage"]))
+    else:
+        return turn_sum
+    floor = {k: max(v, getattr(turn_sum, k)) for k, v in total.model_dump().items()}
+    if floor != total.model_dump():
+        problems.append(f"the result's totals {total.model_dump()} are below the per-message "
+                        f"sums {turn_sum.model_dump()}; kept the larger of each")
+        return Tokens(**floor)
+    return total
 
 
 def _model_usage(model_usage: dict[str, Any]) -> dict[str, Tokens]:

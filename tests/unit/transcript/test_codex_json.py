@@ -60,6 +60,9 @@ def test_api_errors(fixtures: Path) -> None:
         assert t.is_error and t.answer is None and t.api_error_status == status, name
         assert t.error and t.tokens == Tokens()
     assert "stub 400" in (_parse(fixtures, "http400").error or "")
+    assert _parse(fixtures, "http429").stop_reason == "response_too_many_failed_attempts"
+    assert _parse(fixtures, "http500").stop_reason == "internal_server_error"
+    assert _parse(fixtures, "ok").stop_reason == "completed"
     # stdout alone: the status is read from the message when it names one.
     assert _parse(fixtures, "http429", rollout=False).api_error_status == 429
 

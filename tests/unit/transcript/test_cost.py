@@ -90,3 +90,9 @@ def test_pricing_older_than_sixty_days_warns() -> None:
     assert pricing_age_warning(CLAUDE, day + dt.timedelta(days=60)) is None
     warning = pricing_age_warning(CLAUDE, day + dt.timedelta(days=61))
     assert warning is not None and "61 days" in warning and "runners/claude.yaml" in warning
+
+
+def test_budget_stop_costs_agree(fixtures: Path) -> None:
+    cost = cost_of(parse_stream_json(fixtures / "claude_budget.jsonl"), CLAUDE,
+                   "claude-sonnet-4-5")
+    assert cost.computed_usd == pytest.approx(0.0111) and not cost.diverged

@@ -128,3 +128,20 @@ def test_mcp_tool_calls(fixtures: Path) -> None:
     assert t.tool_calls[1].input == {"query": "greeting"}
     assert t.answer == "greeting.txt says: hello from the fixture"
     assert t.problems == [] and not t.is_error
+
+
+def test_budget_stop_uses_model_usage_when_usage_is_zeroed(fixtures: Path) -> None:
+    # Claude Code 2.1.330 stopped at --max-budget-usd reports `usage` all zero; `modelUsage`
+    # and total_cost_usd hold the real figures (2400 × 3 + 900 × 3.75 + 35 × 15 µ$).
+    t = parse_stream_json(fixtures / "claude_budget.jsonl")
+    assert t.budget_exhausted and t.is_error and t.answer is None
+    assert t.stop_reason == "budget_exhausted"
+    assert t.tokens == Tokens(input=2400, cache_write=900, output=35)
+    assert t.vendor_cost_usd == 0.0111
+    assert t.error == "Reached maximum budget ($0.005)"
+
+
+def test_stop_reasons(fixtures: Path) -> None:
+    assert parse_stream_json(fixtures / "claude_ok.jsonl").stop_reason == "completed"
+    assert parse_stream_json(fixtures / "claude_maxturns.jsonl").stop_reason == "max_turns"
+    assert parse_stream_json(fixtures / "claude_http500.jsonl").stop_reason == "api_error"
