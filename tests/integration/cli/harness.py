@@ -57,14 +57,15 @@ class Run:
 
 def run_cli(server: ScriptedServer, name: str, prompt: str, tmp: Path, *,
             timeout_s: float = 90, max_turns: int = 10, mode: Mode | None = None,
-            tool_dir: Path | None = None, model: str | None = None) -> Run:
+            tool_dir: Path | None = None, model: str | None = None,
+            run_budget_usd: float | None = None) -> Run:
     r = need_cli(name)
     model = model or MODELS[name]
     before = {c.conv for c in server.served()}
     logged = len(server.requests())
     inv = prepare_run(r, model=model, prompt=prompt, workdir=make_workdir(tmp / "wd"),
                       run_dir=tmp / "run", mode=mode, max_turns=max_turns,
-                      run_budget_usd=None, base_url=server.url, tool_dir=tool_dir,
+                      run_budget_usd=run_budget_usd, base_url=server.url, tool_dir=tool_dir,
                       host_env=os.environ)
     result = run_agent(inv, timeout_s)
     transcript = parse_transcript(r.parser, result.stdout_path, inv.config_dir)

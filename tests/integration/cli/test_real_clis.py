@@ -115,6 +115,16 @@ def test_max_turns(server: ScriptedServer, name: str, tmp_path: Path) -> None:
     assert [c.input["command"] for c in t.tool_calls] == ["echo one", "echo two"]
 
 
+def test_claude_stops_at_the_run_budget(server: ScriptedServer, tmp_path: Path) -> None:
+    run = run_cli(server, "claude", "CLI-MULTI Where is area defined?", tmp_path,
+                  run_budget_usd=0.005)
+    t = run.transcript
+    assert t.budget_exhausted and t.answer is None and outcome(run) == "agent_error"
+    assert run.served is not None and t.tokens == run.served.tokens
+    assert run.cost.vendor_usd == pytest.approx(expected_usd("claude", run.served.tokens))
+    assert not run.cost.diverged
+
+
 @pytest.mark.parametrize("name", CLIS)
 def test_stall_past_the_timeout_kills_the_group(server: ScriptedServer, name: str,
                                                 tmp_path: Path) -> None:
