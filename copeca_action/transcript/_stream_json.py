@@ -65,7 +65,6 @@ class _State:
     init: dict[str, Any] = field(default_factory=dict)
     synthetic_errors: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
-    anonymous: int = 0
 
     def message(self, mid: str, model: str | None, tokens: Tokens) -> _Message:
         found = self.messages.get(mid)
@@ -108,7 +107,6 @@ def _assistant(state: _State, number: int, event: dict[str, Any]) -> None:
         return
     mid = as_str(message.get("id"))
     if mid is None:
-        state.anonymous += 1
         mid = f"<line {number}>"
         state.problems.append(f"line {number}: an assistant message without an id "
                               "(counted as its own step)")
