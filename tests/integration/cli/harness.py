@@ -58,7 +58,8 @@ class Run:
 def run_cli(server: ScriptedServer, name: str, prompt: str, tmp: Path, *,
             timeout_s: float = 90, max_turns: int = 10, mode: Mode | None = None,
             tool_dir: Path | None = None, model: str | None = None,
-            run_budget_usd: float | None = None) -> Run:
+            run_budget_usd: float | None = None,
+            extra_host_env: dict[str, str] | None = None) -> Run:
     r = need_cli(name)
     model = model or MODELS[name]
     before = {c.conv for c in server.served()}
@@ -66,7 +67,7 @@ def run_cli(server: ScriptedServer, name: str, prompt: str, tmp: Path, *,
     inv = prepare_run(r, model=model, prompt=prompt, workdir=make_workdir(tmp / "wd"),
                       run_dir=tmp / "run", mode=mode, max_turns=max_turns,
                       run_budget_usd=run_budget_usd, base_url=server.url, tool_dir=tool_dir,
-                      host_env=os.environ)
+                      host_env={**os.environ, **(extra_host_env or {})})
     result = run_agent(inv, timeout_s)
     transcript = parse_transcript(r.parser, result.stdout_path, inv.config_dir)
     served = [c for c in server.served() if c.conv not in before]

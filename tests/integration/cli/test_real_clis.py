@@ -115,6 +115,21 @@ def test_max_turns(server: ScriptedServer, name: str, tmp_path: Path) -> None:
     assert [c.input["command"] for c in t.tool_calls] == ["echo one", "echo two"]
 
 
+@pytest.mark.parametrize("name", CLIS)
+def test_ambient_settings_do_not_leak_in(server: ScriptedServer, name: str,
+                                         tmp_path: Path) -> None:
+    # Each of these would send the CLI elsewhere (or nowhere) if it reached the process.
+    poison = {"CLAUDE_CODE_USE_BEDROCK": "1", "CLAUDE_CODE_USE_VERTEX": "1",
+              "ANTHROPIC_BASE_URL": "http://127.0.0.1:1", "OPENAI_BASE_URL": "http://127.0.0.1:1",
+              "CODEX_HOME": str(tmp_path / "elsewhere"),
+              "CLAUDE_CONFIG_DIR": str(tmp_path / "elsewhere"), "HTTPS_PROXY": "http://127.0.0.1:1",
+              "ANTHROPIC_API_KEY": "sk-host-key"}
+    run = run_cli(server, name, "CLI-READ What does greeting.txt say?", tmp_path,
+                  extra_host_env=poison)
+    assert outcome(run) == "ok" and run.transcript.answer == run.served.answer  # type: ignore[union-attr]
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_claude_stops_at_the_run_budget(server: ScriptedServer, tmp_path: Path) -> None:
     run = run_cli(server, "claude", "CLI-MULTI Where is area defined?", tmp_path,
                   run_budget_usd=0.005)

@@ -145,3 +145,38 @@ def test_stop_reasons(fixtures: Path) -> None:
     assert parse_stream_json(fixtures / "claude_ok.jsonl").stop_reason == "completed"
     assert parse_stream_json(fixtures / "claude_maxturns.jsonl").stop_reason == "max_turns"
     assert parse_stream_json(fixtures / "claude_http500.jsonl").stop_reason == "api_error"
+
+
+def _line(kind: str, parent: str | None = None, **body: object) -> str:
+    return json.dumps({"type": kind, "parent_tool_use_id": parent, **body})
+
+
+def _start(mid: str, inp: int) -> dict[str, object]:
+    return {"type": "message_start", "message": {"id": mid, "model": "claude-haiku-4-5",
+                                                 "usage": {"input_tokens": inp,
+                                                           "output_tokens": 1}}}
+
+
+def test_sub_agent_streams_interleaved_with_the_main_one(tmp_path: Path) -> None:
+    """A sub-agent's messages (parent_tool_use_id set) stream between the main agent's; each
+    message_delta belongs to the message its own stream started."""
+    lines = [
+        _line("stream_event", None, event=_start("m1", 100)),
+        _line("assistant", None, message={"id": "m1", "model": "claude-haiku-4-5",
+                                          "usage": {"input_tokens": 100, "output_tokens": 1},
+                                          "content": [{"type": "tool_use", "id": "t1",
+                                                       "name": "Task", "input": {}}]}),
+        _line("stream_event", "t1", event=_start("s1", 50)),
+        _line("stream_event", None, event={"type": "message_delta",
+                                           "usage": {"output_tokens": 30}}),
+        _line("stream_event", "t1", event={"type": "message_delta",
+                                           "usage": {"output_tokens": 7}}),
+        _line("assistant", "t1", message={"id": "s1", "model": "claude-haiku-4-5",
+                                          "usage": {"input_tokens": 50, "output_tokens": 1},
+                                          "content": [{"type": "text", "text": "sub"}]}),
+    ]
+    path = tmp_path / "out.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    t = parse_stream_json(path)
+    assert [(turn.tokens.input, turn.tokens.output) for turn in t.turns] == [(100, 30), (50, 7)]
+    assert t.tokens == Tokens(input=150, output=37)  # no result line: per-message sums
