@@ -145,11 +145,12 @@ def main() -> None:
     parser.add_argument("--fs", nargs="+", default=["/work", "/tmp", "/dev/shm"])
     parser.add_argument("--large", action="store_true", help="also a ~20k-file repo")
     parser.add_argument("--skip-cli", action="store_true")
+    parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--cli-runs", type=int, default=20)
     args = parser.parse_args()
     print(f"# bench/overhead {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    for fs in args.fs:
+    for fs in [] if args.skip_overhead else args.fs:
         if not Path(fs).is_dir():
             continue
         base = Path(tempfile.mkdtemp(prefix="copeca-bench-", dir=fs))
