@@ -4,14 +4,14 @@ import sys
 import time
 from pathlib import Path
 
+from copeca_action import scenario as sc
 from copeca_action.grade import OUTPUT_CAP, cap, grade_test
-from copeca_action.scenario import TestGrading as TestSpec
 
 ENV = {"PATH": "/usr/bin:/bin"}
 
 
-def spec(code: str, timeout: float = 30) -> TestSpec:
-    return TestSpec(command=["{python}", "-c", code], timeout_s=timeout)
+def spec(code: str, timeout: float = 30) -> sc.TestGrading:
+    return sc.TestGrading(command=["{python}", "-c", code], timeout_s=timeout)
 
 
 def test_passing_command_in_the_worktree(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def _state(pid: int) -> str:
 
 
 def test_missing_binary_is_incorrect_not_a_crash(tmp_path: Path) -> None:
-    result = grade_test(tmp_path, TestSpec(command=["/no/such/binary"]), ENV)
+    result = grade_test(tmp_path, sc.TestGrading(command=["/no/such/binary"]), ENV)
     assert not result.correct and "cannot start" in result.detail["error"]
 
 
