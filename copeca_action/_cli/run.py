@@ -145,8 +145,11 @@ def summary_rows(records: list[RunRecord]) -> list[tuple[str, str, int, int, int
 def print_summary(console: Console, out: OutputDir, stats: RunStats | None = None) -> None:
     records = list(latest_by_run_id(out.records()).values())
     table = Table(title=f"{out.root}", show_lines=False)
-    for col in ("arm", "model", "runs", "finished", "infra errors", "spend $", "correct"):
-        table.add_column(col, justify="right" if col not in ("arm", "model") else "left")
+    for col in ("arm", "model", "runs", "done", "infra", "spend $", "correct"):
+        if col in ("arm", "model"):
+            table.add_column(col, no_wrap=True)
+        else:
+            table.add_column(col, justify="right")
     for arm, model, n, fin, infra, spend, correct in summary_rows(records):
         table.add_row(arm, model, str(n), str(fin), str(infra), f"{spend:.4f}", str(correct))
     console.print(table)
