@@ -36,12 +36,14 @@ json_values = st.recursive(
 def _run(parser: str, lines: list[str], rollout: list[str] | None = None) -> Transcript:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "stdout.jsonl"
-        out.write_text("\n".join(lines))
+        # surrogatepass: lone surrogates become bytes that are not UTF-8, also worth parsing.
+        out.write_bytes("\n".join(lines).encode("utf-8", "surrogatepass"))
         home = None
         if rollout is not None:
             home = Path(tmp) / "home"
             (home / "sessions").mkdir(parents=True)
-            (home / "sessions" / ROLLOUT.name).write_text("\n".join(rollout))
+            (home / "sessions" / ROLLOUT.name).write_bytes(
+                "\n".join(rollout).encode("utf-8", "surrogatepass"))
         return PARSERS[parser](out, home)
 
 
