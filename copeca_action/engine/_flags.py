@@ -54,8 +54,9 @@ def tool_storm(transcript: Transcript, rules: FlagRules = DEFAULT_RULES) -> bool
 
 def budget_exhausted(transcript: Transcript, cost_usd: float,
                      run_budget_usd: float | None) -> bool:
-    """The run stopped on its own limit: max turns reached, or spend at the per-run cap."""
-    if transcript.max_turns_reached:
+    """The run stopped on its own limit: max turns reached, the CLI's per-run budget stop, or
+    spend at the per-run cap."""
+    if transcript.max_turns_reached or transcript.budget_exhausted:
         return True
     return run_budget_usd is not None and cost_usd >= run_budget_usd
 
