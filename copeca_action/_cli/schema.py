@@ -17,6 +17,7 @@ from copeca_action.records import RunRecord
 from copeca_action.report import Report
 from copeca_action.retrieval import RunRetrieval
 from copeca_action.scenario import Mode, RepoIndex, Runner, Scenario, Task
+from copeca_action.scripted import ScriptFile
 
 SCHEMAS: dict[str, type[BaseModel]] = {
     "task": Task,
@@ -31,6 +32,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "bundle-manifest": Manifest,
     "bundle-statement": Statement,
     "bundle-envelope": Envelope,
+    "scripts": ScriptFile,
 }
 DOC_TITLES = {"task": "Task", "scenario": "Scenario", "mode": "Mode", "runner": "Runner",
               "repos": "Repository pins (corpus/repos.yaml)", "run-record": "RunRecord"}

@@ -39,13 +39,24 @@ class Transcript(RecordModel):
     tool_calls: list[ToolCall] = []
     tokens: Tokens = Tokens()
     """Totals over all turns."""
+    tokens_by_model: dict[str, Tokens] = {}
+    """Totals per model id (a CLI may call a second model, e.g. for sub-agents); priced apart."""
     answer: str | None = None
     """The final result text, not intermediate narration."""
     vendor_cost_usd: float | None = None
     duration_ms: int | None = None
     num_turns: int = 0
+    """Model responses parsed (requests that returned), the same measure for every CLI."""
     is_error: bool = False
     api_error_status: int | None = None
     max_turns_reached: bool = False
+    budget_exhausted: bool = False
+    """The CLI stopped itself at the per-run budget (Claude Code's --max-budget-usd)."""
+    stop_reason: str | None = None
+    """How the CLI said the run ended, in its own words (Claude Code's `terminal_reason` or
+    `subtype`, Codex's error info), for reports and debugging."""
     permission_denials: list[dict[str, Any]] = []
+    error: str | None = None
+    """The CLI's own error text (API error, failed turn), when it reported one."""
+    session_id: str | None = None
     problems: list[str] = []

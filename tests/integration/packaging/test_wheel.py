@@ -28,6 +28,9 @@ def test_wheel_bundles_corpus_runners_and_schemas(wheel: Path, root: Path) -> No
     tasks = {p.relative_to(root / "corpus").as_posix() for p in (root / "corpus").rglob("*.yaml")}
     assert tasks and all(f"copeca_action/_data/corpus/{t}" in names for t in tasks)
     assert "copeca_action/_data/runners/claude.yaml" in names
+    assert "copeca_action/_data/runners/package-lock.json" in names
+    assert not any("node_modules" in n for n in names)  # the installed CLIs stay out
+    assert wheel.stat().st_size < 20 * 1024 * 1024
     assert "copeca_action/_data/schemas/task.schema.json" in names
     assert "copeca_action/scenario/data/contamination.yaml" in names
     assert {"copeca_action/render/templates/report.html.j2",

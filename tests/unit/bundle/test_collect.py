@@ -40,7 +40,8 @@ def test_an_output_folder_is_bundled_without_following_links(
     assert f"runs/{run}/eval/junit.xml" in members
     assert not any(n.endswith("/planted") for n in members)
     assert b"very private" not in (tmp_path / "b.copeca").read_bytes()
-    assert result.statement.predicate.environment.cli_versions == {"claude": "2.1.197"}
+    assert result.statement.predicate.environment.cli_versions == {
+        r.runner: r.cli_version for r in records}
 
 
 def test_a_file_swapped_for_a_link_is_refused_at_read_time(tmp_path: Path) -> None:

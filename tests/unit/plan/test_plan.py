@@ -22,7 +22,8 @@ def test_plan_is_the_full_matrix_with_unique_stable_ids(demo) -> None:  # type: 
     scenario, corpus = demo
     plan = build_plan(scenario, corpus.tasks)
     n_tasks = sum(1 for t in corpus.tasks if t.startswith("fastapi/"))
-    assert len(plan.runs) == n_tasks * len(scenario.modes) * scenario.repetitions
+    assert len(plan.runs) == (n_tasks * len(scenario.modes) * len(scenario.models)
+                              * scenario.repetitions)
     assert len(set(plan.run_ids())) == len(plan.runs)
     again = build_plan(scenario, corpus.tasks)
     assert again.run_ids() == plan.run_ids() and again.plan_digest == plan.plan_digest

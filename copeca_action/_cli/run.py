@@ -1,0 +1,178 @@
+"""`copeca-action run SCENARIO`: run a scenario's plan into an output folder (resumable)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from copeca_action.engine import EngineConfig, OutputDir, RunStats, make_progress, run_plan
+from copeca_action.errors import ConfigError
+from copeca_action.plan import RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.records import RunRecord, latest_by_run_id
+from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
+from copeca_action.workspace import SnapshotStore, default_cache_dir
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("run", help="run a scenario: every task × arm × model × repetition",
+                       description="Run a scenario's plan with the real agent CLIs into an "
+                       "output folder (results.jsonl, runs/<run_id>/). Resumable.")
+    p.add_argument("scenario", type=Path)
+    add_run_arguments(p)
+    p.set_defaults(func=run)
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", type=Path, help="output folder (default: out/<scenario name>)")
+    p.add_argument("--resume", action="store_true",
+                   help="continue the plan in --out, skipping runs that already finished")
+    p.add_argument("--shard", help="i/n: only the i-th of n disjoint slices (1-based)")
+    p.add_argument("--compare", choices=["baseline", "base-ref", "both"], default="baseline")
+    p.add_argument("--corpus", type=Path, help="corpus folder (default: the one holding the "
+                   "scenario, else the bundled corpus)")
+    p.add_argument("--cache", type=Path, help="snapshot cache (default: $COPECA_CACHE_DIR or "
+                   "~/.cache/copeca-action)")
+    p.add_argument("--tool-dir", type=Path, help="checkout of the tool under test ({tool_dir})")
+    p.add_argument("--base-tool-dir", type=Path,
+                   help="checkout of the tool at the base ref (for --compare base-ref/both)")
+    p.add_argument("--base-url", help="model endpoint for the CLIs (default: the vendors, or "
+                   "the scripted server when the scenario says model_endpoint: scripted)")
+    p.add_argument("--workers", type=int, help="agent runs at once (overrides the scenario)")
+    p.add_argument("--budget-usd", type=float, help="scenario budget (overrides the scenario)")
+    p.add_argument("--work-dir", type=Path, help="where per-run worktrees are made (default: "
+                   "OUT/.worktrees); a tmpfs such as /dev/shm makes provisioning faster")
+    p.add_argument("--plain", action="store_true", help="plain progress lines, no bar")
+
+
+@dataclass
+class Prepared:
+    cfg: EngineConfig
+    plan: RunPlan
+    scenario_path: Path
+
+
+def prepare(args: argparse.Namespace, scenario_path: Path,
+            out_default: Path | None = None) -> Prepared:
+    scenario = load_scenario(scenario_path)
+    overrides: dict[str, object] = {}
+    if args.workers is not None:
+        if args.workers < 1:
+            raise ConfigError("--workers must be at least 1")
+        overrides["workers"] = args.workers
+    if args.budget_usd is not None:
+        if args.budget_usd <= 0:
+            raise ConfigError("--budget-usd must be positive")
+        overrides["budget_usd"] = args.budget_usd
+    if overrides:
+        scenario = Scenario.model_validate({**scenario.model_dump(), **overrides})
+    root = args.corpus or find_corpus_root(scenario_path.resolve())
+    corpus: Corpus = load_corpus(root).require_ok()
+    plan = build_plan(scenario, corpus.tasks, compare=args.compare)
+    if args.shard:
+        plan = shard_plan(plan, parse_shard(args.shard))
+    out = OutputDir(args.out or out_default or Path("out") / scenario.name, args.work_dir)
+    store = SnapshotStore(args.cache or default_cache_dir(), corpus.repos)
+    cfg = EngineConfig(scenario=scenario, corpus=corpus, out=out, store=store,
+                       base_url=args.base_url, tool_dir=args.tool_dir,
+                       base_tool_dir=args.base_tool_dir)
+    return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path)
+
+
+@contextlib.contextmanager
+def model_endpoint(prep: Prepared) -> Iterator[str | None]:
+    """The scripted server for `model_endpoint: scripted` scenarios (unless --base-url)."""
+    cfg = prep.cfg
+    if cfg.base_url or cfg.scenario.model_endpoint != "scripted":
+        yield cfg.base_url
+        return
+    from copeca_action.scripted import ScriptedServer
+
+    if not cfg.scenario.scripts:
+        raise ConfigError(f"{prep.scenario_path}: model_endpoint is scripted but `scripts` "
+                          "names no folder of scripts")
+    scripts = (prep.scenario_path.resolve().parent / cfg.scenario.scripts).resolve()
+    if not scripts.is_dir():
+        raise ConfigError(f"{prep.scenario_path}: scripts folder {scripts} does not exist")
+    cfg.out.root.mkdir(parents=True, exist_ok=True)
+    with ScriptedServer(scripts, seed=cfg.scenario.seed,
+                        log_path=cfg.out.root / "model-requests.jsonl") as server:
+        cfg.base_url = server.url
+        try:
+            yield server.url
+        finally:
+            cfg.base_url = None
+
+
+def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
+    text = prep.scenario_path.read_text()
+    with model_endpoint(prep):
+        return run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
+                        progress=make_progress(plain=plain or None))
+
+
+def run(args: argparse.Namespace) -> int:
+    prep = prepare(args, args.scenario)
+    stats = execute(prep, resume=args.resume, plain=args.plain)
+    console = Console()
+    print_summary(console, prep.cfg.out, stats)
+    return 130 if stats.interrupted else 0
+
+
+def summary_rows(records: list[RunRecord]) -> list[tuple[str, str, int, int, int, float, int]]:
+    """Per (arm, model): runs, finished, infra errors, spend, correct. No statistics here:
+    the report stage computes those."""
+    rows: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    for record in records:
+        rows[(record.arm, record.model)].append(record)
+    out = []
+    for (arm, model), recs in sorted(rows.items()):
+        finished = [r for r in recs if r.outcome in ("ok", "agent_error", "timeout")]
+        spend = sum(r.cost_usd for r in recs if r.reached_agent)
+        out.append((arm, model, len(recs), len(finished),
+                    sum(r.outcome == "infra_error" for r in recs), spend,
+                    sum(r.correct for r in recs)))
+    return out
+
+
+def print_summary(console: Console, out: OutputDir, stats: RunStats | None = None) -> None:
+    records = list(latest_by_run_id(out.records()).values())
+    table = Table(title=f"{out.root}", show_lines=False)
+    for col in ("arm", "model", "runs", "done", "infra", "spend $", "correct"):
+        if col in ("arm", "model"):
+            table.add_column(col, no_wrap=True)
+        else:
+            table.add_column(col, justify="right")
+    for arm, model, n, fin, infra, spend, correct in summary_rows(records):
+        table.add_row(arm, model, str(n), str(fin), str(infra), f"{spend:.4f}", str(correct))
+    console.print(table)
+    outcomes: dict[str, int] = defaultdict(int)
+    flags: dict[str, int] = defaultdict(int)
+    for r in records:
+        outcomes[r.outcome] += 1
+        for f in r.flags:
+            flags[f] += 1
+    console.print("outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())))
+    if flags:
+        console.print("flags: " + ", ".join(f"{k} {v}" for k, v in sorted(flags.items())))
+    if stats is not None:
+        extra = []
+        if stats.skipped_finished:
+            extra.append(f"{stats.skipped_finished} already finished (resumed)")
+        if stats.retries:
+            extra.append(f"{stats.retries} infra retries")
+        if stats.budget_stopped:
+            extra.append("budget reached: remaining runs recorded as budget_stop")
+        if stats.interrupted:
+            extra.append("interrupted: continue with --resume")
+        if extra:
+            console.print("; ".join(extra))
+    console.print(f"results: {out.results}", soft_wrap=True)
+    sys.stdout.flush()

@@ -1,0 +1,83 @@
+"""Each CLI family's config files in a run's fresh config dir: Claude Code's settings.json and
+MCP file, Codex's config.toml (provider, MCP servers, analytics and plugins off)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from copeca_action.agent import _toml
+from copeca_action.scenario import Runner
+
+CODEX_PROVIDER = "copeca"
+"""The Codex model provider id written when a base URL is given."""
+CODEX_RETRIES = 2
+"""Codex request and stream retries against a custom endpoint (its default waits minutes)."""
+
+
+def deep_merge(base: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
+    """Overlay wins; nested mappings merge key by key."""
+    merged = dict(base)
+    for key, value in overlay.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def write_claude_settings(config_dir: Path, agent_config: dict[str, Any] | None) -> Path | None:
+    """`settings.json` in CLAUDE_CONFIG_DIR: the mode's overlay, nothing else."""
+    if not agent_config:
+        return None
+    path = config_dir / "settings.json"
+    path.write_text(json.dumps(agent_config, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def write_mcp_file(run_dir: Path, mcp_config: dict[str, Any]) -> Path:
+    path = run_dir / "mcp.json"
+    path.write_text(json.dumps(mcp_config, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def codex_config(runner: Runner, *, base_url: str | None, mcp_config: dict[str, Any] | None,
+                 agent_config: dict[str, Any] | None) -> dict[str, Any]:
+    """The config.toml document: a provider for `base_url`, MCP servers, telemetry off."""
+    doc: dict[str, Any] = {}
+    if base_url:
+        url = base_url.rstrip("/")
+        if not url.endswith("/v1"):
+            url += "/v1"
+        doc["model_provider"] = CODEX_PROVIDER
+        doc["model_providers"] = {CODEX_PROVIDER: {
+            "name": CODEX_PROVIDER, "base_url": url, "wire_api": "responses",
+            "env_key": runner.credential_env[0] if runner.credential_env else "OPENAI_API_KEY",
+            "request_max_retries": CODEX_RETRIES, "stream_max_retries": CODEX_RETRIES}}
+    doc["analytics"] = {"enabled": False}
+    doc["features"] = {"plugins": False}
+    if mcp_config:
+        doc["mcp_servers"] = {name: _codex_mcp_server(spec) for name, spec in
+                              mcp_config.get("mcpServers", {}).items()}
+    return deep_merge(doc, agent_config or {})
+
+
+def _codex_mcp_server(spec: Any) -> dict[str, Any]:
+    """Claude-style `{command, args, env}` (or `{url}`) as a Codex `[mcp_servers.X]` table.
+
+    `codex exec` runs unattended, so the server's tools are approved up front (as Claude
+    Code's `--allowedTools mcp__<server>` does); a mode may override it.
+    """
+    spec = spec if isinstance(spec, dict) else {}
+    keep = ("command", "args", "env", "url", "cwd", "startup_timeout_sec", "tool_timeout_sec",
+            "default_tools_approval_mode")
+    table = {k: spec[k] for k in keep if k in spec}
+    table.setdefault("default_tools_approval_mode", "approve")
+    return table
+
+
+def write_codex_config(config_dir: Path, doc: dict[str, Any]) -> Path:
+    path = config_dir / "config.toml"
+    path.write_text(_toml.dumps(doc), encoding="utf-8")
+    return path

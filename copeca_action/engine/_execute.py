@@ -1,0 +1,258 @@
+"""One run in three stages, so the scheduler can overlap them across runs:
+`provision` (worktree, planted bugs, arm set-up, CLI config), `start_agent` (the CLI
+process), `finish` (parse, cost, grade, validity, flags, record, cleanup)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shlex
+import shutil
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
+from copeca_action.engine._context import EngineConfig, Resolved, require_task
+from copeca_action.engine._flags import flags_for
+from copeca_action.engine._validity import tool_adopted
+from copeca_action.errors import CopecaError, InfraError
+from copeca_action.grade import GradeResult, grade_answer, grade_test
+from copeca_action.plan import PlannedRun
+from copeca_action.records import Outcome, RunRecord
+from copeca_action.scenario import Task
+from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
+from copeca_action.workspace import (
+    Worktree,
+    WorktreePool,
+    add_worktree,
+    capture_patch,
+    instruction_files,
+    remove_worktree,
+)
+
+SETUP_TIMEOUT_S = 600
+GRADER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+@dataclass
+class Prepared:
+    """A provisioned run waiting for an agent slot (or a provisioning failure)."""
+
+    run: PlannedRun
+    attempt: int
+    task: Task | None = None
+    worktree: Worktree | None = None
+    invocation: AgentInvocation | None = None
+    flags: list[str] = field(default_factory=list)
+    error: str | None = None
+    started_at: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per harness stage (provision, arm, agent, finish), for bench/overhead."""
+    transcript: Transcript | None = None
+    cost: RunCost | None = None
+    """Parsed right after the agent ends, so the budget sees the cost before grading."""
+    pool: WorktreePool | None = None
+
+
+@dataclass
+class AgentOutcome:
+    result: AgentResult | None = None
+    skipped: Outcome | None = None
+    """budget_stop (never started) or infra_error (could not start)."""
+    error: str | None = None
+
+
+def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -> Prepared:
+    """Never raises for a run's own trouble: the failure becomes `error` (an infra error)."""
+    prep = Prepared(run=run, attempt=attempt)
+    t0 = time.perf_counter()
+    try:
+        task = prep.task = require_task(cfg, run.task_id)
+        run_dir = cfg.out.run_dir(run.run_id)
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        run_dir.mkdir(parents=True)
+        snap = res.snapshot_for(task)
+        mutations = task.grading.test.mutations if task.grading.test else []
+        if res.pool is not None:
+            prep.pool = res.pool
+            prep.worktree = res.pool.acquire(Path(snap.git_dir), snap.commit, mutations)
+        else:
+            prep.worktree = add_worktree(Path(snap.git_dir), snap.commit,
+                                         cfg.out.worktrees / run.run_id, mutations)
+        workdir = Path(prep.worktree.path)
+        found = instruction_files(workdir)
+        if found:
+            prep.flags.append("instruction_files")
+        t1 = time.perf_counter()
+        mode = res.modes[run.arm]
+        _run_mode_setup(cfg, mode.setup, workdir, run_dir)
+        tool_dir = cfg.base_tool_dir if run.arm.endswith("@base") else cfg.tool_dir
+        inv = prepare_run(res.runners[run.runner], model=run.model, prompt=task.prompt,
+                          workdir=workdir, run_dir=run_dir, mode=mode,
+                          max_turns=cfg.scenario.max_turns,
+                          run_budget_usd=cfg.scenario.run_budget_usd, base_url=cfg.base_url,
+                          tool_dir=tool_dir, host_env=cfg.host_env)
+        if cfg.base_url and res.runners[run.runner].parser == "stream_json":
+            env = {**inv.env, "ANTHROPIC_CUSTOM_HEADERS": f"x-copeca-run: {run.run_id}"}
+            inv = inv.model_copy(update={"env": env})
+        prep.invocation = inv
+        prep.timings["provision_s"] = t1 - t0
+        prep.timings["arm_s"] = time.perf_counter() - t1
+    except (CopecaError, OSError) as exc:
+        prep.error = f"provisioning failed: {exc}"
+        prep.timings["provision_s"] = time.perf_counter() - t0
+    return prep
+
+
+def _run_mode_setup(cfg: EngineConfig, commands: list[list[str]], workdir: Path,
+                    run_dir: Path) -> None:
+    """The mode's `setup` commands, in the worktree; any failure is an infra error."""
+    env = {k: v for k, v in cfg.host_env.items() if k in GRADER_ENV}
+    env.update(HOME=str(run_dir / "home"), TMPDIR=str(run_dir))
+    for argv in commands:
+        try:
+            proc = subprocess.run(argv, cwd=workdir, env=env, capture_output=True, text=True,
+                                  timeout=SETUP_TIMEOUT_S, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise InfraError(f"mode set-up {shlex.join(argv)} could not run: {exc}") from exc
+        if proc.returncode != 0:
+            raise InfraError(f"mode set-up {shlex.join(argv)} failed (exit {proc.returncode}): "
+                             f"{(proc.stderr or proc.stdout).strip()[-400:]}")
+
+
+def start_agent(cfg: EngineConfig, res: Resolved, prep: Prepared,
+                cancel: threading.Event | None) -> AgentOutcome:
+    assert prep.invocation is not None
+    try:
+        result = run_agent(prep.invocation, cfg.scenario.timeout_s, cancel)
+    except InfraError as exc:
+        return AgentOutcome(skipped="infra_error", error=str(exc))
+    prep.timings["agent_s"] = result.duration_s
+    if not result.cancelled:
+        t0 = time.perf_counter()
+        runner = res.runners[prep.run.runner]
+        prep.transcript = parse_transcript(runner.parser, result.stdout_path,
+                                           prep.invocation.config_dir)
+        prep.cost = cost_of(prep.transcript, runner, prep.run.model)
+        prep.timings["parse_s"] = time.perf_counter() - t0
+    return AgentOutcome(result=result)
+
+
+def finish(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome) -> RunRecord:
+    """Turn what happened into a RunRecord, write the run's files, remove the worktree."""
+    t0 = time.perf_counter()
+    try:
+        record = _record(cfg, res, prep, agent)
+    except (CopecaError, OSError) as exc:  # the harness broke while finishing: infra
+        record = _base_record(cfg, res, prep, "infra_error", f"finishing failed: {exc}")
+    finally:
+        cleanup(prep)
+    prep.timings["finish_s"] = time.perf_counter() - t0
+    run_dir = cfg.out.run_dir(prep.run.run_id)
+    if run_dir.is_dir():
+        (run_dir / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
+    return record
+
+
+def cleanup(prep: Prepared) -> None:
+    """Give the worktree back to the pool (reset before its next use), or remove it."""
+    if prep.worktree is not None:
+        if prep.pool is not None:
+            prep.pool.release(prep.worktree)
+        else:
+            remove_worktree(Path(prep.worktree.git_dir), Path(prep.worktree.path))
+        prep.worktree = None
+
+
+def _base_record(cfg: EngineConfig, res: Resolved, prep: Prepared, outcome: Outcome,
+                 error: str | None) -> RunRecord:
+    run = prep.run
+    wt = prep.worktree
+    return RunRecord(
+        run_id=run.run_id, scenario=cfg.scenario.name, task_id=run.task_id,
+        task_hash=run.task_hash, arm=run.arm, model=run.model, runner=run.runner,
+        cli_version=res.cli_versions.get(run.runner), repetition=run.repetition,
+        attempt=prep.attempt, snapshot_commit=wt.snapshot_commit if wt else None,
+        control=run.control, category=run.category, language=run.language, outcome=outcome,
+        flags=list(prep.flags), error=error, started_at=prep.started_at,
+        run_dir=f"runs/{run.run_id}")
+
+
+def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome) -> RunRecord:
+    if prep.error is not None:
+        return _base_record(cfg, res, prep, "infra_error", prep.error)
+    if agent.skipped is not None:
+        return _base_record(cfg, res, prep, agent.skipped, agent.error)
+    result = agent.result
+    assert result is not None and prep.invocation is not None and prep.task is not None
+    assert prep.worktree is not None
+    if result.cancelled:
+        return _base_record(cfg, res, prep, "infra_error", "interrupted (SIGINT/SIGTERM); "
+                            "the run is repeated by --resume")
+    runner = res.runners[prep.run.runner]
+    transcript = prep.transcript or parse_transcript(runner.parser, result.stdout_path,
+                                                     prep.invocation.config_dir)
+    cost = prep.cost or cost_of(transcript, runner, prep.run.model)
+    outcome, error = _outcome(result, transcript, prep.task)
+    workdir = Path(prep.worktree.path)
+    run_dir = cfg.out.run_dir(prep.run.run_id)
+    (run_dir / "patch.diff").write_text(capture_patch(workdir, prep.worktree.commit))
+    grade = _grade(cfg, res, prep.task, transcript, workdir, run_dir)
+    (run_dir / "grade.json").write_text(grade.model_dump_json(indent=2) + "\n")
+    correct = grade.correct and outcome == "ok"
+    flags = list(prep.flags) + flags_for(
+        transcript, correct=correct, cost_usd=cost.used_usd,
+        run_budget_usd=cfg.scenario.run_budget_usd, timed_out=result.timed_out,
+        rules=cfg.rules)
+    if cost.diverged:
+        flags.append("cost_divergence")
+    base = _base_record(cfg, res, prep, outcome, error)
+    return base.model_copy(update={
+        "cli_version": transcript.cli_version or base.cli_version,
+        "correct": correct, "grading": grade.as_record(), "tokens": transcript.tokens,
+        "vendor_cost_usd": cost.vendor_usd, "computed_cost_usd": cost.computed_usd,
+        "cost_usd": cost.used_usd, "cost_source": cost.source, "duration_s": result.duration_s,
+        "turns": transcript.num_turns or len(transcript.turns),
+        "tool_calls": len(transcript.tool_calls),
+        "tool_adopted": tool_adopted(res.modes[prep.run.arm].validity, transcript, workdir),
+        "viewed_spans": list(getattr(transcript, "viewed_spans", []) or []),
+        "flags": flags})
+
+
+def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[Outcome, str | None]:
+    if result.timed_out:
+        return "timeout", "the agent ran past timeout_s; its process group was killed"
+    if result.exit_code != 0 or transcript.is_error:
+        why = transcript.error or (f"API error {transcript.api_error_status}"
+                                   if transcript.api_error_status else None)
+        if transcript.max_turns_reached:
+            why = "max turns reached"
+        return "agent_error", f"exit {result.exit_code}" + (f": {why}" if why else "")
+    if transcript.answer is None and task.type == "comprehension":
+        detail = "; ".join(transcript.problems[:3])
+        return "agent_error", "the CLI's output holds no final answer" + (
+            f" ({detail})" if detail else "")
+    return "ok", None
+
+
+def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
+           workdir: Path, run_dir: Path) -> GradeResult:
+    grading = task.grading
+    if grading.answer is not None:
+        return grade_answer(transcript.answer, grading.answer)
+    if grading.test is not None:
+        env = {k: v for k, v in cfg.host_env.items() if k in GRADER_ENV}
+        home = run_dir / "grade-home"
+        home.mkdir(exist_ok=True)
+        env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1")
+        setup_dir = res.setup_dirs.get(task.repo)
+        values = {"python": cfg.python, "workdir": str(workdir),
+                  "setup_dir": str(setup_dir) if setup_dir else ""}
+        return grade_test(workdir, grading.test, env, values)
+    return GradeResult(kind="patch", correct=False, detail={
+        "error": "patch grading needs the patch-evaluation stage; not run by this engine"})
+

@@ -1,0 +1,113 @@
+"""The output folder: one scenario's plan and results, guarded against a second writer.
+
+```
+OUT/scenario.yaml   the scenario as run        OUT/plan.json      the RunPlan
+OUT/results.jsonl   one RunRecord per line     OUT/runs/<run_id>/ record.json, stdout.jsonl,
+OUT/.worktrees/     per-run checkouts (removed)                   stderr.txt, patch.diff, grade.json
+```
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+from pathlib import Path
+from typing import IO
+
+from copeca_action._util.hashing import sha256_bytes
+from copeca_action.errors import ConfigError
+from copeca_action.plan import RunPlan
+from copeca_action.records import RunRecord, latest_by_run_id, read_records
+
+FINISHED = ("ok", "agent_error", "timeout")
+"""Outcomes that end a run for good; infra errors and budget stops run again on --resume."""
+
+
+class OutputDir:
+    def __init__(self, root: Path, work_dir: Path | None = None) -> None:
+        """`work_dir`: where per-run worktrees go instead of OUT/.worktrees (e.g. a tmpfs:
+        checkouts are created and deleted per run, which a busy disk makes slow)."""
+        self.root = root.resolve()
+        self.results = self.root / "results.jsonl"
+        self.plan_path = self.root / "plan.json"
+        self.scenario_path = self.root / "scenario.yaml"
+        self.runs = self.root / "runs"
+        tag = sha256_bytes(str(self.root).encode())[:12]
+        self.worktrees = (self.root / ".worktrees" if work_dir is None
+                          else work_dir.resolve() / f"copeca-{tag}")
+        self._lock_handle: IO[str] | None = None
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.runs / run_id
+
+    def acquire(self) -> None:
+        """Hold OUT/.lock for the whole run: a second harness on the same folder is refused."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        handle = (self.root / ".lock").open("a+")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise ConfigError(f"{self.root} is in use by another copeca-action run ({holder}); "
+                              "wait for it or choose another --out") from None
+        handle.truncate(0)
+        handle.write(f"pid {os.getpid()}\n")
+        handle.flush()
+        self._lock_handle = handle
+
+    def release(self) -> None:
+        if self._lock_handle is not None:
+            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
+            self._lock_handle.close()
+            self._lock_handle = None
+
+    def existing_plan(self) -> RunPlan | None:
+        if not self.plan_path.is_file():
+            return None
+        try:
+            return RunPlan.model_validate_json(self.plan_path.read_text())
+        except ValueError as exc:
+            raise ConfigError(f"{self.plan_path} is not a readable plan: {exc}") from exc
+
+    def claim(self, plan: RunPlan, scenario_text: str, resume: bool) -> None:
+        """Write the plan, or check that the folder holds this very plan when resuming.
+        Two scenarios (or two versions of one) never share an output folder."""
+        old = self.existing_plan()
+        has_results = self.results.is_file() and self.results.stat().st_size > 0
+        if old is not None and (old.scenario != plan.scenario
+                                or old.plan_digest != plan.plan_digest):
+            what = (f"scenario {old.scenario!r}" if old.scenario != plan.scenario
+                    else f"another version of {plan.scenario!r} (plan "
+                         f"{old.plan_digest[:12]}, now {plan.plan_digest[:12]})")
+            raise ConfigError(f"{self.root} holds the runs of {what}; refusing to mix results. "
+                              "Choose another --out")
+        if has_results and not resume:
+            raise ConfigError(f"{self.root} already holds results of {plan.scenario!r}; pass "
+                              "--resume to continue them, or choose another --out")
+        if old is None and has_results:
+            raise ConfigError(f"{self.root} has results.jsonl but no plan.json; refusing to "
+                              "guess what it belongs to")
+        self.root.mkdir(parents=True, exist_ok=True)
+        _write_atomic(self.plan_path, plan.model_dump_json(indent=2) + "\n")
+        _write_atomic(self.scenario_path, scenario_text)
+
+    def records(self) -> list[RunRecord]:
+        return read_records(self.results) if self.results.is_file() else []
+
+    def finished(self) -> dict[str, RunRecord]:
+        """The final record of each run id that needs no rerun."""
+        return {rid: r for rid, r in latest_by_run_id(self.records()).items()
+                if r.outcome in FINISHED}
+
+    def clear_worktrees(self) -> None:
+        if self.worktrees.exists():
+            shutil.rmtree(self.worktrees, ignore_errors=True)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)

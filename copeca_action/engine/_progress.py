@@ -1,0 +1,112 @@
+"""Progress while a scenario runs: a rich bar on a terminal, one plain line per run when not
+(CI logs, pipes)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Protocol, TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from copeca_action.records import RunRecord
+
+
+class ProgressSink(Protocol):
+    def start(self, total: int, done: int, spent: float, correct: int) -> None: ...
+
+    def update(self, record: RunRecord, final: bool) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.total = self.done = self.correct = 0
+        self.spent = 0.0
+
+    def add(self, record: RunRecord, final: bool) -> None:
+        if final:
+            self.done += 1
+            self.correct += record.correct
+        if record.reached_agent:
+            self.spent += record.cost_usd
+
+
+class PlainProgress:
+    """`[ 3/24] fastapi/locate-unique-id codesearch claude-sonnet-4-5 #0: ok correct $0.0123`"""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tally = _Tally()
+
+    def start(self, total: int, done: int, spent: float, correct: int) -> None:
+        t = self.tally
+        t.total, t.done, t.spent, t.correct = total, done, spent, correct
+        resumed = f" ({done} already done)" if done else ""
+        print(f"running {total} runs{resumed}", file=self.stream, flush=True)
+
+    def update(self, record: RunRecord, final: bool) -> None:
+        t = self.tally
+        t.add(record, final)
+        width = len(str(t.total))
+        verdict = "correct" if record.correct else "wrong"
+        retry = "" if final else f" (attempt {record.attempt}, retrying)"
+        err = f" — {record.error}" if record.error and not record.correct else ""
+        print(f"[{t.done:>{width}}/{t.total}] {record.task_id} {record.arm} {record.model} "
+              f"#{record.repetition}: {record.outcome} {verdict} ${record.cost_usd:.4f} "
+              f"{record.duration_s:.1f}s{retry}{err[:200]} | spent ${t.spent:.4f}, "
+              f"correct {t.correct}", file=self.stream, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class RichProgress:
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.tally = _Tally()
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("spent ${task.fields[spent]:.4f}"),
+            TextColumn("correct {task.fields[correct]}"), TimeRemainingColumn(),
+            console=self.console, transient=False)
+        self._task = self.progress.add_task("runs", total=0, spent=0.0, correct=0)
+        self._t0 = time.monotonic()
+
+    def start(self, total: int, done: int, spent: float, correct: int) -> None:
+        t = self.tally
+        t.total, t.done, t.spent, t.correct = total, done, spent, correct
+        self.progress.update(self._task, total=total, completed=done, spent=spent,
+                             correct=correct)
+        self.progress.start()
+
+    def update(self, record: RunRecord, final: bool) -> None:
+        self.tally.add(record, final)
+        t = self.tally
+        self.progress.update(self._task, completed=t.done, spent=t.spent, correct=t.correct)
+        if record.outcome not in ("ok", "budget_stop"):
+            self.progress.console.print(f"{record.task_id} {record.arm} #{record.repetition}: "
+                                        f"{record.outcome} {(record.error or '')[:160]}")
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def make_progress(plain: bool | None = None) -> ProgressSink:
+    """Rich when stderr is a terminal (and not forced plain), else plain lines."""
+    if plain is None:
+        plain = not sys.stderr.isatty()
+    return PlainProgress() if plain else RichProgress()
+
+
+class NullProgress:
+    def start(self, total: int, done: int, spent: float, correct: int) -> None:
+        pass
+
+    def update(self, record: RunRecord, final: bool) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

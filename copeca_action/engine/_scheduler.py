@@ -1,0 +1,262 @@
+"""The scheduler: provisioning, agent slots and finishing run as three overlapping stages, so
+an agent slot never waits for a worktree to be made or a test to be graded.
+
+```
+todo ─► provisioners (≤2) ─► ready (≤ workers) ─► agent slots ─► finishers ─► results.jsonl
+  ▲                                                                          │
+  └──────────────────────────── infra error, attempts left ◄─────────────────┘
+```
+The scenario budget is checked when a slot is about to start an agent (spend + expected cost
+of runs in flight + of this run); once it says no, every remaining run is `budget_stop`.
+SIGINT/SIGTERM cancel: running agents are killed as a group, interrupted runs are recorded as
+infra errors (so `--resume` repeats them), queued worktrees are removed, nothing is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import signal
+import statistics
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from copeca_action.engine._budget import Budget
+from copeca_action.engine._context import EngineConfig, Resolved, resolve
+from copeca_action.engine._execute import (
+    AgentOutcome,
+    Prepared,
+    cleanup,
+    finish,
+    provision,
+    start_agent,
+)
+from copeca_action.engine._outdir import FINISHED
+from copeca_action.engine._progress import NullProgress, ProgressSink
+from copeca_action.plan import PlannedRun, RunPlan
+from copeca_action.records import RunRecord, append_record, latest_by_run_id
+from copeca_action.workspace import WorktreePool, prune_worktrees
+
+POLL_S = 0.05
+
+
+@dataclass
+class RunStats:
+    """What one invocation did (the records are in results.jsonl)."""
+
+    planned: int = 0
+    skipped_finished: int = 0
+    records: list[RunRecord] = field(default_factory=list)
+    retries: int = 0
+    interrupted: bool = False
+    budget_stopped: bool = False
+    slot_waits_s: list[float] = field(default_factory=list)
+    """Per agent slot, the time between one agent's end and the next agent's start."""
+    timings: list[dict[str, float]] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def final(self) -> list[RunRecord]:
+        return list(latest_by_run_id(self.records).values())
+
+    def median_wait(self) -> float:
+        return statistics.median(self.slot_waits_s) if self.slot_waits_s else 0.0
+
+
+class _Scheduler:
+    def __init__(self, cfg: EngineConfig, res: Resolved, plan: RunPlan,
+                 todo: list[PlannedRun], budget: Budget, progress: ProgressSink) -> None:
+        self.cfg, self.res, self.plan, self.budget, self.progress = (
+            cfg, res, plan, budget, progress)
+        self.workers = cfg.scenario.workers
+        self.todo: queue.Queue[tuple[PlannedRun, int]] = queue.Queue()
+        for run in todo:
+            self.todo.put((run, 1))
+        self.ready: queue.Queue[Prepared] = queue.Queue(maxsize=self.workers)
+        self.done: queue.Queue[tuple[Prepared, AgentOutcome]] = queue.Queue()
+        self.outstanding = len(todo)
+        self.lock = threading.Lock()
+        self.all_done = threading.Event()
+        self.cancel = threading.Event()
+        self.provisioners_done = threading.Event()
+        self.slots_done = threading.Event()
+        self.stats = RunStats(planned=len(plan.runs))
+        if not todo:
+            self.all_done.set()
+
+    # ------------------------------------------------------------ stages
+
+    def provisioner(self) -> None:
+        while not (self.all_done.is_set() or self.cancel.is_set()):
+            try:
+                run, attempt = self.todo.get(timeout=POLL_S)
+            except queue.Empty:
+                continue
+            if self.budget.stopped:
+                self.done.put((Prepared(run=run, attempt=attempt),
+                               AgentOutcome(skipped="budget_stop", error=_BUDGET_MSG)))
+                continue
+            prep = provision(self.cfg, self.res, run, attempt)
+            while not self.cancel.is_set():
+                try:
+                    self.ready.put(prep, timeout=POLL_S)
+                    break
+                except queue.Full:
+                    continue
+            else:
+                cleanup(prep)
+
+    def slot(self) -> None:
+        last_end: float | None = None
+        while True:
+            try:
+                prep = self.ready.get(timeout=POLL_S)
+            except queue.Empty:
+                if self.all_done.is_set() or (self.provisioners_done.is_set()
+                                              and self.ready.empty()):
+                    return
+                continue
+            if self.cancel.is_set():
+                cleanup(prep)
+                continue
+            if prep.error is not None:
+                self.done.put((prep, AgentOutcome()))
+                continue
+            key = f"{prep.run.arm}|{prep.run.model}"
+            if not self.budget.try_start(prep.run.run_id, key):
+                self.stats.budget_stopped = True
+                self.done.put((prep, AgentOutcome(skipped="budget_stop", error=_BUDGET_MSG)))
+                continue
+            now = time.perf_counter()
+            if last_end is not None:
+                with self.lock:
+                    self.stats.slot_waits_s.append(now - last_end)
+            outcome = start_agent(self.cfg, self.res, prep, self.cancel)
+            last_end = time.perf_counter()
+            if prep.cost is not None:
+                self.budget.settle(prep.run.run_id, key, prep.cost.used_usd)
+            self.done.put((prep, outcome))
+
+    def finisher(self) -> None:
+        while True:
+            try:
+                prep, outcome = self.done.get(timeout=POLL_S)
+            except queue.Empty:
+                if self.all_done.is_set() or (self.slots_done.is_set() and self.done.empty()):
+                    return
+                continue
+            record = finish(self.cfg, self.res, prep, outcome)
+            self._settle(prep, record)
+
+    def _settle(self, prep: Prepared, record: RunRecord) -> None:
+        retry = (record.outcome == "infra_error" and not self.cancel.is_set()
+                 and prep.attempt < self.cfg.max_attempts)
+        key = f"{prep.run.arm}|{prep.run.model}"
+        with self.lock:
+            append_record(self.cfg.out.results, record)
+            if record.reached_agent:
+                self.budget.settle(prep.run.run_id, key, record.cost_usd)
+            else:
+                self.budget.release(prep.run.run_id)
+            self.stats.records.append(record)
+            self.stats.timings.append(dict(prep.timings))
+            self.progress.update(record, final=not retry)
+            if retry:
+                self.stats.retries += 1
+                self.todo.put((prep.run, prep.attempt + 1))
+                return
+            self.outstanding -= 1
+            if self.outstanding <= 0:
+                self.all_done.set()
+
+    # ------------------------------------------------------------ driving
+
+    def run(self) -> RunStats:
+        start = time.perf_counter()
+        provisioners = [threading.Thread(target=self.provisioner, name=f"provision-{i}",
+                                         daemon=True)
+                        for i in range(min(2, self.workers))]
+        slots = [threading.Thread(target=self.slot, name=f"agent-{i}", daemon=True)
+                 for i in range(self.workers)]
+        finishers = [threading.Thread(target=self.finisher, name=f"finish-{i}", daemon=True)
+                     for i in range(self.workers)]
+        for t in (*provisioners, *slots, *finishers):
+            t.start()
+        with _signals(self._on_signal):
+            while not self.all_done.wait(POLL_S):
+                if self.cancel.is_set():
+                    break
+            for t in provisioners:
+                t.join()
+            self.provisioners_done.set()
+            for t in slots:
+                t.join()
+            self.slots_done.set()
+            for t in finishers:
+                t.join()
+        while not self.ready.empty():  # provisioned but never started (cancel)
+            cleanup(self.ready.get_nowait())
+        self.stats.interrupted = self.cancel.is_set() and not self.all_done.is_set()
+        self.stats.wall_s = time.perf_counter() - start
+        return self.stats
+
+    def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
+        self.cancel.set()
+
+
+_BUDGET_MSG = "the scenario budget would be passed by starting this run"
+
+
+@contextlib.contextmanager
+def _signals(handler: signal.Handlers | object) -> Iterator[None]:
+    """Route SIGINT/SIGTERM to `handler` while running (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    for s in old:
+        signal.signal(s, handler)  # type: ignore[arg-type]
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
+             scenario_text: str = "", progress: ProgressSink | None = None) -> RunStats:
+    """Run (or continue) a plan into cfg.out. Raises before any run when preflight fails."""
+    progress = progress or NullProgress()
+    out = cfg.out
+    out.acquire()
+    try:
+        out.claim(plan, scenario_text, resume)
+        res = resolve(cfg, plan)
+        out.clear_worktrees()
+        for snap in res.snapshots.values():
+            prune_worktrees(Path(snap.git_dir))
+        latest = latest_by_run_id(out.records())
+        finished = {rid for rid, r in latest.items() if r.outcome in FINISHED}
+        history = [(f"{r.arm}|{r.model}", r.cost_usd) for r in latest.values()
+                   if r.reached_agent]
+        budget = Budget(cfg.scenario.budget_usd, sum(c for _, c in history), history)
+        todo = [r for r in plan.runs if r.run_id not in finished]
+        if cfg.reuse_worktrees:
+            res.pool = WorktreePool(out.worktrees)
+        correct = sum(1 for rid in finished if latest[rid].correct)
+        progress.start(len(plan.runs), len(plan.runs) - len(todo), budget.spent, correct)
+        try:
+            stats = _Scheduler(cfg, res, plan, todo, budget, progress).run()
+        finally:
+            progress.close()
+            if res.pool is not None:
+                res.pool.close()
+            out.clear_worktrees()
+        stats.skipped_finished = len(plan.runs) - len(todo)
+        return stats
+    finally:
+        out.release()

@@ -1,0 +1,67 @@
+"""The `test` grader: run a command in the agent's worktree after the agent finished."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+from copeca_action.grade._result import GradeResult
+from copeca_action.scenario import TestGrading
+
+OUTPUT_CAP = 16_000
+"""Characters of test output kept in the record (head and tail, the middle elided)."""
+
+
+def cap(text: str, limit: int = OUTPUT_CAP) -> str:
+    """Keep the first and last halves of `limit`: the command line and the failure summary."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[... {len(text) - limit} characters elided ...]\n{text[-half:]}"
+
+
+def expand(argv: list[str], placeholders: Mapping[str, str]) -> list[str]:
+    out = []
+    for arg in argv:
+        for key, value in placeholders.items():
+            arg = arg.replace("{" + key + "}", value)
+        out.append(arg)
+    return out
+
+
+def grade_test(workdir: Path, spec: TestGrading, env: Mapping[str, str],
+               placeholders: Mapping[str, str] | None = None) -> GradeResult:
+    """Correct when the command exits 0 within its timeout. The command runs in its own
+    process group, which is killed on timeout; output is captured and capped."""
+    argv = expand(list(spec.command), placeholders or {})
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, cwd=workdir, env=dict(env), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as exc:
+        return GradeResult(kind="test", correct=False, detail={
+            "argv": argv, "exit_code": None, "timed_out": False,
+            "error": f"cannot start the test command: {exc}"})
+    timed_out = False
+    try:
+        raw, _ = proc.communicate(timeout=spec.timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc)
+        raw, _ = proc.communicate()
+    output = raw.decode("utf-8", "replace")
+    code = proc.returncode
+    return GradeResult(kind="test", correct=code == 0 and not timed_out, detail={
+        "argv": argv, "exit_code": None if timed_out else code, "timed_out": timed_out,
+        "duration_s": round(time.monotonic() - started, 3), "output": cap(output)})
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)

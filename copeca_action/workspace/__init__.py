@@ -1,0 +1,46 @@
+"""Workspaces: pinned snapshots in a cache, one isolated git worktree per run."""
+
+from copeca_action.workspace._pool import WorktreePool, reset_worktree
+from copeca_action.workspace._snapshot import (
+    ORIGIN_ORDER,
+    Origin,
+    Snapshot,
+    SnapshotStore,
+    default_cache_dir,
+    origin_of,
+)
+from copeca_action.workspace._worktree import (
+    INSTRUCTION_FILES,
+    Worktree,
+    add_worktree,
+    capture_patch,
+    check_mutations,
+    head_of,
+    instruction_files,
+    plant,
+    prune_worktrees,
+    read_file_at,
+    remove_worktree,
+)
+
+__all__ = [
+    "INSTRUCTION_FILES",
+    "ORIGIN_ORDER",
+    "Origin",
+    "Snapshot",
+    "SnapshotStore",
+    "Worktree",
+    "WorktreePool",
+    "add_worktree",
+    "capture_patch",
+    "check_mutations",
+    "default_cache_dir",
+    "head_of",
+    "instruction_files",
+    "origin_of",
+    "plant",
+    "prune_worktrees",
+    "read_file_at",
+    "remove_worktree",
+    "reset_worktree",
+]

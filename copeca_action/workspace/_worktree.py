@@ -1,0 +1,140 @@
+"""Per-run worktrees: `git worktree add --detach` from a snapshot (tens of ms, no copy of
+history), planted bugs committed *into* the snapshot commit so neither `git diff` nor
+`git log` shows them, the agent's patch captured, and cleanup that survives crashes."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+from copeca_action._util.model import RecordModel
+from copeca_action.errors import WorkspaceError
+from copeca_action.scenario import Mutation
+from copeca_action.workspace._git import git, rev_parse
+from copeca_action.workspace._lock import file_lock
+
+INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "CLAUDE.local.md", ".claude", "AGENTS.override.md")
+"""Files an agent CLI reads as instructions on its own: their presence changes behaviour."""
+
+
+class Worktree(RecordModel):
+    """A checked-out run folder."""
+
+    path: str
+    git_dir: str
+    """The snapshot's bare repo the worktree belongs to."""
+    snapshot_commit: str
+    """The pinned commit asked for."""
+    commit: str
+    """HEAD as the agent sees it (differs from snapshot_commit when bugs were planted)."""
+
+
+def add_worktree(git_dir: Path, commit: str, dest: Path,
+                 mutations: Sequence[Mutation] = ()) -> Worktree:
+    """Check `commit` out at `dest` (detached) and plant `mutations`."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        remove_worktree(git_dir, dest)
+    with file_lock(git_dir / "copeca-worktree.lock"):
+        git(["worktree", "add", "--quiet", "--detach", "--force", str(dest), commit],
+            git_dir=git_dir)
+    head = commit
+    if mutations:
+        head = plant(dest, mutations)
+    return Worktree(path=str(dest), git_dir=str(git_dir), snapshot_commit=commit, commit=head)
+
+
+def check_mutations(text_of: dict[str, str], mutations: Sequence[Mutation]) -> list[str]:
+    """Problems planting `mutations` into files whose text is given (preflight)."""
+    problems = []
+    for i, m in enumerate(mutations):
+        text = text_of.get(m.file)
+        if text is None:
+            problems.append(f"mutations[{i}]: file {m.file} does not exist in the snapshot")
+            continue
+        count = text.count(m.search)
+        if count != 1:
+            problems.append(f"mutations[{i}]: `search` occurs {count} times in {m.file}; "
+                            "it must occur exactly once")
+    return problems
+
+
+def read_file_at(git_dir: Path, commit: str, path: str) -> str | None:
+    proc = git(["show", f"{commit}:{path}"], git_dir=git_dir, check=False)
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def plant(worktree: Path, mutations: Sequence[Mutation]) -> str:
+    """Apply mutations and fold them into HEAD: a commit with HEAD's parents, message, author
+    and dates, so history looks untouched. Returns the new HEAD."""
+    for i, m in enumerate(mutations):
+        target = worktree / m.file
+        try:
+            text = target.read_text()
+        except OSError as exc:
+            raise WorkspaceError(f"mutations[{i}]: cannot read {m.file}: {exc}") from exc
+        if text.count(m.search) != 1:
+            raise WorkspaceError(f"mutations[{i}]: `search` occurs {text.count(m.search)} "
+                                 f"times in {m.file}; it must occur exactly once")
+        target.write_text(text.replace(m.search, m.replace, 1))
+    files = sorted({m.file for m in mutations})
+    git(["add", "--", *files], cwd=worktree)
+    tree = git(["write-tree"], cwd=worktree).stdout.strip()
+    fmt = "%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%P"
+    meta = git(["log", "-1", f"--format={fmt}", "--date=raw", "HEAD"], cwd=worktree)
+    an, ae, ad, cn, ce, cd, parents = meta.stdout.rstrip("\n").split("\x00")
+    message = git(["log", "-1", "--format=%B", "HEAD"], cwd=worktree).stdout
+    env = {"GIT_AUTHOR_NAME": an, "GIT_AUTHOR_EMAIL": ae, "GIT_AUTHOR_DATE": ad,
+           "GIT_COMMITTER_NAME": cn, "GIT_COMMITTER_EMAIL": ce, "GIT_COMMITTER_DATE": cd}
+    parent_args = [arg for p in parents.split() for arg in ("-p", p)]
+    new = git(["commit-tree", tree, *parent_args, "-F", "-"], cwd=worktree, env=env,
+              input_text=message).stdout.strip()
+    git(["update-ref", "--no-deref", "HEAD", new], cwd=worktree)
+    return new
+
+
+def capture_patch(worktree: Path, base: str) -> str:
+    """Everything the agent changed against `base`, new files included (binary-safe). If new
+    files cannot be staged (e.g. the agent made a nested repository with no commit), the
+    tracked changes are still captured."""
+    added = git(["add", "-A", "--force", "."], cwd=worktree, check=False)
+    if added.returncode != 0:
+        git(["add", "-u", "."], cwd=worktree)
+    patch = git(["diff", "--cached", "--binary", base], cwd=worktree).stdout
+    if added.returncode != 0:
+        why = added.stderr.strip().splitlines()[0] if added.stderr.strip() else "unknown"
+        patch = f"# copeca-action: new files not captured ({why})\n" + patch
+    return patch
+
+
+def head_of(worktree: Path) -> str:
+    return rev_parse("HEAD", cwd=worktree)
+
+
+def instruction_files(worktree: Path) -> list[str]:
+    """Agent instruction files at the top of the checkout (flagged on the run)."""
+    return [name for name in INSTRUCTION_FILES if (worktree / name).exists()]
+
+
+def remove_worktree(git_dir: Path, path: Path) -> None:
+    """Remove a run's worktree; tolerant of half-made or already-deleted ones."""
+    with file_lock(git_dir / "copeca-worktree.lock"):
+        proc = git(["worktree", "remove", "--force", "--force", str(path)], git_dir=git_dir,
+                   check=False)
+        if proc.returncode != 0 or path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+            git(["worktree", "prune"], git_dir=git_dir, check=False)
+
+
+def prune_worktrees(git_dir: Path, under: Path | None = None) -> int:
+    """Start-of-run cleanup after a crash: delete leftover run folders under `under` and
+    forget worktrees whose folder is gone. Returns how many folders were removed."""
+    removed = 0
+    if under is not None and under.is_dir():
+        for child in under.iterdir():
+            shutil.rmtree(child, ignore_errors=True)
+            removed += 1
+    with file_lock(git_dir / "copeca-worktree.lock"):
+        git(["worktree", "prune"], git_dir=git_dir, check=False)
+    return removed

@@ -1,0 +1,135 @@
+"""The harness killed with SIGKILL mid-run, then `--resume`: the finished plan equals an
+uninterrupted one, no run is counted twice, no worktree is left behind. And SIGINT: a clean
+stop (records flushed, worktrees removed, agent processes gone)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from engine_helpers import fake, make_corpus, write
+
+from copeca_action.engine import FINISHED
+from copeca_action.records import latest_by_run_id, read_records
+
+N_TASKS = 8
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path]:
+    piddir = tmp_path / "pids"
+    piddir.mkdir()
+    tasks = {f"t{i}": {"prompt": fake(answer="42" if i % 3 else "41", cost=0.01 * (i + 1),
+                                      sleep=0.4, piddir=str(piddir))}
+             for i in range(N_TASKS)}
+    corpus = make_corpus(tmp_path, tasks)
+    scenario = write(corpus / "scenarios" / "t.yaml", {
+        "name": "t", "tasks": {"include": ["app/*"]}, "modes": ["baseline"],
+        "models": ["fake-model"], "model_runner_map": {"fake-model": "fake"},
+        "repetitions": 2, "timeout_s": 60, "workers": 2})
+    return scenario, piddir
+
+
+def _cmd(scenario: Path, out: Path, cache: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "copeca_action.cli", "run", str(scenario), "--out", str(out),
+            "--cache", str(cache), "--plain", *extra]
+
+
+def _wait_for_lines(path: Path, n: int, proc: subprocess.Popen[bytes],
+                    limit_s: float = 120) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if path.is_file() and path.read_bytes().count(b"\n") >= n:
+            return
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never reached {n} lines")
+
+
+def _kill_agents(piddir: Path) -> list[int]:
+    """Agents left running by a SIGKILLed harness (their own process groups): ours, by pid."""
+    alive = []
+    for entry in piddir.iterdir():
+        pid = int(entry.name)
+        try:
+            os.killpg(pid, signal.SIGKILL)
+            alive.append(pid)
+        except ProcessLookupError:
+            pass
+    return alive
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split()[2]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _worktrees(cache: Path) -> list[str]:
+    out = []
+    for gd in (cache / "repos").glob("*.git"):
+        listing = subprocess.run(["git", "--git-dir", str(gd), "worktree", "list",
+                                  "--porcelain"], capture_output=True, text=True, check=True)
+        out += [line for line in listing.stdout.splitlines() if line.startswith("worktree ")
+                and not line.endswith(".git")]
+    return out
+
+
+def _summary(out: Path) -> dict[str, tuple[str, bool, float]]:
+    return {rid: (r.outcome, r.correct, r.cost_usd)
+            for rid, r in latest_by_run_id(read_records(out / "results.jsonl")).items()}
+
+
+def test_kill9_then_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
+    scenario, piddir = _setup(tmp_path)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    reference = tmp_path / "reference"
+    subprocess.run(_cmd(scenario, reference, cache), env=env, check=True, capture_output=True)
+
+    out = tmp_path / "crashed"
+    proc = subprocess.Popen(_cmd(scenario, out, cache), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _wait_for_lines(out / "results.jsonl", 5, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    _kill_agents(piddir)
+    partial = read_records(out / "results.jsonl", strict=False)
+    assert 5 <= len(partial) < 2 * N_TASKS
+
+    resumed = subprocess.run(_cmd(scenario, out, cache, "--resume"), env=env,
+                             capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _summary(out) == _summary(reference)
+    finished = Counter(r.run_id for r in read_records(out / "results.jsonl")
+                       if r.outcome in FINISHED)
+    assert len(finished) == 2 * N_TASKS and set(finished.values()) == {1}
+    assert not (out / ".worktrees").exists() or not any((out / ".worktrees").iterdir())
+    assert _worktrees(cache) == []
+
+
+def test_sigint_stops_cleanly(tmp_path: Path) -> None:
+    scenario, piddir = _setup(tmp_path)
+    cache = tmp_path / "cache"
+    out = tmp_path / "out"
+    proc = subprocess.Popen(_cmd(scenario, out, cache), env={**os.environ},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _wait_for_lines(out / "results.jsonl", 2, proc)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    records = read_records(out / "results.jsonl")  # strict: every line complete
+    assert 2 <= len(records) < 2 * N_TASKS
+    assert all(not _alive(int(p.name)) for p in piddir.iterdir())
+    assert not (out / ".worktrees").exists()
+    assert _worktrees(cache) == []
+    again = subprocess.run(_cmd(scenario, out, cache, "--resume"), capture_output=True,
+                           text=True)
+    assert again.returncode == 0, again.stderr
+    assert len(latest_by_run_id(read_records(out / "results.jsonl"))) == 2 * N_TASKS

@@ -1,0 +1,74 @@
+"""A stand-in agent CLI for scheduler tests: prints Claude-style stream-json. What it does is
+read from a JSON object after `FAKE` in its prompt (`-p PROMPT`):
+
+answer (str), cost (float), exit (int), sleep (s), garbage (bool: print non-JSON only),
+tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens (int),
+edit ([file, old, new]), piddir (str: write our pid there), touch (str: create this file),
+fail_once_dir (str: exit 1 without output the first time this key is seen).
+"""
+
+import json
+import os
+import sys
+import time
+
+
+def main() -> int:
+    argv = sys.argv[1:]
+    prompt = argv[argv.index("-p") + 1] if "-p" in argv else ""
+    spec = json.loads(prompt.split("FAKE", 1)[1]) if "FAKE" in prompt else {}
+    model = argv[argv.index("--model") + 1] if "--model" in argv else "fake-model"
+    if spec.get("piddir"):
+        with open(os.path.join(spec["piddir"], str(os.getpid())), "w") as fh:
+            fh.write(os.getcwd())
+    if spec.get("touch"):
+        open(spec["touch"], "w").close()
+    if spec.get("sleep"):
+        time.sleep(float(spec["sleep"]))
+    if spec.get("garbage"):
+        print("this is not json {{{")
+        print("Traceback (most recent call last): segfault")
+        return int(spec.get("exit", 0))
+    if spec.get("edit"):
+        path, old, new = spec["edit"]
+        with open(path) as fh:
+            text = fh.read()
+        with open(path, "w") as fh:
+            fh.write(text.replace(old, new))
+
+    def emit(obj: dict) -> None:
+        print(json.dumps(obj), flush=True)
+
+    emit({"type": "system", "subtype": "init", "cwd": os.getcwd(), "model": model,
+          "claude_code_version": "0.0.0-fake", "tools": ["Read", "Bash"], "session_id": "s"})
+    turns = spec.get("turns") or [[100, 0]]
+    tools = spec.get("tools") or []
+    out_tokens = int(spec.get("output_tokens", 20))
+    total = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 0}
+    for i, (inp, cread) in enumerate(turns):
+        usage = {"input_tokens": inp, "output_tokens": out_tokens,
+                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": cread}
+        for k, v in usage.items():
+            total[k] += v
+        last = i == len(turns) - 1
+        calls = [] if last else (tools if i == 0 else [])
+        content = [{"type": "text", "text": f"step {i}"}]
+        content += [{"type": "tool_use", "id": f"t{i}_{j}", "name": n, "input": inp_}
+                    for j, (n, inp_) in enumerate(calls)]
+        emit({"type": "assistant", "message": {"id": f"m{i}", "model": model,
+              "role": "assistant", "content": content, "usage": usage}})
+        if calls:
+            emit({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"t{i}_{j}", "content": "ok"}
+                for j in range(len(calls))]}})
+    code = int(spec.get("exit", 0))
+    emit({"type": "result", "subtype": "success" if code == 0 else "error_during_execution",
+          "is_error": code != 0, "num_turns": len(turns), "duration_ms": 5,
+          "result": spec.get("answer", "done"), "total_cost_usd": float(spec.get("cost", 0.01)),
+          "usage": total, "session_id": "s"})
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from copeca_action.engine import PlainProgress, RichProgress, make_progress
+from copeca_action.records import RunRecord
+
+
+def _record(**kw: object) -> RunRecord:
+    base: dict[str, object] = {"run_id": "r1", "scenario": "s", "task_id": "app/t",
+                               "task_hash": "h", "arm": "baseline", "model": "m", "runner": "x",
+                               "repetition": 0, "outcome": "ok", "correct": True,
+                               "cost_usd": 0.25, "duration_s": 1.5}
+    base.update(kw)
+    return RunRecord.model_validate(base)
+
+
+def test_plain_lines_carry_counts_spend_and_correct() -> None:
+    stream = io.StringIO()
+    progress = PlainProgress(stream)
+    progress.start(total=3, done=1, spent=0.5, correct=1)
+    progress.update(_record(), final=True)
+    progress.update(_record(run_id="r2", outcome="infra_error", correct=False, cost_usd=0,
+                            attempt=1, error="worktree failed"), final=False)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "running 3 runs (1 already done)"
+    assert lines[1].startswith("[2/3] app/t baseline m #0: ok correct $0.2500")
+    assert lines[1].endswith("spent $0.7500, correct 2")
+    assert "retrying" in lines[2] and "worktree failed" in lines[2]
+
+
+def test_progress_degrades_to_plain_without_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("sys.stderr", io.StringIO())
+    assert isinstance(make_progress(), PlainProgress)
+    assert isinstance(make_progress(plain=False), RichProgress)
