@@ -164,10 +164,13 @@ def sentence(tool: str, base: str, lines: Sequence[RetrievalLine], level: float)
     gran = line.metric.split(".")[1]
     figure = (f"AUC-coverage ratio ({gran}) {_fmt(r)}, {level * 100:.4g}% CI "
               f"{_fmt(low)}–{_fmt(high)}, {line.tasks} task{'s' if line.tasks != 1 else ''}")
+    if np.isinf(r):
+        return f"{tool} viewed gold context where {base} viewed none ({figure})."
+    if r == 0:
+        return f"{tool} viewed no gold context where {base} did ({figure})."
     if low is not None and low > 1:
         return f"{tool} reached the gold context {_fmt(r)}× earlier than {base} ({figure})."
     if high is not None and high < 1:
-        slower = f"{_fmt(1 / r)}× later" if r > 0 else "later"
-        return f"{tool} reached the gold context {slower} than {base} ({figure})."
+        return f"{tool} reached the gold context {_fmt(1 / r)}× later than {base} ({figure})."
     return (f"No clear difference in how early {tool} and {base} reached the gold context "
             f"({figure}).")

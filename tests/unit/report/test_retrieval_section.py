@@ -143,9 +143,18 @@ def test_zero_base_gives_an_infinite_ratio_and_zero_over_zero_none() -> None:
     assert report.retrieval is not None
     lines = {ln.metric: ln for ln in report.retrieval.comparisons[0].lines}
     assert lines["trajectory.span.auc"].ratio == float("inf")
+    assert report.retrieval.comparisons[0].summary.startswith(
+        "mcp viewed gold context where baseline viewed none (AUC-coverage ratio (span) ∞")
     assert lines["trajectory.span.redundancy"].ratio == 1.0  # 0.25 both
     text = Report.model_validate_json(report.model_dump_json())
     assert text == report
+
+
+def test_a_slower_tool_reads_as_later() -> None:
+    report = build_report(paired_records(0.5, noise=0.01), FAST)
+    assert report.retrieval is not None
+    assert report.retrieval.comparisons[0].summary.startswith(
+        "mcp reached the gold context 2× later than baseline (AUC-coverage ratio (span) 0.5")
 
 
 def test_head_vs_base_comes_first_and_is_seeded() -> None:
