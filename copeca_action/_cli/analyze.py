@@ -17,6 +17,7 @@ from copeca_action.records import read_rows
 from copeca_action.render import (
     CoverageCurve,
     Verification,
+    coverage_curves,
     render_html,
     render_json,
     render_markdown,
@@ -57,7 +58,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "one the simulation chose)")
     p.add_argument("--no-tasks", action="store_true", help="markdown: leave out per-task lines")
     p.add_argument("--coverage", type=Path, help="html: JSON list of {arm, coverage_by_step, "
-                   "runs, granularity} (mean cumulative gold-context coverage by step)")
+                   "runs, granularity} (mean cumulative gold-context coverage by step; default: "
+                   "from the records' retrieval metrics, when they carry them)")
     p.add_argument("--bundle-sha256", help="html: the bundle's sha256, shown for verification")
     p.add_argument("--signed-by", metavar="KEYID", help="html: the key id that signed the "
                    "bundle (default: shown as unsigned)")
@@ -71,13 +73,15 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario) if args.scenario else None
     rows, fmt = read_rows(args.results)
     points = run_points(rows) if args.format == "html" else []
+    curves = (read_coverage(args.coverage) or coverage_curves(rows)
+              if args.format == "html" else [])
     notes = ["copeca records carry no control flag and no CLI version: control delta and "
              "version checks are unavailable"] if fmt == "copeca" else []
     table = table_from_rows(rows, scenario.name if scenario else "", notes)
     del rows  # the columns hold what is needed; free the rows before the bootstrap
     report = build_report(table, settings(args, scenario, table), source_format=fmt)
     if args.format == "html":
-        text = render_html(report, runs=points, coverage=read_coverage(args.coverage),
+        text = render_html(report, runs=points, coverage=curves,
                            verification=Verification(bundle_sha256=args.bundle_sha256,
                                                      keyid=args.signed_by),
                            scenario_yaml=args.scenario.read_text() if args.scenario else None,

@@ -16,12 +16,20 @@ from copeca_action.records._record import (
     Tokens,
     ViewedSpan,
 )
+from copeca_action.records._retrieval import (
+    RetrievalScore,
+    RetrievalSummary,
+    RetrievalTrajectory,
+)
 
 __all__ = [
     "OUTCOMES",
     "CostSource",
     "Format",
     "Outcome",
+    "RetrievalScore",
+    "RetrievalSummary",
+    "RetrievalTrajectory",
     "RunRecord",
     "Tokens",
     "ViewedSpan",

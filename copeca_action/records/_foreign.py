@@ -20,6 +20,7 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from copeca_action.errors import ConfigError, Problem
 from copeca_action.records._record import OUTCOMES, Outcome, RunRecord
+from copeca_action.records._retrieval import RetrievalSummary
 
 Format = Literal["copeca-action", "copeca"]
 _REQUIRED = ("run_id", "task_id", "arm", "model", "outcome")
@@ -147,6 +148,7 @@ class _Row(TypedDict):
     duration_s: NotRequired[Annotated[float, Field(ge=0)]]
     tool_adopted: NotRequired[bool | None]
     flags: NotRequired[list[str]]
+    retrieval: NotRequired[RetrievalSummary | None]
 
 
 NonNegInt = Annotated[int, Field(ge=0)]

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from copeca_action._util.model import RecordModel
+from copeca_action.records._retrieval import RetrievalSummary
 
 Outcome = Literal["ok", "agent_error", "timeout", "budget_stop", "infra_error"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "agent_error", "timeout", "budget_stop", "infra_error")
@@ -87,6 +88,9 @@ class RunRecord(RecordModel):
     started_at: dt.datetime | None = None
     run_dir: str | None = None
     """Relative path of the run's directory (transcript, patch, eval) in the output."""
+    retrieval: RetrievalSummary | None = None
+    """Retrieval metrics against the task's gold (None: the task has no gold, or the run was
+    not scored); see docs/retrieval.md."""
 
     @property
     def reached_agent(self) -> bool:

@@ -5,6 +5,7 @@ from copeca_action.render._html import (
     CoverageCurve,
     RunPoint,
     Verification,
+    coverage_curves,
     render_html,
     run_points,
 )
@@ -17,6 +18,9 @@ from copeca_action.render._markdown import (
     lines_table,
     method_md,
     render_markdown,
+    retrieval_arms_table,
+    retrieval_md,
+    retrieval_table,
     warnings_md,
 )
 from copeca_action.render._mermaid import mermaid_chart
@@ -27,6 +31,7 @@ __all__ = [
     "Verification",
     "arms_table",
     "comparisons_table",
+    "coverage_curves",
     "headline_md",
     "interval_text",
     "lines_table",
@@ -36,6 +41,9 @@ __all__ = [
     "render_json",
     "render_markdown",
     "report_files",
+    "retrieval_arms_table",
+    "retrieval_md",
+    "retrieval_table",
     "run_points",
     "warnings_md",
 ]

@@ -23,7 +23,7 @@ import jinja2
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 
-from copeca_action.records import RunRecord
+from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.render import _svg
 from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
 from copeca_action.report import Comparison, Interval, Line, Report
@@ -66,6 +66,30 @@ class CoverageCurve(HtmlInput):
         mean = [sum((c[min(k, len(c) - 1)] if c else 0.0) for c in per_run) / len(per_run)
                 for k in range(steps)]
         return cls(arm=arm, coverage_by_step=mean, runs=len(per_run), granularity=granularity)
+
+
+def coverage_curves(records: Iterable[RunRecord | Mapping[str, Any]],
+                    granularity: str = "span") -> list[CoverageCurve]:
+    """One curve per arm from the records' `retrieval` (a later record of a run id wins);
+    runs that were not scored, or did not reach the agent, are left out. [] when none is."""
+    latest: dict[str, tuple[str, RetrievalSummary | None]] = {}
+    for i, r in enumerate(records):
+        outcome: object
+        if isinstance(r, RunRecord):
+            key, arm, outcome, value = r.run_id, r.arm, r.outcome, r.retrieval
+        else:
+            key, arm, outcome = str(r.get("run_id", i)), str(r["arm"]), r.get("outcome")
+            raw = r.get("retrieval")
+            value = raw if raw is None or isinstance(raw, RetrievalSummary) else \
+                RetrievalSummary.model_validate(raw)
+        latest[key] = (arm, value if outcome not in ("infra_error", "budget_stop") else None)
+    per_arm: dict[str, list[list[float]]] = defaultdict(list)
+    for arm, value in latest.values():
+        traj = getattr(value, f"trajectory_{granularity}", None) if value else None
+        if traj is not None:
+            per_arm[arm].append(traj.coverage_by_step)
+    return [CoverageCurve.from_runs(arm, curves, granularity)
+            for arm, curves in sorted(per_arm.items())]
 
 
 class Verification(HtmlInput):

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import math
 
-from copeca_action.report import ArmSummary, Comparison, Interval, Line, Report
+from copeca_action.report import (
+    ArmSummary,
+    Comparison,
+    Interval,
+    Line,
+    Report,
+    RetrievalComparison,
+    RetrievalSection,
+)
 
 VERDICT_MARK = {"improvement": "🟢", "regression": "🔴", "inconclusive": "⚪",
                 "invalid": "⚠️", "skipped": "⏭️"}
@@ -89,6 +97,74 @@ def lines_table(title: str, lines: list[Line]) -> str:
     return "\n".join(rows)
 
 
+def _value(v: float | None, metric: str) -> str:
+    if v is None:
+        return "n/a"
+    return f"{v:.1f}" if metric == "steps" else f"{v:.2f}"
+
+
+def _ratio(v: float | None) -> str:
+    if v is None or math.isnan(v):
+        return "n/a"
+    return "∞" if math.isinf(v) else f"{v:.2f}"
+
+
+def retrieval_table(c: RetrievalComparison, level: float) -> str:
+    """Metric | base | tool | tool/base (CI): values on the tasks both arms have."""
+    rows = [f"| metric | {c.base} | {c.tool} | ratio ({level * 100:.4g}% CI) | tasks |",
+            "|---|---:|---:|---|---:|"]
+    for ln in c.lines:
+        ratio = (f"{_ratio(ln.ratio)} ({_ratio(ln.low)}–{_ratio(ln.high)})"
+                 if ln.ratio is not None else "n/a")
+        rows.append(f"| {ln.label}, {ln.aggregation} | {_value(ln.base, ln.metric)} | "
+                    f"{_value(ln.tool, ln.metric)} | {ratio} | {ln.tasks} |")
+    return "\n".join(rows)
+
+
+_ARM_FIELDS = (("auc", "AUC-coverage"), ("micro_coverage", "coverage"),
+               ("micro_precision", "precision"), ("micro_f1", "F1"),
+               ("redundancy", "redundancy"))
+
+
+def retrieval_arms_table(section: RetrievalSection) -> str:
+    """Per arm over all its scored runs: micro coverage/precision/F1, macro AUC, redundancy."""
+    arms = section.arms
+    rows = ["| metric | " + " | ".join(a.arm for a in arms) + " |",
+            "|---|" + "---:|" * len(arms)]
+    rows.append("| scored runs (unscored) | " + " | ".join(
+        f"{a.metrics.runs} ({a.unscored_runs})" for a in arms) + " |")
+    for g in ("span", "symbol", "file", "editloc"):
+        parts = [getattr(a.metrics, g) for a in arms]
+        if not any(p.runs for p in parts):
+            continue
+        for field, label in _ARM_FIELDS:
+            values = [getattr(p, field) for p in parts]
+            if any(v is not None for v in values):
+                rows.append(f"| {label} ({g}) | " + " | ".join(_value(v, field) for v in values)
+                            + " |")
+    return "\n".join(rows)
+
+
+def retrieval_md(section: RetrievalSection | None) -> str:
+    """The sentences, one table per comparison, and the per-arm estimates folded away."""
+    if section is None:
+        return ""
+    parts = [f"- {c.summary}" for c in section.comparisons]
+    if section.comparisons:
+        parts = ["\n".join(parts)]
+    for c in section.comparisons:
+        parts.append(f"**{c.name}** (micro: pooled sizes; macro: mean over runs)\n\n"
+                     + retrieval_table(c, section.level))
+    arms = retrieval_arms_table(section)
+    parts.append(arms if not section.comparisons else
+                 f"<details><summary>retrieval per arm</summary>\n\n{arms}\n\n</details>")
+    if section.tasks_without_gold:
+        n = len(section.tasks_without_gold)
+        parts.append(f"{n} task(s) without gold context excluded: "
+                     + ", ".join(section.tasks_without_gold[:10]) + (", …" if n > 10 else ""))
+    return "\n\n".join(parts)
+
+
 def warnings_md(report: Report) -> str:
     return "\n".join(f"- ⚠️ {w}" for w in report.warnings)
 
@@ -118,6 +194,8 @@ def render_markdown(report: Report, *, tasks: bool = True) -> str:
         if text:
             parts.append(f"<details><summary>{c.name}: breakdowns</summary>\n\n{text}\n\n"
                          "</details>")
+    if report.retrieval is not None:
+        parts += ["#### Retrieval", retrieval_md(report.retrieval)]
     if report.warnings:
         parts += ["#### Warnings", warnings_md(report)]
     ex = report.exclusions

@@ -18,6 +18,10 @@ from copeca_action.report._model import (
     Interval,
     Line,
     Report,
+    RetrievalArm,
+    RetrievalComparison,
+    RetrievalLine,
+    RetrievalSection,
     Verdict,
 )
 from copeca_action.report._stats import (
@@ -47,6 +51,10 @@ __all__ = [
     "Line",
     "RecordTable",
     "Report",
+    "RetrievalArm",
+    "RetrievalComparison",
+    "RetrievalLine",
+    "RetrievalSection",
     "Settings",
     "Verdict",
     "alpha_for",

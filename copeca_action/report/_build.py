@@ -24,6 +24,7 @@ from copeca_action.report._model import (
     Report,
     Verdict,
 )
+from copeca_action.report._retrieval import retrieval_section
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
     HYBRID_BELOW,
@@ -79,8 +80,8 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     table = records if isinstance(records, RecordTable) else table_from_records(records)
     warnings: list[str] = list(table.extra_warnings)
     arms = [_arm_summary(table, code, name) for code, name in enumerate(table.arm.names)]
-    comparisons = [_compare(table, kind, tool, base, s, warnings)
-                   for kind, tool, base in _pairs(table.arm.names)]
+    pairs = _pairs(table.arm.names)
+    comparisons = [_compare(table, kind, tool, base, s, warnings) for kind, tool, base in pairs]
     headline = _headline(comparisons)
     if headline is None:
         verdict: Verdict = "skipped"
@@ -101,7 +102,9 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
             superseded_attempts=table.attempts_superseded),
         thresholds=s.thresholds, seed=s.seed, resamples=s.resamples, alpha=s.alpha,
         interval_method=s.method,
-        source_format="copeca" if source_format == "copeca" else "copeca-action")
+        source_format="copeca" if source_format == "copeca" else "copeca-action",
+        retrieval=retrieval_section(table, pairs, seed=s.seed, resamples=s.resamples,
+                                    alpha=s.alpha, method=s.method))
 
 
 # ---------------------------------------------------------------- arms

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from copeca_action.retrieval import ArmRetrieval
 from copeca_action.scenario import Thresholds
 
 Verdict = Literal["improvement", "regression", "inconclusive", "invalid", "skipped"]
@@ -120,6 +121,58 @@ class Exclusions(ReportModel):
     """Earlier records of a run id replaced by a later attempt."""
 
 
+class RetrievalArm(ReportModel):
+    """Retrieval point estimates of one arm over all its scored runs (docs/retrieval.md)."""
+
+    arm: str
+    unscored_runs: int
+    """Runs that reached the agent without retrieval data (their task has no gold)."""
+    metrics: ArmRetrieval
+    """Micro coverage/precision/F1 and macro means per granularity, macro AUC-coverage and
+    redundancy; `runs` = scored runs."""
+
+
+class RetrievalLine(ReportModel):
+    """One metric compared between two arms on the tasks where both have a value."""
+
+    metric: str
+    """Key as in `retrieval_arrays`: `span.coverage`, `trajectory.span.auc`, `steps`, …"""
+    label: str
+    aggregation: Literal["micro", "macro"]
+    tool: float | None
+    """The tool arm's statistic on the paired tasks."""
+    base: float | None
+    ratio: float | None
+    """tool / base (None when undefined: no gold at this granularity, or both 0/0)."""
+    low: float | None
+    high: float | None
+    tasks: int
+    """Paired tasks (the resampled clusters)."""
+
+
+class RetrievalComparison(ReportModel):
+    name: str
+    kind: ComparisonKind
+    tool: str
+    base: str
+    lines: list[RetrievalLine]
+    summary: str
+    """One plain sentence on how early the tool arm reached the gold context."""
+
+
+class RetrievalSection(ReportModel):
+    """Retrieval metrics per arm and per comparison, with the same paired cluster bootstrap
+    (seed, resamples, interval method, level) as cost per correct."""
+
+    arms: list[RetrievalArm]
+    comparisons: list[RetrievalComparison]
+    tasks_without_gold: list[str]
+    """Tasks whose runs carry no retrieval data: excluded from this section."""
+    level: float
+    method: str
+    resamples: int
+
+
 class Report(ReportModel):
     """Field order is the on-disk order; the schema version comes first."""
 
@@ -140,6 +193,8 @@ class Report(ReportModel):
     alpha: float
     interval_method: str
     source_format: Literal["copeca-action", "copeca"] = "copeca-action"
+    retrieval: RetrievalSection | None = None
+    """None when no run carries retrieval data."""
 
     @property
     def headline_comparison(self) -> Comparison | None:

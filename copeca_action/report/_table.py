@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from copeca_action.records import OUTCOMES, RunRecord
+from copeca_action.records import OUTCOMES, RetrievalSummary, RunRecord
 
 OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 INFRA = OUTCOME_CODE["infra_error"]
@@ -73,6 +73,8 @@ class RecordTable:
     attempts_superseded: int = 0
     """Records replaced by a later record of the same run id (retries)."""
     extra_warnings: tuple[str, ...] = field(default=())
+    retrieval: tuple[RetrievalSummary | None, ...] = field(default=())
+    """Per row, the run's retrieval metrics (None: not scored); empty when no row has any."""
 
     def __len__(self) -> int:
         return len(self.run_id)
@@ -139,11 +141,20 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         scenario=scenario,
         attempts_superseded=total - len(kept),
         extra_warnings=tuple(warnings),
+        retrieval=_retrieval_column(col("retrieval", None)),
     )
 
 
+def _retrieval_column(values: list[Any]) -> tuple[RetrievalSummary | None, ...]:
+    """Summaries (rows may hold them as dicts); () when no row has one, the usual case."""
+    if all(v is None for v in values):
+        return ()
+    return tuple(v if v is None or isinstance(v, RetrievalSummary)
+                 else RetrievalSummary.model_validate(v) for v in values)
+
+
 def table_from_records(records: Iterable[RunRecord], scenario: str = "") -> RecordTable:
-    rows = (dict(r.model_dump(include=_FIELDS)) for r in records)
+    rows = ({**r.model_dump(include=_FIELDS), "retrieval": r.retrieval} for r in records)
     return table_from_rows(rows, scenario)
 
 

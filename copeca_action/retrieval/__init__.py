@@ -1,6 +1,7 @@
 """Retrieval metrics (ContextBench's definitions): what the agent viewed, against the gold.
 
-Per run: `score_run` (or `extract_viewed` + `run_metrics`) gives a `RunRetrieval`. Per arm:
+Per run: `score_run` (or `extract_viewed` + `run_metrics`) gives a `RunRetrieval`;
+`record_retrieval` gives the `RunRecord.retrieval` summary the engine stores. Per arm:
 `retrieval_arrays` gives the per-run arrays the report bootstraps with `macro` / `micro`;
 `summarize_arm` gives the point estimates.
 """
@@ -34,6 +35,7 @@ from copeca_action.retrieval._metrics import (
     ratios,
     run_metrics,
 )
+from copeca_action.retrieval._record import record_retrieval, summarize_run
 from copeca_action.retrieval._repo import Repo, SourceFile
 from copeca_action.retrieval._score import score_run
 from copeca_action.retrieval._symbols import LANGUAGE_BY_SUFFIX, Symbol, definitions
@@ -75,10 +77,12 @@ __all__ = [
     "ratios",
     "read_gold",
     "read_prediction",
+    "record_retrieval",
     "retrieval_arrays",
     "run_metrics",
     "score_run",
     "summarize_arm",
+    "summarize_run",
     "to_viewed_spans",
     "union",
     "viewed_from_transcript",

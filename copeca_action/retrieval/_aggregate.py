@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from copeca_action._util.model import RecordModel
+from copeca_action.records import RetrievalScore, RetrievalSummary, RetrievalTrajectory
 from copeca_action.retrieval._metrics import (
     CONTEXT_GRANULARITIES,
     GRANULARITIES,
@@ -35,19 +36,21 @@ def array_keys() -> list[str]:
     return [*keys, "steps"]
 
 
-def retrieval_arrays(runs: Sequence[RunRetrieval]) -> dict[str, FloatArray]:
+def retrieval_arrays(runs: Sequence[RunRetrieval | RetrievalSummary]) -> dict[str, FloatArray]:
     """One float array per metric (see `array_keys`), one entry per run in the given order;
-    NaN where the run has no value (its task has no gold at that granularity)."""
+    NaN where the run has no value (its task has no gold at that granularity). Takes
+    RunRetrievals or the RunRecord's RetrievalSummary (the same field names)."""
     n = len(runs)
     out = {key: np.full(n, np.nan) for key in array_keys()}
     for i, run in enumerate(runs):
         for g in GRANULARITIES:
-            value: Score | None = getattr(run, g)
+            value: Score | RetrievalScore | None = getattr(run, g)
             if value is not None:
                 for f in SCORE_FIELDS:
                     out[f"{g}.{f}"][i] = getattr(value, f)
         for g in CONTEXT_GRANULARITIES:
-            traj: TrajectoryScore | None = getattr(run, f"trajectory_{g}")
+            traj: TrajectoryScore | RetrievalTrajectory | None = getattr(
+                run, f"trajectory_{g}")
             if traj is not None:
                 for f in TRAJECTORY_FIELDS:
                     out[f"trajectory.{g}.{f}"][i] = getattr(traj, f)
@@ -117,7 +120,7 @@ def _opt(value: FloatArray | float) -> float | None:
     return None if np.isnan(number) else number
 
 
-def summarize_arm(runs: Sequence[RunRetrieval]) -> ArmRetrieval:
+def summarize_arm(runs: Sequence[RunRetrieval | RetrievalSummary]) -> ArmRetrieval:
     arrays = retrieval_arrays(runs)
     parts: dict[str, GranularitySummary] = {}
     for g in GRANULARITIES:
