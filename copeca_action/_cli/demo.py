@@ -6,10 +6,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
+from rich.markdown import Markdown
 
-from copeca_action._cli.run import add_run_arguments, execute, prepare, print_summary
+from copeca_action._cli.run import (
+    add_run_arguments,
+    conclude_run,
+    execute,
+    prepare,
+    print_concluded,
+    print_summary,
+)
 from copeca_action._util.paths import corpus_dir
+from copeca_action.bundle import generate_keypair, load_signing_key
+from copeca_action.bundle._sign import PRIVATE_NAME
 from copeca_action.engine import OutputDir
 
 
@@ -39,6 +50,22 @@ def run(args: argparse.Namespace) -> int:
     resume = args.resume or prep.cfg.out.results.exists()
     stats = execute(prep, resume=resume, plain=args.plain)
     print_summary(console, prep.cfg.out, stats)
-    console.print("The statistics (cost per correct answer, intervals, verdict) come from "
-                  "the report stage over results.jsonl.")
-    return 130 if stats.interrupted else 0
+    if stats.interrupted:
+        return 130
+    key = load_signing_key(args.key) or demo_key(prep.cfg.out.root / "keys", console)
+    done = conclude_run(prep, args, key)
+    console.print(Markdown(done.files["report.md"].read_text()))
+    print_concluded(console, done)
+    return 0
+
+
+def demo_key(folder: Path, console: Console) -> Ed25519PrivateKey:
+    """The demo signs with a key of its own, made once beside its output (never a secret:
+    real runs take theirs from --key or $COPECA_SIGNING_KEY)."""
+    private = folder / PRIVATE_NAME
+    if not private.is_file():
+        _, public, keyid = generate_keypair(folder)
+        console.print(f"made a demo signing key {keyid[:16]}… ({public})", soft_wrap=True)
+    key = load_signing_key(private)
+    assert key is not None
+    return key

@@ -10,9 +10,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.table import Table
 
+from copeca_action.bundle import load_signing_key
+from copeca_action.conclude import Concluded, conclude
 from copeca_action.engine import EngineConfig, OutputDir, RunStats, make_progress, run_plan
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan, build_plan, parse_shard, shard_plan
@@ -50,6 +53,12 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--work-dir", type=Path, help="where per-run worktrees are made (default: "
                    "OUT/.worktrees); a tmpfs such as /dev/shm makes provisioning faster")
     p.add_argument("--plain", action="store_true", help="plain progress lines, no bar")
+    p.add_argument("--key", type=Path, help="Ed25519 private key (PEM) that signs the bundle "
+                   "(default: $COPECA_SIGNING_KEY; none: the bundle is unsigned)")
+    p.add_argument("--bundle", type=Path, help="where the .copeca bundle goes "
+                   "(default: OUT/<scenario>.copeca)")
+    p.add_argument("--no-bundle", action="store_true",
+                   help="write the report files but no bundle")
 
 
 @dataclass
@@ -123,7 +132,40 @@ def run(args: argparse.Namespace) -> int:
     stats = execute(prep, resume=args.resume, plain=args.plain)
     console = Console()
     print_summary(console, prep.cfg.out, stats)
-    return 130 if stats.interrupted else 0
+    if stats.interrupted:
+        return 130
+    done = conclude_run(prep, args, load_signing_key(args.key))
+    print_concluded(console, done)
+    return 0
+
+
+def conclude_run(prep: Prepared, args: argparse.Namespace,
+                 key: Ed25519PrivateKey | None) -> Concluded:
+    """Report and bundle of the output folder, the same way for `run` and `demo`."""
+    cfg = prep.cfg
+    bundle = None if args.no_bundle else (
+        args.bundle or cfg.out.root / f"{cfg.scenario.name}.copeca")
+    whole = prep.plan.shard is None
+    return conclude(cfg.out.root, prep.scenario_path, cfg.scenario, prep.plan,
+                    runners=cfg.corpus.runners, tasks=cfg.corpus.tasks if whole else None,
+                    key=key, bundle_path=bundle)
+
+
+def print_concluded(console: Console, done: Concluded) -> None:
+    head = done.report.headline_comparison
+    line = f"verdict: [bold]{done.report.verdict}[/]"
+    if head is not None and head.delta.estimate is not None:
+        d = head.delta
+        ci = (f" (CI {d.low:+.1%} to {d.high:+.1%})" if d.low is not None and d.high is not None
+              else "")
+        line += f", cost per correct {d.estimate:+.1%}{ci} {head.tool} vs {head.base}"
+    console.print(line)
+    for name, path in done.files.items():
+        console.print(f"{name}: {path}", soft_wrap=True)
+    if done.bundle_path is not None:
+        signed = f"signed by {done.keyid[:16]}…" if done.keyid else "UNSIGNED (no key given)"
+        console.print(f"bundle: {done.bundle_path} sha256 {done.bundle_sha256} — verified, "
+                      f"{signed}", soft_wrap=True)
 
 
 def summary_rows(records: list[RunRecord]) -> list[tuple[str, str, int, int, int, float, int]]:

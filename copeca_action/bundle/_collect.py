@@ -18,10 +18,16 @@ from copeca_action.errors import BundleError
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord, latest_by_run_id, read_records
 
+AGENT_STATE_DIRS = frozenset({"config", "home", "tmp"})
+"""Top-level folders of a run dir that hold the agent CLI's own state (its fresh config dir,
+HOME and TMPDIR): sessions, caches, settings. They are not evidence and may hold what no
+bundle should carry, so they stay out; the transcript, patch, grade and eval go in."""
+
 
 def collect_run_files(output_dir: Path, records: list[RunRecord]) -> dict[str, dict[str, Source]]:
     """Run id → relative name → file, for every regular file under each final record's
-    `run_dir` (default `runs/<run id>`); the record itself is written from the record."""
+    `run_dir` (default `runs/<run id>`) but the agent's state folders; the record itself is
+    written from the record."""
     root = output_dir.resolve()
     files: dict[str, dict[str, Source]] = {}
     for run_id, record in latest_by_run_id(records).items():
@@ -31,6 +37,8 @@ def collect_run_files(output_dir: Path, records: list[RunRecord]) -> dict[str, d
         if not run_dir.is_dir():
             continue
         for folder, dirs, names in os.walk(run_dir, followlinks=False):
+            if Path(folder) == run_dir:
+                dirs[:] = [d for d in dirs if d not in AGENT_STATE_DIRS]
             dirs.sort()
             for name in sorted(names):
                 path = Path(folder) / name

@@ -58,3 +58,17 @@ def test_a_run_dir_outside_the_output_is_refused(
     write_records(tmp_path / "results.jsonl", records)
     with pytest.raises(BundleError, match="outside"):
         contents_from_output(tmp_path, demo[2], plan, {})
+
+
+def test_the_agents_own_state_stays_out(tmp_path: Path, plan: RunPlan, demo) -> None:  # type: ignore[no-untyped-def]
+    from copeca_action.bundle import collect_run_files
+
+    out = tmp_path / "out"
+    record = record_for(plan, 0)
+    run = out / "runs" / record.run_id
+    for name in ("config/.claude.json", "home/.bashrc", "tmp/x", "stdout.jsonl",
+                 "eval/eval.json"):
+        (run / name).parent.mkdir(parents=True, exist_ok=True)
+        (run / name).write_text("x")
+    files = collect_run_files(out, [record])
+    assert sorted(files[record.run_id]) == ["eval/eval.json", "stdout.jsonl"]

@@ -1,0 +1,12 @@
+"""Conclude a run: the Report, its rendered files and the signed, verified bundle."""
+
+from copeca_action.conclude._conclude import (
+    REPORT_FILES,
+    Concluded,
+    check_bundle,
+    conclude,
+    settings_for,
+    summary_of,
+)
+
+__all__ = ["REPORT_FILES", "Concluded", "check_bundle", "conclude", "settings_for", "summary_of"]

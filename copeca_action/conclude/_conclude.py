@@ -1,0 +1,110 @@
+"""Conclude a run: results.jsonl → Report → rendered files → signed bundle, verified.
+
+The one place the report, render and bundle stages meet, so the CLI (`run`, `demo`,
+`analyze`-less flows) and the GitHub entrypoint conclude a run the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from copeca_action._util.hashing import sha256_file
+from copeca_action.bundle import (
+    RenderedReport,
+    Summary,
+    VerifiedBundle,
+    contents_from_output,
+    keyid_of,
+    verify_bundle,
+    write_bundle,
+)
+from copeca_action.errors import ConfigError
+from copeca_action.plan import RunPlan
+from copeca_action.records import read_records
+from copeca_action.render import coverage_curves, report_files, run_points
+from copeca_action.report import Report, Settings, build_report
+from copeca_action.scenario import Runner, Scenario, Task
+
+REPORT_FILES = ("report.json", "report.md", "report.html")
+
+
+@dataclass(frozen=True)
+class Concluded:
+    """What a concluded run produced; paths are inside the output folder."""
+
+    report: Report
+    files: Mapping[str, Path]
+    """report.json, report.md, report.html."""
+    bundle_path: Path | None
+    bundle_sha256: str | None
+    keyid: str | None
+    """None: the bundle is unsigned (and says so wherever it is shown)."""
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else value
+
+
+def summary_of(report: Report) -> Summary:
+    """The signed headline: verdict, delta with its interval, control delta, cpc per arm."""
+    head = report.headline_comparison
+    extra: dict[str, object] = {"records": report.records, "verdict_reasons":
+                                report.verdict_reasons}
+    if head is None:
+        return Summary(verdict=report.verdict, cpc={a.arm: _finite(a.cpc_usd)
+                                                    for a in report.arms}, extra=extra)
+    delta = head.delta
+    ci = (delta.low, delta.high) if delta.low is not None and delta.high is not None else None
+    extra.update(comparison=head.name, level=delta.level,
+                 spend={a.arm: a.spend_usd for a in report.arms},
+                 adoption={a.arm: a.adoption_rate for a in report.arms})
+    return Summary(verdict=report.verdict, delta=_finite(delta.estimate), delta_ci=ci,
+                   control_delta=_finite(head.control_delta.estimate)
+                   if head.control_delta else None,
+                   cpc={a.arm: _finite(a.cpc_usd) for a in report.arms}, extra=extra)
+
+
+def settings_for(scenario: Scenario, runners: Mapping[str, Runner]) -> Settings:
+    return Settings.from_scenario(
+        scenario, pricing_updated={name: r.pricing_updated for name, r in runners.items()})
+
+
+def conclude(out_dir: Path, scenario_path: Path, scenario: Scenario, plan: RunPlan, *,
+             runners: Mapping[str, Runner], tasks: Mapping[str, Task] | None = None,
+             key: Ed25519PrivateKey | None = None, bundle_path: Path | None = None,
+             image_digest: str | None = None) -> Concluded:
+    """Build the report from `out_dir/results.jsonl`, write its files beside it, then (with
+    `bundle_path`) write the bundle and verify it before anyone else reads it."""
+    results = out_dir / "results.jsonl"
+    if not results.is_file():
+        raise ConfigError(f"{results}: no results to conclude; run the scenario first")
+    records = read_records(results)
+    report = build_report(records, settings_for(scenario, runners), scenario=scenario.name)
+    keyid = keyid_of(key.public_key()) if key is not None else None
+    files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
+                         keyid=keyid, scenario_yaml=scenario_path.read_text())
+    written = {}
+    for name, data in files.items():
+        (out_dir / name).write_bytes(data)
+        written[name] = out_dir / name
+    if bundle_path is None:
+        return Concluded(report, written, None, None, keyid)
+    contents = contents_from_output(out_dir, scenario_path, plan,
+                                    scenario.thresholds.model_dump(mode="json"),
+                                    RenderedReport(summary_of(report), files), image_digest)
+    write_bundle(contents, bundle_path, key)
+    check_bundle(bundle_path, key, scenario, tasks)
+    return Concluded(report, written, bundle_path, sha256_file(bundle_path), keyid)
+
+
+def check_bundle(path: Path, key: Ed25519PrivateKey | None, scenario: Scenario,
+                 tasks: Mapping[str, Task] | None) -> VerifiedBundle:
+    """Verify what was just written, with the public half of the signing key; completeness
+    against the scenario only when the tasks are known and the bundle is a whole plan."""
+    public = key.public_key() if key is not None else None
+    return verify_bundle(path, public, scenario if tasks is not None else None, tasks)

@@ -1,0 +1,56 @@
+"""Concluding an output folder: report files, a signed bundle that verifies, a signed
+headline that says what the report says."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundle"))
+from bundle_support import record_for
+
+from copeca_action.bundle import verify_bundle
+from copeca_action.conclude import conclude
+from copeca_action.plan import build_plan
+from copeca_action.records import write_records
+from copeca_action.scenario import load_corpus, load_scenario
+
+
+def test_conclude_writes_report_files_and_a_verified_signed_bundle(tmp_path: Path,
+                                                                    corpus_root: Path) -> None:
+    scenario_path = corpus_root / "scenarios" / "demo.yaml"
+    scenario = load_scenario(scenario_path)
+    corpus = load_corpus(corpus_root)
+    plan = build_plan(scenario, corpus.tasks)
+    out = tmp_path / "out"
+    out.mkdir()
+    records = [record_for(plan, i) for i in range(len(plan.runs))]
+    write_records(out / "results.jsonl", records)
+    key = Ed25519PrivateKey.generate()
+    done = conclude(out, scenario_path, scenario, plan, runners=corpus.runners,
+                    tasks=corpus.tasks, key=key, bundle_path=out / "demo.copeca")
+    assert sorted(done.files) == ["report.html", "report.json", "report.md"]
+    assert all(p.is_file() and p.stat().st_size > 0 for p in done.files.values())
+    assert done.bundle_path is not None and done.keyid is not None
+    verified = verify_bundle(done.bundle_path, key.public_key(), scenario, corpus.tasks)
+    assert verified.keyid == done.keyid
+    summary = verified.statement.predicate.summary
+    assert summary is not None and summary.verdict == done.report.verdict
+    assert set(summary.cpc) == {a.arm for a in done.report.arms}
+
+
+def test_conclude_without_a_key_makes_an_unsigned_bundle(tmp_path: Path,
+                                                         corpus_root: Path) -> None:
+    scenario_path = corpus_root / "scenarios" / "demo.yaml"
+    scenario = load_scenario(scenario_path)
+    corpus = load_corpus(corpus_root)
+    plan = build_plan(scenario, corpus.tasks)
+    out = tmp_path / "out"
+    out.mkdir()
+    write_records(out / "results.jsonl", [record_for(plan, i) for i in range(len(plan.runs))])
+    done = conclude(out, scenario_path, scenario, plan, runners=corpus.runners,
+                    bundle_path=out / "b.copeca")
+    assert done.keyid is None
+    assert verify_bundle(out / "b.copeca").keyid is None
