@@ -5,6 +5,7 @@ process), `finish` (parse, cost, grade, validity, flags, record, cleanup)."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import shlex
 import shutil
 import subprocess
@@ -20,7 +21,8 @@ from copeca_action.engine._validity import tool_adopted
 from copeca_action.errors import CopecaError, InfraError
 from copeca_action.grade import GradeResult, grade_answer, grade_test
 from copeca_action.plan import PlannedRun
-from copeca_action.records import Outcome, RunRecord
+from copeca_action.records import Outcome, RetrievalSummary, RunRecord
+from copeca_action.retrieval import record_retrieval
 from copeca_action.scenario import Task
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
 from copeca_action.workspace import (
@@ -28,10 +30,12 @@ from copeca_action.workspace import (
     WorktreePool,
     add_worktree,
     capture_patch,
+    clean_tree,
     instruction_files,
     remove_worktree,
 )
 
+_LOG = logging.getLogger(__name__)
 SETUP_TIMEOUT_S = 600
 GRADER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
@@ -200,9 +204,11 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     outcome, error = _outcome(result, transcript, prep.task)
     workdir = Path(prep.worktree.path)
     run_dir = cfg.out.run_dir(prep.run.run_id)
-    (run_dir / "patch.diff").write_text(capture_patch(workdir, prep.worktree.commit))
+    patch_text = capture_patch(workdir, prep.worktree.commit)
+    (run_dir / "patch.diff").write_text(patch_text)
     grade = _grade(cfg, res, prep.task, transcript, workdir, run_dir)
     (run_dir / "grade.json").write_text(grade.model_dump_json(indent=2) + "\n")
+    retrieval = _retrieval(cfg, prep, transcript, patch_text)
     correct = grade.correct and outcome == "ok"
     flags = list(prep.flags) + flags_for(
         transcript, correct=correct, cost_usd=cost.used_usd,
@@ -220,7 +226,25 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         "tool_calls": len(transcript.tool_calls),
         "tool_adopted": tool_adopted(res.modes[prep.run.arm].validity, transcript, workdir),
         "viewed_spans": list(getattr(transcript, "viewed_spans", []) or []),
-        "flags": flags})
+        "retrieval": retrieval, "flags": flags})
+
+
+def _retrieval(cfg: EngineConfig, prep: Prepared, transcript: Transcript,
+               patch_text: str) -> RetrievalSummary | None:
+    """Retrieval metrics against a clean copy of the tree the agent started from (its own
+    edits must not move the gold lines); the worktree path is the alias it saw."""
+    task, wt = prep.task, prep.worktree
+    assert task is not None and wt is not None
+    if not task.gold_context and not task.gold_edit_lines:
+        return None
+    try:
+        clean = clean_tree(Path(wt.git_dir), wt.commit, cfg.out.worktrees / "clean")
+        return record_retrieval(transcript, task, clean, patch_text, prep.run.run_id,
+                                aliases=(wt.path,))
+    except (CopecaError, OSError) as exc:  # metrics are a side result: never fail the run
+        prep.flags.append("retrieval_error")
+        _LOG.warning("retrieval metrics of %s failed: %s", prep.run.run_id, exc)
+        return None
 
 
 def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[Outcome, str | None]:

@@ -188,3 +188,21 @@ def test_bad_mutation_and_missing_tool_dir_stop_before_any_run(tmp_path: Path) -
     cfg2 = config(tmp_path / "b", corpus2, scenario(modes=["tool"]))
     with pytest.raises(ConfigError, match="--tool-dir"):
         _run(cfg2)
+
+
+def test_retrieval_is_scored_per_run_when_the_task_has_gold(tmp_path: Path) -> None:
+    gold = [{"file": "app.py", "lines": [1, 2]}]
+    corpus = make_corpus(tmp_path, {
+        "reads": {"prompt": fake(answer="42", tools=[["Read", {"file_path": "app.py"}]],
+                                 turns=[[100, 0], [100, 0]]), "gold_context": gold},
+        "blind": {"prompt": fake(answer="42"), "gold_context": gold},
+        "nogold": {"prompt": fake(answer="42")},
+    })
+    cfg = config(tmp_path, corpus, scenario())
+    _run(cfg)
+    by_task = {r.task_id: r for r in read_records(cfg.out.results)}
+    reads, blind = by_task["app/reads"].retrieval, by_task["app/blind"].retrieval
+    assert reads is not None and reads.file is not None and reads.file.coverage == 1.0
+    assert blind is not None and blind.file is not None and blind.file.coverage == 0.0
+    assert by_task["app/nogold"].retrieval is None
+    assert "retrieval_error" not in by_task["app/reads"].flags
