@@ -19,6 +19,7 @@ from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
 from copeca_action.engine._validity import tool_adopted
 from copeca_action.errors import CopecaError, InfraError
+from copeca_action.evaluate import BaseRepo, TestFileRules, evaluate_task_patch_at, write_eval
 from copeca_action.grade import GradeResult, grade_answer, grade_test
 from copeca_action.plan import PlannedRun
 from copeca_action.records import Outcome, RetrievalSummary, RunRecord
@@ -206,7 +207,8 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     run_dir = cfg.out.run_dir(prep.run.run_id)
     patch_text = capture_patch(workdir, prep.worktree.commit)
     (run_dir / "patch.diff").write_text(patch_text)
-    grade = _grade(cfg, res, prep.task, transcript, workdir, run_dir)
+    grade = _grade(cfg, res, prep.task, transcript, workdir, run_dir, patch_text,
+                   Path(prep.worktree.git_dir), prep.worktree.commit)
     (run_dir / "grade.json").write_text(grade.model_dump_json(indent=2) + "\n")
     retrieval = _retrieval(cfg, prep, transcript, patch_text)
     correct = grade.correct and outcome == "ok"
@@ -264,7 +266,8 @@ def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[O
 
 
 def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
-           workdir: Path, run_dir: Path) -> GradeResult:
+           workdir: Path, run_dir: Path, patch_text: str, git_dir: Path,
+           commit: str) -> GradeResult:
     grading = task.grading
     if grading.answer is not None:
         return grade_answer(transcript.answer, grading.answer)
@@ -277,6 +280,29 @@ def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
         values = {"python": cfg.python, "workdir": str(workdir),
                   "setup_dir": str(setup_dir) if setup_dir else ""}
         return grade_test(workdir, grading.test, env, values)
-    return GradeResult(kind="patch", correct=False, detail={
-        "error": "patch grading needs the patch-evaluation stage; not run by this engine"})
+    return _grade_patch(cfg, res, task, run_dir, patch_text, git_dir, commit)
+
+
+def _grade_patch(cfg: EngineConfig, res: Resolved, task: Task, run_dir: Path, patch_text: str,
+                 git_dir: Path, commit: str) -> GradeResult:
+    """The run's sanitised patch on a clean tree of the start commit, plus the task's hidden
+    tests, in the sandbox. A harness failure is the harness's, not the agent's: InfraError
+    (the run is retried), with eval.json kept for a look."""
+    task_file = cfg.corpus.task_files[task.id]
+    spec = cfg.store.spec(task.repo)
+    result = evaluate_task_patch_at(BaseRepo(git_dir, commit), task, task_file, patch_text,
+                                    res.eval_sandbox(cfg.eval_backend),
+                                    TestFileRules.from_patterns(spec.test_patterns))
+    write_eval(run_dir, result)
+    if result.error is not None:
+        raise InfraError(f"patch evaluation failed (harness, not agent): {result.error}")
+    feature = result.feature1
+    return GradeResult(kind="patch", correct=result.both_passed, detail={
+        "exit_code": feature.exit_code if feature else None,
+        "tests_passed": feature.tests_passed if feature else 0,
+        "tests_failed": feature.tests_failed if feature else 0,
+        "tests_total": feature.tests_total if feature else 0,
+        "timed_out": feature.timed_out if feature else False,
+        "applied": {k: v.applied for k, v in result.patches.items()},
+        "backend": result.backend, "eval": "eval.json"})
 

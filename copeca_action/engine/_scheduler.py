@@ -255,6 +255,7 @@ def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
             progress.close()
             if res.pool is not None:
                 res.pool.close()
+            res.close()
             out.clear_worktrees()
         stats.skipped_finished = len(plan.runs) - len(todo)
         return stats

@@ -206,3 +206,44 @@ def test_retrieval_is_scored_per_run_when_the_task_has_gold(tmp_path: Path) -> N
     assert blind is not None and blind.file is not None and blind.file.coverage == 0.0
     assert by_task["app/nogold"].retrieval is None
     assert "retrieval_error" not in by_task["app/reads"].flags
+
+
+HIDDEN_TESTS = """diff --git a/test_hidden.py b/test_hidden.py
+new file mode 100644
+--- /dev/null
++++ b/test_hidden.py
+@@ -0,0 +1,2 @@
++from app import answer
++assert answer() == 43, answer()
+"""
+
+
+def test_patch_task_is_evaluated_on_a_clean_tree_with_hidden_tests(tmp_path: Path) -> None:
+    def patch_task(prompt: str, tests: str = "hidden.diff") -> dict[str, object]:
+        return {"type": "edit", "category": "fix", "prompt": prompt, "grading": {"patch": {
+            "tests_patch": tests, "command": ["python3", "test_hidden.py"], "timeout_s": 60}}}
+    corpus = make_corpus(tmp_path, {
+        "fixed": patch_task(fake(edit=["app.py", "return 42", "return 43"], answer="done")),
+        "unfixed": patch_task(fake(answer="did nothing")),
+        "cheat": patch_task(fake(edit=["test_app.py", "== 42", "== 42 or True"],
+                                 answer="done")),
+        "broken": patch_task(fake(edit=["app.py", "return 42", "return 43"], answer="done"),
+                             tests="missing.diff"),
+    })
+    (corpus / "tasks" / "app" / "hidden.diff").write_text(HIDDEN_TESTS)
+    cfg = config(tmp_path, corpus, scenario())
+    _run(cfg)
+    records = read_records(cfg.out.results)
+    final = {r.task_id: r for r in records}
+    fixed = final["app/fixed"]
+    assert fixed.outcome == "ok" and fixed.correct and fixed.grading["kind"] == "patch"
+    assert fixed.grading["exit_code"] == 0
+    eval_json = cfg.out.run_dir(fixed.run_id) / "eval.json"
+    assert '"both_passed": true' in eval_json.read_text()
+    unfixed = final["app/unfixed"]
+    assert unfixed.outcome == "ok" and not unfixed.correct and unfixed.grading["exit_code"] != 0
+    assert not final["app/cheat"].correct
+    broken = [r for r in records if r.task_id == "app/broken"]
+    assert [r.outcome for r in broken] == ["infra_error"] * cfg.max_attempts
+    assert broken[-1].error is not None and "harness" in broken[-1].error
+    assert not any(cfg.out.worktrees.glob("wt-*"))
