@@ -145,8 +145,11 @@ def conclude_run(prep: Prepared, args: argparse.Namespace,
     cfg = prep.cfg
     bundle = None if args.no_bundle else (
         args.bundle or cfg.out.root / f"{cfg.scenario.name}.copeca")
-    whole = prep.plan.shard is None
-    return conclude(cfg.out.root, prep.scenario_path, cfg.scenario, prep.plan,
+    plan = prep.plan
+    if cfg.scenario.adaptive is not None and cfg.scenario.adaptive.enabled:
+        plan = cfg.out.existing_plan() or plan  # the rounds actually planned
+    whole = plan.shard is None
+    return conclude(cfg.out.root, prep.scenario_path, cfg.scenario, plan,
                     runners=cfg.corpus.runners, tasks=cfg.corpus.tasks if whole else None,
                     key=key, bundle_path=bundle)
 

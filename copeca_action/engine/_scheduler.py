@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from copeca_action.engine._adaptive import adaptive_of, run_rounds
 from copeca_action.engine._budget import Budget
 from copeca_action.engine._context import EngineConfig, Resolved, resolve
 from copeca_action.engine._execute import (
@@ -58,6 +59,8 @@ class RunStats:
     """Per agent slot, the time between one agent's end and the next agent's start."""
     timings: list[dict[str, float]] = field(default_factory=list)
     wall_s: float = 0.0
+    plan: RunPlan | None = None
+    """The plan that was run: under adaptive sampling, every round up to the last one."""
 
     @property
     def final(self) -> list[RunRecord]:
@@ -229,12 +232,38 @@ def _signals(handler: signal.Handlers | object) -> Iterator[None]:
 
 def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
              scenario_text: str = "", progress: ProgressSink | None = None) -> RunStats:
-    """Run (or continue) a plan into cfg.out. Raises before any run when preflight fails."""
+    """Run (or continue) a plan into cfg.out. Raises before any run when preflight fails.
+    With `adaptive:` in the scenario the plan's repetitions are replaced by rounds (see
+    engine/_adaptive.py); `RunStats.plan` is then the effective plan."""
+    adaptive = adaptive_of(cfg)
+    if adaptive is None:
+        stats = _run_once(cfg, plan, resume, scenario_text, progress)
+        stats.plan = plan
+        return stats
+    total = RunStats()
+
+    def one_round(round_plan: RunPlan, round_resume: bool) -> tuple[bool, bool]:
+        stats = _run_once(cfg, round_plan, round_resume, scenario_text, progress, grow=True)
+        total.records += stats.records
+        total.retries += stats.retries
+        total.slot_waits_s += stats.slot_waits_s
+        total.timings += stats.timings
+        total.wall_s += stats.wall_s
+        total.interrupted, total.budget_stopped = stats.interrupted, stats.budget_stopped
+        total.planned, total.skipped_finished = stats.planned, stats.skipped_finished
+        return stats.interrupted, stats.budget_stopped
+
+    total.plan = run_rounds(cfg, plan, adaptive, one_round, resume)
+    return total
+
+
+def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str,
+              progress: ProgressSink | None, grow: bool = False) -> RunStats:
     progress = progress or NullProgress()
     out = cfg.out
     out.acquire()
     try:
-        out.claim(plan, scenario_text, resume)
+        out.claim(plan, scenario_text, resume, grow=grow)
         res = resolve(cfg, plan)
         out.clear_worktrees()
         for snap in res.snapshots.values():

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,46 @@ def test_patch_task_is_evaluated_on_a_clean_tree_with_hidden_tests(tmp_path: Pat
     assert [r.outcome for r in broken] == ["infra_error"] * cfg.max_attempts
     assert broken[-1].error is not None and "harness" in broken[-1].error
     assert not any(cfg.out.worktrees.glob("wt-*"))
+
+
+def _adaptive_corpus(tmp_path: Path, tool_scale: str) -> Path:
+    tasks = {f"t{i}": {"prompt": fake(answer="42", cost=0.05)} for i in range(6)}
+    return make_corpus(tmp_path, tasks, modes={"tool": {"env": {"FAKE_COST_SCALE": tool_scale}}})
+
+
+def test_adaptive_stops_when_decided_and_plans_only_the_rounds_run(tmp_path: Path) -> None:
+    from copeca_action.bundle import check_completeness
+    from copeca_action.bundle._verify import expected_plan
+
+    corpus = _adaptive_corpus(tmp_path, "0.2")
+    sc = scenario(modes=["baseline", "tool"], repetitions=5,
+                  adaptive={"min_repetitions": 2, "max_repetitions": 5, "step": 1})
+    cfg = config(tmp_path, corpus, sc)
+    _, stats = _run(cfg)
+    records = read_records(cfg.out.results)
+    looks = json.loads((cfg.out.root / "adaptive.json").read_text())["looks"]
+    assert looks[-1]["stop"] and looks[-1]["verdict"] == "improvement"
+    decided_at = looks[-1]["repetitions"]
+    assert decided_at < 5  # repetitions 3 and 4 never ran, nor were they planned
+    assert {r.repetition for r in records} == set(range(decided_at))
+    assert not any(r.outcome == "budget_stop" for r in records)
+    effective = cfg.out.existing_plan()
+    assert effective is not None and stats.plan == effective
+    assert len(effective.runs) == 12 * decided_at
+    expected = expected_plan(effective, sc, cfg.corpus.tasks)
+    assert expected.plan_digest == effective.plan_digest
+    assert check_completeness(expected.runs, records, {
+        r.run_id: r for r in records}).ok
+
+
+def test_adaptive_runs_round_by_round_to_the_maximum_when_undecided(tmp_path: Path) -> None:
+    corpus = _adaptive_corpus(tmp_path, "1")
+    sc = scenario(modes=["baseline", "tool"], repetitions=1,
+                  adaptive={"min_repetitions": 1, "max_repetitions": 3, "step": 1})
+    cfg = config(tmp_path, corpus, sc)
+    _, stats = _run(cfg)
+    assert {r.repetition for r in read_records(cfg.out.results)} == {0, 1, 2}
+    assert stats.plan is not None and len(stats.plan.runs) == 36
+    looks = json.loads((cfg.out.root / "adaptive.json").read_text())["looks"]
+    assert [look["repetitions"] for look in looks] == [1, 2, 3]
+    assert looks[-1]["stop"] and not looks[0]["stop"]
