@@ -40,6 +40,7 @@ from copeca_action.engine._outdir import FINISHED
 from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.plan import PlannedRun, RunPlan
 from copeca_action.records import RunRecord, append_record, latest_by_run_id
+from copeca_action.transcript import pricing_age_warning
 from copeca_action.workspace import WorktreePool, prune_worktrees
 
 POLL_S = 0.05
@@ -59,6 +60,8 @@ class RunStats:
     """Per agent slot, the time between one agent's end and the next agent's start."""
     timings: list[dict[str, float]] = field(default_factory=list)
     wall_s: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    """Shown when the run started (e.g. a runner's prices not checked for 60 days)."""
     plan: RunPlan | None = None
     """The plan that was run: under adaptive sampling, every round up to the last one."""
 
@@ -243,7 +246,9 @@ def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
     total = RunStats()
 
     def one_round(round_plan: RunPlan, round_resume: bool) -> tuple[bool, bool]:
-        stats = _run_once(cfg, round_plan, round_resume, scenario_text, progress, grow=True)
+        stats = _run_once(cfg, round_plan, round_resume, scenario_text, progress, grow=True,
+                          warn=not total.records)
+        total.warnings += stats.warnings
         total.records += stats.records
         total.retries += stats.retries
         total.slot_waits_s += stats.slot_waits_s
@@ -258,13 +263,19 @@ def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
 
 
 def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str,
-              progress: ProgressSink | None, grow: bool = False) -> RunStats:
+              progress: ProgressSink | None, grow: bool = False, warn: bool = True) -> RunStats:
     progress = progress or NullProgress()
+    stats_warnings: list[str] = []
     out = cfg.out
     out.acquire()
     try:
         out.claim(plan, scenario_text, resume, grow=grow)
         res = resolve(cfg, plan)
+        if warn:
+            for runner in res.runners.values():
+                if (text := pricing_age_warning(runner)) is not None:
+                    stats_warnings.append(text)
+                    progress.warn(text)
         out.clear_worktrees()
         for snap in res.snapshots.values():
             prune_worktrees(Path(snap.git_dir))
@@ -287,6 +298,7 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
             res.close()
             out.clear_worktrees()
         stats.skipped_finished = len(plan.runs) - len(todo)
+        stats.warnings = stats_warnings
         return stats
     finally:
         out.release()

@@ -291,3 +291,23 @@ def test_adaptive_runs_round_by_round_to_the_maximum_when_undecided(tmp_path: Pa
     looks = json.loads((cfg.out.root / "adaptive.json").read_text())["looks"]
     assert [look["repetitions"] for look in looks] == [1, 2, 3]
     assert looks[-1]["stop"] and not looks[0]["stop"]
+
+
+def test_stale_pricing_is_warned_when_the_run_starts(tmp_path: Path) -> None:
+    import io
+
+    import yaml
+
+    from copeca_action.engine import PlainProgress
+
+    corpus = make_corpus(tmp_path, {"right": {"prompt": fake(answer="42")}})
+    runner_file = tmp_path / "runners" / "fake.yaml"
+    data = yaml.safe_load(runner_file.read_text())
+    runner_file.write_text(yaml.safe_dump({**data, "pricing_updated": "2020-01-01"}))
+    cfg = config(tmp_path, corpus, scenario())
+    stream = io.StringIO()
+    plan = build_plan(cfg.scenario, cfg.corpus.tasks)
+    stats = run_plan(cfg, plan, progress=PlainProgress(stream))
+    assert len(stats.warnings) == 1 and "pricing_updated is 2020-01-01" in stats.warnings[0]
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("warning: runner 'fake'") and lines[1].startswith("running 1")
