@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from engine_helpers import config, fake, make_corpus, scenario
 
 from copeca_action.engine import run_plan
@@ -278,6 +279,14 @@ def test_adaptive_stops_when_decided_and_plans_only_the_rounds_run(tmp_path: Pat
     assert expected.plan_digest == effective.plan_digest
     assert check_completeness(expected.runs, records, {
         r.run_id: r for r in records}).ok
+    # the whole path: report, bundle, and its verification against the scenario
+    from copeca_action.conclude import conclude
+
+    scenario_path = tmp_path / "scenario.yaml"
+    scenario_path.write_text(yaml.safe_dump(sc.model_dump(mode="json")))
+    done = conclude(cfg.out.root, scenario_path, sc, effective, runners=cfg.corpus.runners,
+                    tasks=cfg.corpus.tasks, bundle_path=tmp_path / "b.copeca")
+    assert done.report.verdict == "improvement" and done.bundle_sha256 is not None
 
 
 def test_adaptive_runs_round_by_round_to_the_maximum_when_undecided(tmp_path: Path) -> None:
