@@ -117,4 +117,4 @@ def test_kill_9_of_the_harness_leaves_no_agent_process(tmp_path: Path) -> None:
     assert _alive(agent) and _alive(child)
     harness.send_signal(signal.SIGKILL)
     harness.wait()
-    assert _gone(agent) and _gone(child)
+    assert _gone(agent, within=30) and _gone(child, within=30)  # the watchdog may still be starting
