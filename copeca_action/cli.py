@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import pkgutil
 import sys
 from collections.abc import Sequence
 
@@ -11,8 +12,13 @@ from copeca_action import __version__
 from copeca_action._cli._output import report_error
 from copeca_action.errors import CopecaError
 
-COMMANDS = ("validate", "plan", "list", "schema", "keygen", "verify", "merge")
-"""Modules of copeca_action._cli, each with `register(subparsers)`; order is --help order."""
+
+def command_modules() -> list[str]:
+    """Every public module of copeca_action._cli is one verb with `register(subparsers)`."""
+    from copeca_action import _cli
+
+    return sorted(m.name for m in pkgutil.iter_modules(_cli.__path__)
+                  if not m.name.startswith("_"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Cost per correct answer of CLI coding agents, with and without your tool.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    for name in command_modules():
         importlib.import_module(f"copeca_action._cli.{name}").register(sub)
     return parser
 

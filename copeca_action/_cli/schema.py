@@ -14,12 +14,21 @@ from copeca_action._cli._docgen import reference_page
 from copeca_action.bundle import Envelope, Manifest, Statement
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
+from copeca_action.retrieval import RunRetrieval
 from copeca_action.scenario import Mode, RepoIndex, Runner, Scenario, Task
 
 SCHEMAS: dict[str, type[BaseModel]] = {
-    "task": Task, "scenario": Scenario, "mode": Mode, "runner": Runner, "repos": RepoIndex,
-    "run-record": RunRecord, "run-plan": RunPlan,
-    "bundle-manifest": Manifest, "bundle-statement": Statement, "bundle-envelope": Envelope,
+    "task": Task,
+    "scenario": Scenario,
+    "mode": Mode,
+    "runner": Runner,
+    "repos": RepoIndex,
+    "run-record": RunRecord,
+    "run-plan": RunPlan,
+    "run-retrieval": RunRetrieval,
+    "bundle-manifest": Manifest,
+    "bundle-statement": Statement,
+    "bundle-envelope": Envelope,
 }
 DOC_TITLES = {"task": "Task", "scenario": "Scenario", "mode": "Mode", "runner": "Runner",
               "repos": "Repository pins (corpus/repos.yaml)", "run-record": "RunRecord"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import contents_for
+from bundle_support import contents_for
 from zipedit import rewrite
 
 from copeca_action._util.scrub import Scrubber

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import record_for
+from bundle_support import record_for
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from zipedit import read_all
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Build, contents_for, record_for, run_files
+from bundle_support import Build, contents_for, record_for, run_files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

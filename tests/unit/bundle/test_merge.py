@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import Build
+from bundle_support import Build
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from zipedit import read_all
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import contents_for, record_for, run_files
+from bundle_support import contents_for, record_for, run_files
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from zipedit import read_all
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import Build
+from bundle_support import Build
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -187,7 +187,7 @@ def test_a_truncated_bundle_is_corrupt(good: Path) -> None:
 @pytest.fixture(scope="module")
 def small(tmp_path_factory: pytest.TempPathFactory, plan: RunPlan, demo,  # type: ignore[no-untyped-def]
           key: Ed25519PrivateKey) -> bytes:
-    from conftest import contents_for
+    from bundle_support import contents_for
 
     from copeca_action._util.scrub import Scrubber
     from copeca_action.bundle import write_bundle

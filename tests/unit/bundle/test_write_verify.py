@@ -7,7 +7,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import Build, contents_for
+from bundle_support import Build, contents_for
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from zipedit import read_all
 

@@ -1,0 +1,30 @@
+"""`copeca-action init DIR --kind KIND`: scaffold a benchmark and a PR workflow."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from copeca_action.github._pins import ACTION
+from copeca_action.github._scaffold import KINDS, scaffold
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("init", help="scaffold a benchmark for your tool and a PR workflow",
+                       description="Write DIR/benchmark (repository pin, an example task, the "
+                       "baseline mode, a mode of your integration kind, a scenario) and "
+                       "DIR/.github/workflows/copeca.yml. Never overwrites a file.")
+    p.add_argument("dir", type=Path, help="your tool's repository (created if missing)")
+    p.add_argument("--kind", required=True, choices=KINDS,
+                   help="how your tool plugs into the agent")
+    p.add_argument("--name", default="my-tool", help="your tool's mode name (default my-tool)")
+    p.add_argument("--action", default=ACTION, help=f"the `uses:` reference (default {ACTION})")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    written = scaffold(args.dir, args.kind, args.name, args.action)
+    for path in written:
+        print(f"wrote {path}")
+    print(f"next: copeca-action validate {args.dir / 'benchmark'}")
+    return 0

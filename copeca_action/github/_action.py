@@ -1,0 +1,236 @@
+"""The action from start to end: inputs, event, gate, engine, then outputs, summary,
+comment, check run and the exit code. `entrypoint.py` calls `main()`.
+
+The engine (run, analyse, bundle, sign) is a callable passed in: this module never imports
+the stages below it, it only publishes their finished result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from copeca_action import __version__
+from copeca_action.errors import CopecaError, GitHubError
+from copeca_action.github._badge import BadgeInput, write_badge
+from copeca_action.github._checks import create_check_run
+from copeca_action.github._client import GitHubClient, RetryPolicy
+from copeca_action.github._comment_data import CommentData, Footer
+from copeca_action.github._comments import upsert_comment
+from copeca_action.github._event import EventContext, read_event
+from copeca_action.github._files import (
+    annotate,
+    escape_command,
+    mask,
+    outputs_path,
+    summary_path,
+    write_outputs,
+    write_summary,
+)
+from copeca_action.github._gate import check_gate
+from copeca_action.github._inputs import ActionInputs, read_inputs
+from copeca_action.github._render import headline_text, render_comment
+
+OUTPUT_NAMES = ("verdict", "delta", "delta-ci-low", "delta-ci-high", "control-delta",
+                "cpc-baseline", "cpc-tool", "bundle-path", "bundle-sha256", "report-path",
+                "badge-path", "comment-url")
+"""Every output of action.yml; each is written on every run (empty when not known)."""
+STEP_OUTPUTS = ("artifact-name", "artifact-path")
+"""Written for action.yml's own upload step, not outputs of the action."""
+FAILING = {"regression": {"regression"},
+           "inconclusive": {"regression", "inconclusive", "invalid"},
+           "never": set()}
+CONTAINER_WORKSPACE = "/github/workspace"
+NOT_WIRED = ("the benchmark engine is not wired into this build of copeca-action: the event "
+             "was read and gated, but nothing can run yet (copeca_action.github.run_action "
+             "needs an engine)")
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    """What the engine gets: validated inputs, the event, and where to write."""
+
+    inputs: ActionInputs
+    event: EventContext
+    workspace: Path
+    output_dir: Path
+
+
+@dataclass
+class Outcome:
+    """What the engine hands back: the comment's data, output values, optional extras."""
+
+    comment: CommentData
+    outputs: dict[str, str] = field(default_factory=dict)
+    """Values for OUTPUT_NAMES (paths as seen by this process)."""
+    summary: str | None = None
+    """Step summary markdown; the comment is used when None."""
+
+
+Engine = Callable[[ActionContext], Outcome]
+
+
+def exit_code(verdict: str, fail_on: str) -> int:
+    return 1 if verdict in FAILING.get(fail_on, set()) else 0
+
+
+def host_path(path: str, env: Mapping[str, str]) -> str:
+    """A path inside the container as the runner sees it (outputs are used on the host)."""
+    host = env.get("COPECA_HOST_WORKSPACE", "")
+    inner = env.get("GITHUB_WORKSPACE", CONTAINER_WORKSPACE).rstrip("/")
+    if host and path and (path == inner or path.startswith(inner + "/")):
+        return host.rstrip("/") + path[len(inner):]
+    return path
+
+
+def artifact_name(inputs: ActionInputs) -> str:
+    """Unique per matrix job: `copeca[-<comment-id>][-shard-i-of-n]` (no `/` allowed)."""
+    name = "copeca" if inputs.comment_id == "copeca" else f"copeca-{inputs.comment_id}"
+    if inputs.shard:
+        name += f"-shard-{inputs.shard.index}-of-{inputs.shard.count}"
+    return name
+
+
+def skipped_outcome(ctx: ActionContext, reason: str) -> Outcome:
+    footer = Footer(alert_threshold=ctx.inputs.alert_threshold or 0.05,
+                    fail_threshold=ctx.inputs.fail_threshold or 0.10, control_tolerance=0.15,
+                    seed=0, resamples=0, run_url=ctx.event.run_url, version=__version__)
+    data = CommentData(comment_id=ctx.inputs.comment_id, verdict="skipped",
+                       skipped_reason=reason, footer=footer)
+    return Outcome(comment=data)
+
+
+def _output_dir(inputs: ActionInputs, workspace: Path) -> Path:
+    out = Path(inputs.output_dir)
+    return out if out.is_absolute() else workspace / out
+
+
+def prepare(env: Mapping[str, str]) -> ActionContext:
+    inputs = read_inputs(env)
+    if env.get("GITHUB_ACTIONS") == "true":
+        mask(inputs.secrets)
+    event = read_event(env)
+    if event.pr_number is None and inputs.pull_request is not None:
+        event = event.model_copy(update={"pr_number": inputs.pull_request})
+    workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    return ActionContext(inputs, event, workspace, _output_dir(inputs, workspace))
+
+
+def run_action(env: Mapping[str, str], engine: Engine | None = None,
+               policy: RetryPolicy | None = None,
+               sleep: Callable[[float], None] | None = None) -> int:
+    """The whole action; returns the process exit code. Raises CopecaError on failure."""
+    ctx = prepare(env)
+    gate = check_gate(ctx.event, ctx.inputs)
+    if gate.decision == "skip":
+        print(f"copeca-action: skipped: {gate.reason}", flush=True)
+        outcome = skipped_outcome(ctx, gate.reason)
+    else:
+        if engine is None:
+            raise CopecaError(NOT_WIRED)
+        outcome = engine(ctx)
+    publish(ctx, outcome, env, policy, sleep)
+    code = exit_code(outcome.comment.verdict, ctx.inputs.fail_on)
+    if code:
+        annotate("error", f"copeca-action: verdict {outcome.comment.verdict} "
+                 f"(fail-on: {ctx.inputs.fail_on})")
+    return code
+
+
+def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
+            policy: RetryPolicy | None = None,
+            sleep: Callable[[float], None] | None = None) -> None:
+    """Badge, outputs, summary, then the comment and check run (the only network calls).
+    Outputs and summary are written first so a failing API call still leaves them."""
+    data = outcome.comment
+    if data.comment_id != ctx.inputs.comment_id:  # the marker must be this job's id
+        data = data.model_copy(update={"comment_id": ctx.inputs.comment_id})
+    values = {name: "" for name in OUTPUT_NAMES}
+    values.update(outcome.outputs)
+    values["verdict"] = data.verdict
+    est = data.headline.estimate if data.headline else None
+    badge = BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
+                       ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None)
+    badge_json, _ = write_badge(badge, ctx.output_dir)
+    values["badge-path"] = values["badge-path"] or str(badge_json)
+    body = render_comment(data)
+    if (path := summary_path(env)) is not None:
+        write_summary(path, outcome.summary or body)
+    client = _client(ctx, env, policy, sleep)
+    error: GitHubError | None = None
+    if client is not None:
+        try:
+            values["comment-url"] = _comment(ctx, client, body)
+            _check_run(ctx, client, data, body)
+        except GitHubError as exc:
+            error = exc
+    values["artifact-name"] = artifact_name(ctx.inputs)
+    values["artifact-path"] = str(ctx.output_dir)
+    for key in ("bundle-path", "report-path", "badge-path", "artifact-path"):
+        values[key] = host_path(values[key], env)
+    if (path := outputs_path(env)) is not None:
+        write_outputs(path, values)
+    else:
+        for key, value in values.items():
+            print(f"{key}={value}")
+    if error is not None:
+        if data.verdict == "skipped":  # a fork's token is read-only: say so, do not fail
+            annotate("warning", f"copeca-action: could not comment: {error}")
+            return
+        raise error
+
+
+def _client(ctx: ActionContext, env: Mapping[str, str], policy: RetryPolicy | None,
+            sleep: Callable[[float], None] | None) -> GitHubClient | None:
+    wants_comment = ctx.inputs.comment != "never" and ctx.event.pr_number is not None
+    wants_check = ctx.inputs.check_run and bool(ctx.event.head_sha)
+    if not (wants_comment or wants_check):
+        return None
+    if not ctx.inputs.github_token:
+        annotate("warning", "copeca-action: no github-token: no comment and no check run")
+        return None
+    return GitHubClient(ctx.inputs.github_token, env.get("GITHUB_API_URL")
+                        or ctx.event.api_url, policy=policy, sleep=sleep or time.sleep)
+
+
+def _comment(ctx: ActionContext, client: GitHubClient, body: str) -> str:
+    number = ctx.event.pr_number
+    if ctx.inputs.comment == "never" or number is None:
+        return ""
+    result = upsert_comment(client, ctx.event.owner, ctx.event.repo, number,
+                            ctx.inputs.comment_id, body,
+                            only_on_change=ctx.inputs.comment == "on-change")
+    print(f"copeca-action: comment {result.action}: {result.html_url}", flush=True)
+    return result.html_url
+
+
+def _check_run(ctx: ActionContext, client: GitHubClient, data: CommentData,
+               body: str) -> None:
+    if not (ctx.inputs.check_run and ctx.event.head_sha):
+        return
+    title = f"{data.verdict}: {headline_text(data)}" if data.headline else data.verdict
+    create_check_run(client, ctx.event.owner, ctx.event.repo, ctx.event.head_sha,
+                     data.verdict, title, body, ctx.event.run_url)
+
+
+def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
+         policy: RetryPolicy | None = None,
+         sleep: Callable[[float], None] | None = None) -> int:
+    """Entrypoint: run, and on a CopecaError print it once (no traceback), put it in the
+    step summary, and return its exit code."""
+    env = os.environ if env is None else env
+    try:
+        return run_action(env, engine, policy, sleep)
+    except CopecaError as exc:
+        message = str(exc)
+        print(f"copeca-action: error: {message}", file=sys.stderr, flush=True)
+        print(f"::error title=copeca-action::{escape_command(message)}", flush=True)
+        if (path := summary_path(env)) is not None:
+            with contextlib.suppress(GitHubError):
+                write_summary(path, f"### ❌ copeca-action failed\n\n```text\n{message}\n```\n")
+        return exc.exit_code

@@ -1,0 +1,124 @@
+"""The release badge: a shields.io endpoint JSON and a self-contained SVG of the same.
+
+The endpoint JSON carries only keys of the shields.io endpoint schema (`schemaVersion`,
+`label`, `message`, `color`, `labelColor`, …), so shields.io renders it unchanged; the SVG
+needs no service at all (no fonts, scripts or external references).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from copeca_action.errors import ConfigError, Problem
+from copeca_action.github._comment_data import Verdict
+from copeca_action.github._markdown import MINUS, ci_text, signed_pct
+
+ENDPOINT_KEYS = frozenset({"schemaVersion", "label", "message", "color", "labelColor",
+                           "isError", "namedLogo", "logoSvg", "logoColor", "logoWidth",
+                           "style", "cacheSeconds", "logoSize"})
+"""Every key the shields.io endpoint schema documents; the badge uses a subset."""
+COLORS = {"improvement": "#2ea44f", "regression": "#cf222e", "inconclusive": "#9f9f9f",
+          "invalid": "#d4a72c", "skipped": "#9f9f9f"}
+LABEL = "cost per correct"
+LABEL_COLOR = "#555"
+
+
+class BadgeInput(BaseModel):
+    """What the badge needs from a report: the verdict and the headline delta."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    verdict: Verdict
+    delta: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    versus: str = "baseline"
+
+
+def badge_message(data: BadgeInput) -> str:
+    """`−18.2% vs baseline`, or the verdict when there is no number."""
+    if data.delta is None or data.verdict in ("skipped", "invalid"):
+        return data.verdict
+    return f"{signed_pct(data.delta)} vs {data.versus}"
+
+
+def badge_endpoint(data: BadgeInput) -> dict[str, Any]:
+    return {"schemaVersion": 1, "label": LABEL, "message": badge_message(data),
+            "color": COLORS.get(data.verdict, "#9f9f9f"), "labelColor": LABEL_COLOR}
+
+
+# Verdana 11px advance widths (approximate, in px) for the glyphs badges use.
+_WIDE = set("mwMW%")
+_NARROW = set("iljtfI.,:;'|!() ")
+
+
+def text_width(text: str) -> float:
+    width = 0.0
+    for ch in text:
+        if ch in _NARROW:
+            width += 3.9
+        elif ch in _WIDE:
+            width += 10.5
+        elif ch.isupper() or ch.isdigit() or ch in (MINUS, "+", "∞"):
+            width += 7.0
+        else:
+            width += 6.6
+    return width
+
+
+def badge_svg(data: BadgeInput) -> str:
+    """A flat two-part badge; text is XML-escaped; no external resources."""
+    label, message = LABEL, badge_message(data)
+    color = COLORS.get(data.verdict, "#9f9f9f")
+    lw, mw = round(text_width(label) + 10), round(text_width(message) + 10)
+    total = lw + mw
+    title = f"{label}: {message}"
+    if data.ci_low is not None and data.ci_high is not None and data.delta is not None:
+        title += f" (95% CI {ci_text(data.ci_low, data.ci_high)})"
+    t, lab, msg = escape(title), escape(label), escape(message)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" '
+        f'aria-label="{escape(title, {chr(34): "&quot;"})}">'
+        f"<title>{t}</title>"
+        '<linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" '
+        'stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient>'
+        f'<clipPath id="r"><rect width="{total}" height="20" rx="3" fill="#fff"/></clipPath>'
+        f'<g clip-path="url(#r)"><rect width="{lw}" height="20" fill="{LABEL_COLOR}"/>'
+        f'<rect x="{lw}" width="{mw}" height="20" fill="{color}"/>'
+        f'<rect width="{total}" height="20" fill="url(#s)"/></g>'
+        '<g fill="#fff" text-anchor="middle" '
+        'font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11">'
+        f'<text x="{lw / 2:.1f}" y="14">{lab}</text>'
+        f'<text x="{lw + mw / 2:.1f}" y="14">{msg}</text></g></svg>\n')
+
+
+def read_badge_input(path: Path) -> BadgeInput:
+    """The verdict and delta from a report JSON (top-level `verdict`, `delta`, `ci_low`,
+    `ci_high`; other keys are ignored)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(Problem(str(path), f"cannot read: {exc.strerror}")) from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(Problem(str(path), f"not JSON: {exc}")) from exc
+    try:
+        return BadgeInput.model_validate(data)
+    except ValidationError as exc:
+        problems = [Problem(str(path), e["msg"], field=".".join(str(x) for x in e["loc"]))
+                    for e in exc.errors()]
+        raise ConfigError(problems) from exc
+
+
+def write_badge(data: BadgeInput, out_dir: Path, stem: str = "badge") -> tuple[Path, Path]:
+    """Write `badge.json` (shields endpoint) and `badge.svg`; return both paths."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    js, svg = out_dir / f"{stem}.json", out_dir / f"{stem}.svg"
+    js.write_text(json.dumps(badge_endpoint(data), ensure_ascii=False, indent=2) + "\n",
+                  encoding="utf-8")
+    svg.write_text(badge_svg(data), encoding="utf-8")
+    return js, svg

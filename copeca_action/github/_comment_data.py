@@ -1,0 +1,139 @@
+"""The input of the PR comment: plain numbers and strings, no statistics.
+
+The report stage fills it (see `copeca_action.github.render_comment`); the comment template
+only formats. Ratios are fractions (0.182 = 18.2%), money is USD, None means "not available".
+Text that may come from an agent or a task (ids, flags, warnings, notes) is escaped when
+rendered, never here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from copeca_action._util.model import RecordModel
+
+Verdict = Literal["improvement", "regression", "inconclusive", "invalid", "skipped"]
+Unit = Literal["usd", "fraction", "count", "seconds", "tokens", "number"]
+
+
+class Estimate(RecordModel):
+    """A relative change with its confidence interval (fractions: −0.182 = −18.2%)."""
+
+    delta: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class Headline(RecordModel):
+    """The verdict line: the statistic, its change and interval, and what it is against."""
+
+    metric: str = "Cost per correct"
+    estimate: Estimate
+    versus: str = "baseline"
+    """`baseline` (the agent without the tool) or `base` (the PR's base branch)."""
+
+
+class AdoptionLine(RecordModel):
+    """The second line: only runs where the tool was really used."""
+
+    adoption: float
+    """Share of tool-arm runs that used the tool (0..1)."""
+    estimate: Estimate
+
+
+class MetricRow(RecordModel):
+    """One row of Metric | Baseline | Tool | Δ (95% CI)."""
+
+    metric: str
+    unit: Unit
+    baseline: float | None
+    tool: float | None
+    estimate: Estimate | None = None
+    delta_kind: Literal["relative", "points"] = "relative"
+    """`points`: the delta of two fractions in percentage points (accuracy), not a ratio."""
+    control: bool = False
+    """The control row: tasks the tool cannot help with; its delta should be ~0."""
+
+
+class CapabilityRow(RecordModel):
+    """Accuracy per task category (locate, trace, fix, …) in each arm."""
+
+    category: str
+    tasks: int
+    baseline_accuracy: float | None
+    tool_accuracy: float | None
+
+
+class RetrievalRow(RecordModel):
+    """A retrieval metric (precision/recall of viewed lines against gold context)."""
+
+    metric: str
+    baseline: float | None
+    tool: float | None
+    unit: Unit = "fraction"
+
+
+class FlagRow(RecordModel):
+    """A run flag (e.g. `answer_in_prompt`, `tool_not_used`) and how often it was raised."""
+
+    flag: str
+    baseline: int = 0
+    tool: int = 0
+    detail: str = ""
+
+
+class TaskRow(RecordModel):
+    """One task's results, shown folded."""
+
+    task_id: str
+    category: str = ""
+    control: bool = False
+    baseline_correct: int = 0
+    baseline_runs: int = 0
+    tool_correct: int = 0
+    tool_runs: int = 0
+    baseline_cost_usd: float | None = None
+    tool_cost_usd: float | None = None
+    note: str = ""
+
+
+class Footer(RecordModel):
+    """How the numbers were made, so a reader can reproduce and verify them."""
+
+    alert_threshold: float
+    fail_threshold: float
+    control_tolerance: float
+    seed: int
+    resamples: int
+    confidence: float = 0.95
+    scenario: str = ""
+    bundle_name: str | None = None
+    bundle_sha256: str | None = None
+    key_id: str | None = None
+    """Ed25519 key id of the bundle signature; None: the bundle is unsigned."""
+    run_url: str | None = None
+    version: str = ""
+
+
+class CommentData(RecordModel):
+    """Everything the PR comment shows."""
+
+    schema_version: Literal[1] = 1
+    comment_id: str = "copeca"
+    verdict: Verdict
+    verdict_reason: str = ""
+    headline: Headline | None = None
+    adoption: AdoptionLine | None = None
+    metrics: list[MetricRow] = []
+    capabilities: list[CapabilityRow] = []
+    retrieval: list[RetrievalRow] = []
+    flags: list[FlagRow] = []
+    warnings: list[str] = []
+    tasks: list[TaskRow] = []
+    footer: Footer | None = None
+    skipped_reason: str = ""
+    """Why nothing ran (fork without secrets, no key): shown instead of the results."""
+    full_report: str = Field(default="", max_length=500)
+    """Where the full report is, for the truncated view (e.g. the artifact's name)."""

@@ -1,0 +1,105 @@
+"""One PR comment per `comment-id`, updated in place on every run.
+
+The comment carries a hidden marker naming its `comment-id`, so matrix jobs with different
+ids keep separate comments and a re-run finds and edits its own. All pages of the PR's
+comments are read (a busy PR has more than one page). A POST that fails with a 5xx may still
+have created the comment, so before posting again the list is read once more.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from copeca_action.errors import GitHubError
+from copeca_action.github._client import GitHubClient
+
+MARKER_PREFIX = "<!-- copeca-action:comment-id="
+MAX_COMMENT_CHARS = 65_536
+_STATE = re.compile(r"<!-- copeca-action:state=([0-9a-f]{8,64}) -->")
+
+
+def marker(comment_id: str) -> str:
+    """The hidden first line that identifies our comment for this `comment-id`."""
+    return f"{MARKER_PREFIX}{comment_id} -->"
+
+
+def state_marker(state: str) -> str:
+    return f"<!-- copeca-action:state={state} -->"
+
+
+def state_of(body: str) -> str | None:
+    match = _STATE.search(body)
+    return match.group(1) if match else None
+
+
+@dataclass(frozen=True)
+class CommentResult:
+    action: Literal["created", "updated", "unchanged"]
+    id: int
+    html_url: str
+
+
+def _is_ours(comment: Any, mark: str) -> bool:
+    body = comment.get("body") if isinstance(comment, dict) else None
+    return isinstance(body, str) and body.lstrip().startswith(mark)  # not a quote of it
+
+
+def _is_bot(comment: dict[str, Any]) -> bool:
+    user = comment.get("user")
+    return isinstance(user, dict) and user.get("type") == "Bot"
+
+
+def find_comment(client: GitHubClient, owner: str, repo: str, number: int,
+                 comment_id: str) -> dict[str, Any] | None:
+    """Our comment on the PR, if any: bot-authored matches first, then the oldest."""
+    mark = marker(comment_id)
+    found = [c for c in client.paginate(f"repos/{owner}/{repo}/issues/{number}/comments",
+                                        what="list pull request comments")
+             if _is_ours(c, mark)]
+    if not found:
+        return None
+    bots = [c for c in found if _is_bot(c)]
+    chosen: dict[str, Any] = (bots or found)[0]
+    return chosen
+
+
+def upsert_comment(client: GitHubClient, owner: str, repo: str, number: int,
+                   comment_id: str, body: str, *, only_on_change: bool = False,
+                   post_attempts: int = 3) -> CommentResult:
+    """Edit our comment if it exists, create it otherwise; never a second one."""
+    mark = marker(comment_id)
+    if not body.startswith(mark):
+        body = f"{mark}\n{body}"
+    if len(body) > MAX_COMMENT_CHARS:
+        raise GitHubError(f"comment body is {len(body)} characters; GitHub's limit is "
+                          f"{MAX_COMMENT_CHARS} (render it with a size limit)")
+    for attempt in range(1, post_attempts + 1):
+        existing = find_comment(client, owner, repo, number, comment_id)
+        if existing is not None:
+            return _update(client, owner, repo, existing, body, only_on_change)
+        resp = client.request("POST", f"repos/{owner}/{repo}/issues/{number}/comments",
+                              json={"body": body}, what="create the pull request comment",
+                              permission="comment", retry_5xx=False)
+        if resp.status_code < 500:
+            data = resp.json()
+            return CommentResult("created", int(data["id"]), str(data["html_url"]))
+        print(f"copeca-action: creating the comment got HTTP {resp.status_code}; checking "
+              "whether it was created anyway", flush=True)
+        client.backoff(attempt)
+    raise GitHubError(f"create the pull request comment: failed {post_attempts} times with "
+                      "a server error; GitHub may be having trouble")
+
+
+def _update(client: GitHubClient, owner: str, repo: str, existing: dict[str, Any],
+            body: str, only_on_change: bool) -> CommentResult:
+    cid, url = int(existing["id"]), str(existing["html_url"])
+    old = str(existing.get("body") or "")
+    if old == body or (only_on_change and state_of(old) and state_of(old) == state_of(body)):
+        return CommentResult("unchanged", cid, url)
+    resp = client.request("PATCH", f"repos/{owner}/{repo}/issues/comments/{cid}",
+                          json={"body": body}, what="update the pull request comment",
+                          permission="comment")
+    data = resp.json()
+    return CommentResult("updated", int(data["id"]), str(data["html_url"]))

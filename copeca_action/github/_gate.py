@@ -1,0 +1,54 @@
+"""Whether this event may run the benchmark at all, decided before any code runs.
+
+Two rules keep secrets away from untrusted code:
+- a fork PR under `pull_request` gets no secrets: the run is `skipped` (exit 0) and the
+  comment says why, instead of a red job the contributor cannot fix;
+- `pull_request_target` runs with the base repository's secrets, so running the PR head
+  there hands them to whoever opened the PR: refused unless `allow-pull-request-target`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from copeca_action.errors import ConfigError, Problem
+from copeca_action.github._event import EventContext
+from copeca_action.github._inputs import SOURCE, ActionInputs
+
+Decision = Literal["run", "skip"]
+
+FORK_NO_SECRETS = (
+    "This pull request comes from a fork ({head}), and GitHub does not give secrets to "
+    "workflows triggered by fork pull requests, so no model API key reached this job. "
+    "Nothing was run and nothing was charged. A maintainer can run the benchmark with the "
+    "two-workflow pattern (`pull_request`, then `workflow_run`) described in docs/action.md.")
+NO_SECRETS = (
+    "No model API key reached this job (`anthropic-api-key` and `openai-api-key` are empty), "
+    "so nothing was run. Pass a key from the repository's secrets, or set `dry-run: true` to "
+    "run against the scripted model.")
+PR_TARGET_REFUSED = (
+    "refusing to run on `pull_request_target`: this event runs with the base repository's "
+    "secrets, and the benchmark executes the pull request's code (its tool, its modes), which "
+    "would hand those secrets to whoever opened the pull request. Use the `pull_request` + "
+    "`workflow_run` pattern (docs/action.md), or set `allow-pull-request-target: true` only if "
+    "every PR author is trusted")
+
+
+@dataclass(frozen=True)
+class Gate:
+    decision: Decision
+    reason: str = ""
+
+
+def check_gate(event: EventContext, inputs: ActionInputs) -> Gate:
+    """Run, or skip with a reason; raise when the configuration itself is unsafe."""
+    if event.name == "pull_request_target" and not inputs.allow_pull_request_target:
+        raise ConfigError(Problem(SOURCE, PR_TARGET_REFUSED, field="allow-pull-request-target"))
+    if inputs.dry_run or inputs.merge:
+        return Gate("run")
+    if not inputs.has_model_secrets:
+        if event.is_fork:
+            return Gate("skip", FORK_NO_SECRETS.format(head=event.head_repository))
+        return Gate("skip", NO_SECRETS)
+    return Gate("run")

@@ -1,0 +1,218 @@
+"""Action inputs: read from the environment, normalised, validated one by one.
+
+`action.yml` maps each hyphenated input (`tool-dir`) to an underscore variable
+(`INPUT_TOOL_DIR`) in `runs.env`; a Docker action would set `INPUT_TOOL-DIR` instead, so
+both spellings are read. Booleans accept true/false/yes/no/1/0 in any case. Every problem
+names the input, the value given and what was expected, and all are reported at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from pydantic import Field
+
+from copeca_action._util.model import RecordModel
+from copeca_action.errors import ConfigError, Problem
+
+Compare = Literal["baseline", "base-ref", "both"]
+FailOn = Literal["regression", "inconclusive", "never"]
+CommentPolicy = Literal["always", "on-change", "never"]
+
+SOURCE = "action input"
+"""What Problem.file says for an input: inputs come from the workflow, not a file."""
+
+_TRUE = {"true", "yes", "y", "on", "1"}
+_FALSE = {"false", "no", "n", "off", "0"}
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_COMMENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+class Shard(RecordModel):
+    """Slice `index` (1-based) of `count` equal slices of the plan."""
+
+    index: int
+    count: int
+
+
+class ActionInputs(RecordModel):
+    """Every input of action.yml, typed; defaults equal those in action.yml."""
+
+    scenario: str = ""
+    """Scenario YAML (workspace-relative); `demo` is the bundled demo scenario."""
+    tool_dir: str = "."
+    compare: Compare = "baseline"
+    runner_image: str = ""
+    github_token: str = Field(default="", repr=False)
+    anthropic_api_key: str = Field(default="", repr=False)
+    openai_api_key: str = Field(default="", repr=False)
+    budget_usd: float | None = None
+    alert_threshold: float | None = None
+    fail_threshold: float | None = None
+    fail_on: FailOn = "regression"
+    comment: CommentPolicy = "always"
+    comment_id: str = "copeca"
+    signing_key: str = Field(default="", repr=False)
+    shard: Shard | None = None
+    merge: list[str] = []
+    reuse: str = ""
+    output_dir: str = ".copeca"
+    dry_run: bool = False
+    allow_pull_request_target: bool = False
+    check_run: bool = False
+    pull_request: int | None = None
+
+    @property
+    def has_model_secrets(self) -> bool:
+        """A model key reached the step (forks get empty strings instead of secrets)."""
+        return bool(self.anthropic_api_key.strip() or self.openai_api_key.strip())
+
+    @property
+    def secrets(self) -> list[str]:
+        """Values to mask in logs and scrub from text."""
+        values = [self.github_token, self.anthropic_api_key, self.openai_api_key,
+                  self.signing_key]
+        return [v for v in values if v.strip()]
+
+
+def env_names(name: str) -> tuple[str, str]:
+    """The two variables an input may arrive in: `INPUT_TOOL_DIR`, `INPUT_TOOL-DIR`."""
+    upper = name.upper()
+    return f"INPUT_{upper.replace('-', '_')}", f"INPUT_{upper}"
+
+
+def raw_input(env: Mapping[str, str], name: str) -> str:
+    """The input's text, whitespace-trimmed; empty when unset (GitHub's own convention)."""
+    for var in env_names(name):
+        if var in env:
+            return env[var].strip()
+    return ""
+
+
+def parse_bool(text: str) -> bool:
+    low = text.lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    raise ValueError("expected true or false")
+
+
+def parse_choice(choices: tuple[str, ...]) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        low = text.lower()
+        if low not in choices:
+            raise ValueError("expected one of " + ", ".join(choices))
+        return low
+    return parse
+
+
+def parse_number(lo: float, hi: float | None = None) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        raw = text[:-1] if text.endswith("%") else text
+        try:
+            value = float(raw)
+        except ValueError:
+            raise ValueError("expected a number") from None
+        if text.endswith("%"):
+            value /= 100
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError("expected a finite number")
+        if value < lo or (hi is not None and value > hi):
+            raise ValueError(f"expected a number from {lo:g}" + (f" to {hi:g}" if hi else " up"))
+        return value
+    return parse
+
+
+def parse_shard(text: str) -> Shard:
+    match = _SHARD.match(text)
+    if not match:
+        raise ValueError("expected i/n, e.g. 2/4")
+    index, count = int(match.group(1)), int(match.group(2))
+    if not 1 <= index <= count:
+        raise ValueError(f"expected 1 ≤ i ≤ n, got {index}/{count}")
+    return Shard(index=index, count=count)
+
+
+def parse_comment_id(text: str) -> str:
+    if not _COMMENT_ID.match(text):
+        raise ValueError("expected 1-64 letters, digits, '.', '_' or '-' (it goes into a "
+                         "hidden HTML marker)")
+    return text
+
+
+def parse_list(text: str) -> list[str]:
+    """Newline- or comma-separated paths/globs."""
+    return [p.strip() for p in re.split(r"[\n,]", text) if p.strip()]
+
+
+def parse_pr_number(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError("expected a pull request number")
+    return int(text)
+
+
+def _text(text: str) -> str:
+    return text
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "scenario": _text,
+    "tool-dir": _text,
+    "compare": parse_choice(("baseline", "base-ref", "both")),
+    "runner-image": _text,
+    "github-token": _text,
+    "anthropic-api-key": _text,
+    "openai-api-key": _text,
+    "budget-usd": parse_number(0.0),
+    "alert-threshold": parse_number(0.0, 10.0),
+    "fail-threshold": parse_number(0.0, 10.0),
+    "fail-on": parse_choice(("regression", "inconclusive", "never")),
+    "comment": parse_choice(("always", "on-change", "never")),
+    "comment-id": parse_comment_id,
+    "signing-key": _text,
+    "shard": parse_shard,
+    "merge": parse_list,
+    "reuse": _text,
+    "output-dir": _text,
+    "dry-run": parse_bool,
+    "allow-pull-request-target": parse_bool,
+    "check-run": parse_bool,
+    "pull-request": parse_pr_number,
+}
+"""Input name → parser of its text. An empty input keeps the model's default."""
+
+SECRET_INPUTS = frozenset({"github-token", "anthropic-api-key", "openai-api-key",
+                           "signing-key"})
+
+
+def read_inputs(env: Mapping[str, str]) -> ActionInputs:
+    """All inputs from the environment; every bad one is reported, each by its name."""
+    values: dict[str, Any] = {}
+    problems: list[Problem] = []
+    for name, parse in PARSERS.items():
+        text = raw_input(env, name)
+        if not text:
+            continue
+        try:
+            values[name.replace("-", "_")] = parse(text)
+        except ValueError as exc:
+            shown = "(hidden)" if name in SECRET_INPUTS else repr(text[:80])
+            problems.append(Problem(SOURCE, f"{exc}; got {shown}", field=name))
+    inputs = ActionInputs.model_validate(values) if not problems else None
+    if inputs and inputs.alert_threshold is not None and inputs.fail_threshold is not None \
+            and inputs.fail_threshold < inputs.alert_threshold:
+        problems.append(Problem(SOURCE, f"must be at least alert-threshold "
+                                f"({inputs.alert_threshold:g}); got {inputs.fail_threshold:g}",
+                                field="fail-threshold"))
+    if inputs and inputs.shard and inputs.merge:
+        problems.append(Problem(SOURCE, "a job either runs a shard or merges shard bundles, "
+                                "not both; remove `shard` or `merge`", field="merge"))
+    if inputs and not inputs.scenario and not inputs.merge:
+        problems.append(Problem(SOURCE, "required: the scenario YAML to run (for example "
+                                "benchmark/scenarios/pr.yaml, or `demo`)", field="scenario"))
+    if problems or inputs is None:
+        raise ConfigError(problems)
+    return inputs

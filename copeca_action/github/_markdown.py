@@ -1,0 +1,95 @@
+"""Safe markdown: text from agents and tasks escaped, numbers formatted one way everywhere."""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+
+MINUS = "\u2212"
+ZWSP = "&#8203;"
+_ENTITIES = {c: f"&#{ord(c)};" for c in "\\`*_{}[]<>#+!|~&$\"'"}
+"""Markdown and HTML specials. `(` `)` stay: without a raw `[` they cannot form a link."""
+_BREAK_AFTER = {"@", "#", ":"}
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+class Safe(str):
+    """Text already safe to place in markdown (formatted numbers, our own markup)."""
+
+
+def escape_md(text: object, max_len: int = 300) -> Safe:
+    """Plain text that renders as itself: no markup, no HTML, no @-mention, no autolink.
+
+    Markdown and HTML specials become numeric entities; a zero-width space after `@`, `#`
+    and `:` stops mentions, issue references, emoji codes and URL autolinks; line breaks
+    become spaces (a cell stays a cell); bidi and control characters are dropped."""
+    raw = _CONTROL.sub("", str(text)).replace("\r", " ").replace("\n", " ").replace("\t", " ")
+    raw = "".join(c for c in raw if unicodedata.category(c) != "Cf")
+    if len(raw) > max_len:
+        raw = raw[: max_len - 1] + "…"
+    out = []
+    for ch in raw:
+        if ch in _BREAK_AFTER:
+            out.append(_ENTITIES.get(ch, ch) + ZWSP)
+        else:
+            out.append(_ENTITIES.get(ch, ch))
+    return Safe("".join(out).replace("www.", f"www{ZWSP}."))
+
+
+def _num(value: float, digits: int) -> str:
+    text = f"{abs(value):,.{digits}f}"
+    return (MINUS if value < 0 and text.strip("0.,") else "") + text
+
+
+def signed_pct(value: float | None, digits: int = 1) -> Safe:
+    """+18.2% / −18.2%; n/a for None; ∞ when a cost per correct is infinite."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Safe("n/a")
+    if math.isinf(value):
+        return Safe("+∞" if value > 0 else f"{MINUS}∞")
+    sign = "+" if value >= 0 else ""
+    return Safe(sign + _num(value * 100, digits) + "%")
+
+
+def signed_points(value: float | None, digits: int = 1) -> Safe:
+    if value is None or math.isnan(value):
+        return Safe("n/a")
+    return Safe(("+" if value >= 0 else "") + _num(value * 100, digits) + " pp")
+
+
+def ci_text(low: float | None, high: float | None, kind: str = "relative",
+            confidence: float | None = None) -> Safe:
+    """`−27.5 to −8.1%` (or `95% CI −27.5 to −8.1%` when the confidence is given)."""
+    if low is None or high is None:
+        return Safe("")
+    if kind == "points":
+        body = f"{signed_points(low)[:-3]} to {signed_points(high)}"
+    else:
+        lo = signed_pct(low)
+        body = f"{lo[:-1] if lo.endswith('%') else lo} to {signed_pct(high)}"
+    if confidence is not None:
+        body = f"{confidence * 100:g}% CI {body}"
+    return Safe(body)
+
+
+def value_text(value: float | None, unit: str) -> Safe:
+    """A metric value in its unit."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return Safe("n/a")
+    if isinstance(value, float) and math.isinf(value):
+        return Safe("∞")
+    if unit == "usd":
+        return Safe("$" + _num(value, 4 if abs(value) < 0.1 else 2))
+    if unit == "fraction":
+        return Safe(_num(value * 100, 1) + "%")
+    if unit == "count":
+        return Safe(f"{int(value):,}")
+    if unit == "seconds":
+        return Safe(_num(value, 1) + " s")
+    if unit == "tokens":
+        for size, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if abs(value) >= size:
+                return Safe(_num(value / size, 1) + suffix)
+        return Safe(f"{int(value):,}")
+    return Safe(_num(value, 3))

@@ -1,0 +1,183 @@
+"""Render CommentData to the PR comment (and the skipped comment), within GitHub's size.
+
+Templates only format; escaping is not left to them: every value printed by `{{ }}` goes
+through `escape_md` unless a formatter here marked it `Safe`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import cache
+from typing import Any
+
+import jinja2
+
+from copeca_action.github._comment_data import CommentData, Estimate, MetricRow
+from copeca_action.github._comments import MAX_COMMENT_CHARS, marker, state_marker
+from copeca_action.github._markdown import (
+    Safe,
+    ci_text,
+    escape_md,
+    signed_pct,
+    signed_points,
+    value_text,
+)
+
+ICONS = {"improvement": "🟢", "regression": "🔴", "inconclusive": "⚪", "invalid": "⚠️",
+         "skipped": "⏭️"}
+_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+(/[A-Za-z0-9._~/%-]*)?$")
+_HEX = re.compile(r"^[0-9a-f]{8,128}$")
+ROW_CAP = {0: 50, 1: 50, 2: 10}
+"""Flags and warnings shown at each truncation level."""
+
+
+def _finalize(value: Any) -> Any:
+    if isinstance(value, Safe | int | float) and not isinstance(value, bool):
+        return value
+    return escape_md(value, max_len=500)
+
+
+def escape_with_code(text: str, max_len: int = 1000) -> Safe:
+    """Our own messages: escaped, but `backtick spans` shown as code."""
+    parts = text.split("`")
+    out = [escape_md(p, max_len) if i % 2 == 0 else Safe(f"<code>{escape_md(p, max_len)}</code>")
+           for i, p in enumerate(parts)]
+    return Safe("".join(out))
+
+
+def safe_url(url: str | None) -> Safe | None:
+    return Safe(url) if url and _URL.match(url) else None
+
+
+@cache
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("copeca_action.github", "templates"),
+        autoescape=False, undefined=jinja2.StrictUndefined, finalize=_finalize,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["url"] = lambda u: safe_url(u) or Safe("#")
+    return env
+
+
+def estimate_text(est: Estimate | None, with_conf: bool = False,
+                  kind: str = "relative", confidence: float = 0.95) -> Safe:
+    if est is None or est.delta is None:
+        return Safe("n/a")
+    head = signed_points(est.delta) if kind == "points" else signed_pct(est.delta)
+    ci = ci_text(est.ci_low, est.ci_high, kind, confidence if with_conf else None)
+    return Safe(f"{head} ({ci})" if ci else head)
+
+
+def headline_text(data: CommentData) -> Safe:
+    """'Cost per correct −18.2% (95% CI −27.5 to −8.1%) vs baseline'."""
+    h = data.headline
+    if h is None:
+        return Safe("")
+    conf = data.footer.confidence if data.footer else 0.95
+    return Safe(f"{escape_md(h.metric, 80)} {estimate_text(h.estimate, True, confidence=conf)}"
+                f" vs {escape_md(h.versus, 80)}")
+
+
+def row_delta(row: MetricRow) -> Safe:
+    return estimate_text(row.estimate, kind=row.delta_kind)
+
+
+def footer_text(data: CommentData) -> Safe:
+    f = data.footer
+    if f is None:
+        return Safe("")
+    parts = [f"thresholds: alert {signed_pct(f.alert_threshold)}, fail "
+             f"{signed_pct(f.fail_threshold)}, control ±{f.control_tolerance * 100:g}%",
+             f"seed {f.seed}", f"{f.resamples:,} resamples"]
+    if f.scenario:
+        parts.insert(0, f"scenario <code>{escape_md(f.scenario, 80)}</code>")
+    if f.bundle_name:
+        bundle = f"bundle <code>{escape_md(f.bundle_name, 120)}</code>"
+        if f.bundle_sha256 and _HEX.match(f.bundle_sha256):
+            bundle += f" sha256 <code>{f.bundle_sha256}</code>"
+        parts.append(bundle)
+    parts.append(f"signed by key <code>{escape_md(f.key_id, 80)}</code>" if f.key_id
+                 else "unsigned")
+    url = safe_url(f.run_url)
+    if url:
+        parts.append(f"[workflow run]({url})")
+    if f.version:
+        parts.append(f"copeca-action {escape_md(f.version, 40)}")
+    return Safe(" · ".join(parts))
+
+
+def state_of_data(data: CommentData) -> str:
+    """A digest of what the reader cares about, for `comment: on-change`."""
+    key = {"verdict": data.verdict, "headline": data.headline and data.headline.model_dump(),
+           "metrics": [m.model_dump() for m in data.metrics], "skipped": data.skipped_reason}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _truncation_note(data: CommentData, level: int, shown: int = 0) -> Safe:
+    cut = {1: f"per-task details after the first {shown} tasks" if shown else
+              "per-task details",
+           2: "per-task details, capabilities, retrieval and long lists",
+           3: "most of the report"}[level]
+    where = escape_md(data.full_report or (data.footer.bundle_name if data.footer
+                                           and data.footer.bundle_name else "the bundle"), 200)
+    url = safe_url(data.footer.run_url if data.footer else None)
+    run = f" of [this workflow run]({url})" if url else ""
+    return Safe(f"> [!NOTE]\n> This comment is truncated to fit GitHub's {MAX_COMMENT_CHARS:,}-"
+                f"character limit: {cut} are left out. The full report (report.md, "
+                f"report.html) is in <code>{where}</code>, the artifact{run}.")
+
+
+def _render_level(data: CommentData, level: int, task_cap: int | None = None) -> str:
+    """Level 0: everything; 1: the first `task_cap` tasks; 2: no tasks and short lists."""
+    cap = len(data.tasks) if level == 0 else (task_cap or 0) if level == 1 else 0
+    common = {"data": data, "marker": Safe(marker(data.comment_id)),
+              "state": Safe(state_marker(state_of_data(data)))}
+    if data.verdict == "skipped":
+        return _env().get_template("skipped.md.j2").render(
+            **common, data_reason=Safe(data.skipped_reason))
+    conf = data.footer.confidence if data.footer else 0.95
+    return _env().get_template("comment.md.j2").render(
+        **common, level=level, cap=ROW_CAP.get(level, 10), task_cap=cap,
+        icon=ICONS[data.verdict],
+        headline=headline_text(data), conf=Safe(f"{conf * 100:g}"),
+        pct=lambda v: value_text(v, "fraction"), value=value_text,
+        estimate=lambda e, c=False: estimate_text(e, c, confidence=conf),
+        row_delta=row_delta, footer=footer_text(data),
+        truncation_note=_truncation_note(data, max(level, 1), cap))
+
+
+def render_comment(data: CommentData, limit: int = MAX_COMMENT_CHARS) -> str:
+    """The comment markdown, at most `limit` characters: detail is dropped level by level,
+    and as a last resort the text is cut at a line with a note saying where the rest is."""
+    data = _with_safe_reasons(data)
+    body = _render_level(data, 0)
+    if len(body) <= limit:
+        return body
+    if data.tasks:  # keep as many task rows as fit: estimate from the row size, then check
+        bare = len(_render_level(data, 1, 0))
+        per_task = max(1.0, (len(body) - bare) / len(data.tasks))
+        rows = int((limit - bare - 400) / per_task)
+        while rows > 0:
+            body = _render_level(data, 1, rows)
+            if len(body) <= limit:
+                return body
+            rows = int(rows * 0.9)
+    body = _render_level(data, 2)
+    if len(body) <= limit:
+        return body
+    note = "\n\n" + _truncation_note(data, 3) + "\n"
+    keep = body[: max(0, limit - len(note) - len("\n</details>"))]
+    keep = keep[: keep.rfind("\n")] if "\n" in keep else keep
+    if keep.count("<details>") > keep.count("</details>"):
+        keep += "\n</details>"
+    return keep + note
+
+
+def _with_safe_reasons(data: CommentData) -> CommentData:
+    """Reasons are our own sentences with `code` spans: escape them once, keep the spans."""
+    return data.model_copy(update={
+        "verdict_reason": Safe(escape_with_code(data.verdict_reason)),
+        "skipped_reason": Safe(escape_with_code(data.skipped_reason)),
+    })

@@ -1,0 +1,281 @@
+"""A local fake of the GitHub REST API for issue comments and check runs.
+
+Every request it receives and every response it sends is validated with openapi-core
+against GitHub's published description (/work/shared/contracts or $COPECA_CONTRACTS);
+violations are recorded and a test asserts there are none. Faults (403, 502, rate limits)
+are injected per call. Binds to 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from openapi_core import OpenAPI
+from openapi_core.testing import MockRequest, MockResponse
+from openapi_schema_validator import OAS30Validator
+
+
+def _contracts() -> Path:
+    """$COPECA_CONTRACTS, else shared/contracts beside the checkout (as in CI)."""
+    if os.environ.get("COPECA_CONTRACTS"):
+        return Path(os.environ["COPECA_CONTRACTS"])
+    checkout = Path(__file__).resolve().parents[3]
+    for candidate in (checkout.parent / "shared" / "contracts",
+                      checkout.parent.parent / "shared" / "contracts"):
+        if candidate.is_dir():
+            return candidate
+    return checkout.parent / "shared" / "contracts"
+
+
+CONTRACTS = _contracts()
+SPEC_PATH = CONTRACTS / "github-rest-issue-comments.json"
+PAYLOADS = CONTRACTS / "webhook-payloads"
+HOST = "https://api.github.com"  # the spec's server: validation needs this host
+
+_LIST = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/(\d+)/comments$")
+_ONE = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/comments/(\d+)$")
+_CHECK = re.compile(r"^/repos/([^/]+)/([^/]+)/check-runs$")
+
+
+@cache
+def load_spec() -> tuple[OpenAPI, dict[str, Any]]:
+    """The contract, minus upstream quirk 1 (README): the check-run request discriminator."""
+    raw = json.loads(SPEC_PATH.read_text())
+    body = raw["paths"]["/repos/{owner}/{repo}/check-runs"]["post"]["requestBody"]
+    body["content"]["application/json"]["schema"].pop("discriminator", None)
+    return OpenAPI.from_dict(copy.deepcopy(raw)), raw
+
+
+@dataclass
+class Fault:
+    method: str
+    path: str  # regex on the path
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+    times: int = 1
+    after_effect: bool = False
+    """Do the request's work first, then answer with the fault (a lost response)."""
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+    status: int
+    authorization: str
+
+
+class FakeGitHub:
+    """State (comments per issue, check runs), injected faults, and the log of calls."""
+
+    def __init__(self) -> None:
+        self.openapi, raw = load_spec()
+        self.raw = copy.deepcopy(raw)
+        self.comments: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
+        self.check_runs: list[dict[str, Any]] = []
+        self.faults: list[Fault] = []
+        self.calls: list[Call] = []
+        self.violations: list[str] = []
+        self.next_id = 1000
+        self.lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,),
+                                       daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self) -> FakeGitHub:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # ---------------------------------------------------------------- state helpers
+
+    def example(self, name: str) -> dict[str, Any]:
+        return copy.deepcopy(self.raw["components"]["examples"][name]["value"])
+
+    def make_comment(self, owner: str, repo: str, number: int, body: str,
+                     bot: bool = True) -> dict[str, Any]:
+        self.next_id += 1
+        cid = self.next_id
+        c = self.example("issue-comment")
+        c.update({
+            "id": cid, "node_id": f"IC_{cid}", "body": body,
+            "url": f"{HOST}/repos/{owner}/{repo}/issues/comments/{cid}",
+            "html_url": f"https://github.com/{owner}/{repo}/pull/{number}#issuecomment-{cid}",
+            "issue_url": f"{HOST}/repos/{owner}/{repo}/issues/{number}",
+        })
+        if bot:
+            c["user"].update({"login": "github-actions[bot]", "type": "Bot", "id": 41898282})
+        return c
+
+    def seed(self, owner: str, repo: str, number: int, bodies: list[str],
+             bot: bool = False) -> None:
+        key = (owner, repo, number)
+        for body in bodies:
+            self.comments.setdefault(key, []).append(self.make_comment(owner, repo, number,
+                                                                       body, bot))
+
+    def fail(self, method: str, path: str, status: int, message: str,
+             headers: dict[str, str] | None = None, times: int = 1,
+             after_effect: bool = False) -> None:
+        body = {"message": message,
+                "documentation_url": "https://docs.github.com/rest/issues/comments",
+                "status": str(status)}
+        self.faults.append(Fault(method, path, status, body, headers or {}, times,
+                                 after_effect))
+
+    # ---------------------------------------------------------------- validation
+
+    def _validate_request(self, method: str, path: str, query: dict[str, list[str]],
+                          data: bytes) -> bool:
+        args = {k: v[-1] for k, v in query.items()}
+        req = MockRequest(HOST, method.lower(), path, args=args, data=data or None)
+        try:
+            self.openapi.validate_request(req)
+        except Exception as exc:
+            self.violations.append(f"request {method} {path}: {exc!r}")
+            return False
+        return True
+
+    def _validate_response(self, method: str, path: str, query: dict[str, list[str]],
+                           data: bytes, status: int, body: bytes,
+                           headers: dict[str, str]) -> None:
+        args = {k: v[-1] for k, v in query.items()}
+        req = MockRequest(HOST, method.lower(), path, args=args, data=data or None)
+        resp = MockResponse(body, status_code=status, headers=headers)
+        if self._documented(method, path, status):
+            try:
+                self.openapi.validate_response(req, resp)
+            except Exception as exc:
+                self.violations.append(f"response {status} {method} {path}: {exc!r}")
+        else:  # an injected fault GitHub sends but the operation does not list (e.g. 502)
+            schema = self.raw["components"]["schemas"]["basic-error"]
+            errors = list(OAS30Validator(schema).iter_errors(json.loads(body)))
+            if errors:
+                self.violations.append(f"fault {status} {method} {path}: {errors[0]}")
+
+    def _documented(self, method: str, path: str, status: int) -> bool:
+        for pattern, template in ((_LIST, "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
+                                  (_ONE, "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
+                                  (_CHECK, "/repos/{owner}/{repo}/check-runs")):
+            if pattern.match(path):
+                op = self.raw["paths"][template].get(method.lower(), {})
+                return str(status) in op.get("responses", {})
+        return False
+
+    # ---------------------------------------------------------------- routing
+
+    def handle(self, method: str, path: str, query: dict[str, list[str]], data: bytes,
+               auth: str) -> tuple[int, Any, dict[str, str]]:
+        if auth != "Bearer test-token-123":
+            return 401, {"message": "Bad credentials"}, {}
+        for fault in self.faults:
+            if fault.times > 0 and fault.method == method and re.search(fault.path, path):
+                fault.times -= 1
+                if fault.after_effect:
+                    self.route(method, path, query, data)
+                return fault.status, fault.body, fault.headers
+        return self.route(method, path, query, data)
+
+    def route(self, method: str, path: str, query: dict[str, list[str]],
+              data: bytes) -> tuple[int, Any, dict[str, str]]:
+        body = json.loads(data) if data else None
+        if (m := _LIST.match(path)) is not None:
+            key = (m.group(1), m.group(2), int(m.group(3)))
+            if method == "GET":
+                return self._page(key, path, query)
+            if method == "POST":
+                comment = self.make_comment(*key, body["body"])
+                self.comments.setdefault(key, []).append(comment)
+                return 201, comment, {"Location": comment["url"]}
+        if (m := _ONE.match(path)) is not None and method == "PATCH":
+            for comments in self.comments.values():
+                for c in comments:
+                    if c["id"] == int(m.group(3)):
+                        c["body"] = body["body"]
+                        c["updated_at"] = "2026-11-21T21:00:00Z"
+                        return 200, c, {}
+            return 404, {"message": "Not Found"}, {}
+        if _CHECK.match(path) and method == "POST":
+            run = self.example("check-run-example-of-completed-conclusion")
+            run.update({"name": body["name"], "head_sha": body["head_sha"],
+                        "conclusion": body.get("conclusion"), "status": "completed"})
+            self.check_runs.append(run)
+            return 201, run, {}
+        return 404, {"message": "Not Found"}, {}
+
+    def _page(self, key: tuple[str, str, int], path: str,
+              query: dict[str, list[str]]) -> tuple[int, Any, dict[str, str]]:
+        per_page = min(int(query.get("per_page", ["30"])[-1]), 100)
+        page = int(query.get("page", ["1"])[-1])
+        items = self.comments.get(key, [])
+        last = max(1, -(-len(items) // per_page))
+        chunk = items[(page - 1) * per_page: page * per_page]
+        links = []
+        if page < last:
+            links.append(f'<{self.url}{path}?per_page={per_page}&page={page + 1}>; rel="next"')
+            links.append(f'<{self.url}{path}?per_page={per_page}&page={last}>; rel="last"')
+        return 200, chunk, {"Link": ", ".join(links)} if links else {}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _serve(self) -> None:
+                split = urlsplit(self.path)
+                query = parse_qs(split.query)
+                length = int(self.headers.get("Content-Length") or 0)
+                data = self.rfile.read(length) if length else b""
+                with fake.lock:
+                    if fake._validate_request(self.command, split.path, query, data):
+                        try:
+                            status, body, headers = fake.handle(
+                                self.command, split.path, query, data,
+                                self.headers.get("Authorization", ""))
+                        except Exception as exc:
+                            fake.violations.append(f"fake crashed on {split.path}: {exc!r}")
+                            status, body, headers = 500, {"message": "fake crashed"}, {}
+                    else:
+                        status, headers = 422, {}
+                        body = {"message": "Invalid request.", "documentation_url":
+                                "https://docs.github.com/rest"}
+                    raw = json.dumps(body).encode()
+                    if status != 401:
+                        fake._validate_response(self.command, split.path, query, data,
+                                                status, raw, headers)
+                    fake.calls.append(Call(self.command, split.path, query,
+                                           json.loads(data) if data else None, status,
+                                           self.headers.get("Authorization", "")))
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(raw)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(raw)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _serve
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+        return Handler

@@ -1,0 +1,244 @@
+"""The action end to end: real webhook payloads in, the contract-checking fake API out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_github import FakeGitHub
+from gh_support import TOKEN, fork_payload, parse_outputs, payload
+from sample import sample_comment
+
+from copeca_action.github import (
+    MAX_COMMENT_CHARS,
+    OUTPUT_NAMES,
+    ActionContext,
+    Outcome,
+    RetryPolicy,
+    main,
+    marker,
+)
+
+OWNER, REPO, PR = "Codertocat", "Hello-World", 2
+KEY = (OWNER, REPO, PR)
+
+
+def engine(verdict: str = "improvement", tasks: int = 6, note: str = "") -> Any:
+    def run(ctx: ActionContext) -> Outcome:
+        data = sample_comment(ctx.inputs.comment_id, tasks=tasks, note=note, verdict=verdict)
+        return Outcome(comment=data, outputs={
+            "delta": "-0.182", "delta-ci-low": "-0.275", "delta-ci-high": "-0.081",
+            "bundle-path": str(ctx.output_dir / "run.copeca")})
+    return run
+
+
+def run_main(env: dict[str, str], eng: Any = None, sleeps: list[float] | None = None) -> int:
+    log = sleeps if sleeps is not None else []
+    return main(env, eng if eng is not None else engine(),
+                policy=RetryPolicy(attempts=3, backoff_s=0.25), sleep=log.append)
+
+
+def outputs(env: dict[str, str]) -> dict[str, str]:
+    return parse_outputs(Path(env["GITHUB_OUTPUT"]))
+
+
+def test_first_run_creates_the_comment_and_writes_every_output(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env) == 0
+    comments = fake_github.comments[KEY]
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    assert body.startswith(marker("copeca"))
+    assert "Cost per correct −18.2% (95% CI −27.5 to −8.1%) vs baseline" in body
+    out = outputs(env)
+    assert set(OUTPUT_NAMES) <= set(out)
+    assert out["verdict"] == "improvement" and out["delta"] == "-0.182"
+    assert out["comment-url"] == comments[0]["html_url"]
+    assert out["artifact-name"] == "copeca"
+    badge = json.loads(Path(out["badge-path"]).read_text())
+    assert badge["message"] == "−18.2% vs baseline"
+    assert "vs baseline" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    printed = capsys.readouterr()
+    assert f"::add-mask::{TOKEN}" in printed.out
+    assert TOKEN not in printed.out.replace(f"::add-mask::{TOKEN}", "") + printed.err
+
+
+def test_rerun_updates_the_same_comment(fake_github: FakeGitHub, actions_env: Any) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env) == 0
+    first_id = fake_github.comments[KEY][0]["id"]
+    env = actions_env("pull_request", payload("pull_request.synchronize"), fake_github.url)
+    assert run_main(env, engine(note="second run")) == 0
+    comments = fake_github.comments[KEY]
+    assert len(comments) == 1 and comments[0]["id"] == first_id
+    assert "second run" in comments[0]["body"]
+    assert [c.method for c in fake_github.calls] == ["GET", "POST", "GET", "PATCH"]
+
+
+def test_finds_its_comment_among_120_across_pages(fake_github: FakeGitHub,
+                                                  actions_env: Any) -> None:
+    fake_github.seed(*KEY, [f"review comment {i}" for i in range(119)])
+    fake_github.seed(*KEY, [marker("copeca") + "\nold result"], bot=True)
+    env = actions_env("pull_request", payload("pull_request.synchronize"), fake_github.url)
+    assert run_main(env) == 0
+    comments = fake_github.comments[KEY]
+    assert len(comments) == 120
+    assert "old result" not in comments[-1]["body"] and "−18.2%" in comments[-1]["body"]
+    gets = [c for c in fake_github.calls if c.method == "GET"]
+    assert len(gets) == 2  # 100 + 20
+
+
+def test_403_fails_with_the_missing_permission_but_keeps_outputs(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    fake_github.fail("POST", r"/comments$", 403, "Resource not accessible by integration")
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env) == 1
+    err = capsys.readouterr()
+    assert "pull-requests: write" in err.err
+    assert "::error title=copeca-action::" in err.out
+    assert outputs(env)["verdict"] == "improvement"
+    assert "pull-requests: write" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+
+
+def test_502_then_success(fake_github: FakeGitHub, actions_env: Any) -> None:
+    fake_github.fail("GET", r"/comments$", 502, "Server Error")
+    sleeps: list[float] = []
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env, sleeps=sleeps) == 0
+    assert sleeps == [0.25]
+    assert len(fake_github.comments[KEY]) == 1
+
+
+def test_a_70000_character_report_posts_a_truncated_comment(fake_github: FakeGitHub,
+                                                            actions_env: Any) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env, engine(tasks=400, note="x" * 150)) == 0
+    body = fake_github.comments[KEY][0]["body"]
+    assert len(body) <= MAX_COMMENT_CHARS
+    assert "This comment is truncated" in body
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert "This comment is truncated" in summary
+
+
+def test_fork_without_secrets_is_skipped_and_says_why(fake_github: FakeGitHub,
+                                                      actions_env: Any) -> None:
+    env = actions_env("pull_request", fork_payload(), fake_github.url,
+                      anthropic_api_key="")
+    ran: list[bool] = []
+    assert run_main(env, lambda ctx: ran.append(True)) == 0
+    assert ran == []
+    assert outputs(env)["verdict"] == "skipped"
+    body = fake_github.comments[KEY][0]["body"]
+    assert "skipped" in body and "fork (mallory/Hello-World)" in body
+
+
+def test_fork_with_a_read_only_token_still_exits_0(fake_github: FakeGitHub, actions_env: Any,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    fake_github.fail("POST", r"/comments$", 403, "Resource not accessible by integration")
+    env = actions_env("pull_request", fork_payload(), fake_github.url, anthropic_api_key="")
+    assert run_main(env) == 0
+    assert "::warning::copeca-action: could not comment" in capsys.readouterr().out
+    assert outputs(env)["verdict"] == "skipped"
+
+
+def test_pull_request_target_is_refused_before_any_call(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    env = actions_env("pull_request_target", fork_payload(), fake_github.url)
+    assert run_main(env) == 2
+    assert "allow-pull-request-target" in capsys.readouterr().err
+    assert fake_github.calls == []
+
+
+@pytest.mark.parametrize("verdict,fail_on,code", [
+    ("regression", "regression", 1), ("inconclusive", "regression", 0),
+    ("inconclusive", "inconclusive", 1), ("invalid", "inconclusive", 1),
+    ("regression", "never", 0), ("improvement", "inconclusive", 0)])
+def test_exit_code_follows_fail_on(fake_github: FakeGitHub, actions_env: Any, verdict: str,
+                                   fail_on: str, code: int) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      fail_on=fail_on)
+    assert run_main(env, engine(verdict=verdict)) == code
+
+
+def test_push_and_release_write_outputs_without_commenting(fake_github: FakeGitHub,
+                                                           actions_env: Any) -> None:
+    for name, event in (("push", "push"), ("release", "release.published")):
+        env = actions_env(name, payload(event), fake_github.url)
+        assert run_main(env) == 0
+        assert outputs(env)["comment-url"] == ""
+    assert fake_github.calls == []
+
+
+def test_check_run_is_created_on_request(fake_github: FakeGitHub, actions_env: Any) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      check_run="true", comment="never")
+    assert run_main(env, engine(verdict="regression")) == 1
+    assert [c.method + " " + c.path for c in fake_github.calls] == [
+        "POST /repos/Codertocat/Hello-World/check-runs"]
+    assert fake_github.check_runs[0]["conclusion"] == "failure"
+
+
+def test_without_an_engine_it_stops_after_the_event_with_a_clear_message(
+        actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"))
+    assert main(env) == 1
+    assert "engine is not wired" in capsys.readouterr().err
+
+
+def test_on_change_leaves_an_unchanged_result_alone(fake_github: FakeGitHub,
+                                                    actions_env: Any) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      comment="on-change")
+    assert run_main(env) == 0
+    fake_github.calls.clear()
+    assert run_main(env, engine(note="different note, same numbers")) == 0
+    assert [c.method for c in fake_github.calls] == ["GET"]
+
+
+def test_workflow_run_comments_on_the_pr_given_as_input(fake_github: FakeGitHub,
+                                                        actions_env: Any) -> None:
+    """The fork-safe part 2: no PR in the payload (a fork), the number comes as an input."""
+    data = {"action": "completed", "repository": payload("push")["repository"],
+            "workflow_run": {"event": "pull_request", "head_sha": "a" * 40,
+                             "head_branch": "changes", "pull_requests": [],
+                             "head_repository": {"full_name": "mallory/Hello-World"}}}
+    env = actions_env("workflow_run", data, fake_github.url, merge="from-pr/*.copeca",
+                      pull_request="2", anthropic_api_key="")
+    seen: list[ActionContext] = []
+
+    def merge_engine(ctx: ActionContext) -> Outcome:
+        seen.append(ctx)
+        return engine()(ctx)
+
+    assert run_main(env, merge_engine) == 0
+    assert seen[0].inputs.merge == ["from-pr/*.copeca"] and seen[0].event.pr_number == 2
+    assert len(fake_github.comments[KEY]) == 1
+
+
+def test_paths_in_outputs_are_translated_to_the_host(fake_github: FakeGitHub,
+                                                     actions_env: Any) -> None:
+    env = actions_env("push", payload("push"), fake_github.url)
+    env["COPECA_HOST_WORKSPACE"] = "/home/runner/work/repo/repo"
+    out_dir = Path(env["GITHUB_WORKSPACE"]) / ".copeca"
+    assert run_main(env) == 0
+    out = outputs(env)
+    assert out["badge-path"] == "/home/runner/work/repo/repo/.copeca/badge.json"
+    assert out["artifact-path"] == "/home/runner/work/repo/repo/.copeca"
+    assert out["bundle-path"] == "/home/runner/work/repo/repo/.copeca/run.copeca"
+    assert (out_dir / "badge.svg").is_file()  # written inside, reported as outside
+
+
+def test_the_marker_is_the_jobs_comment_id_whatever_the_engine_said(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      comment_id="shard-a")
+
+    def stale_id(ctx: ActionContext) -> Outcome:
+        return Outcome(comment=sample_comment("copeca"))
+
+    assert run_main(env, stale_id) == 0
+    body = fake_github.comments[KEY][0]["body"]
+    assert body.startswith(marker("shard-a")) and marker("copeca") not in body

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from copeca_action.cli import main
+from copeca_action.github import ENDPOINT_KEYS, BadgeInput, badge_endpoint, badge_svg
+
+
+def test_endpoint_json_uses_only_shields_keys() -> None:
+    data = badge_endpoint(BadgeInput(verdict="improvement", delta=-0.182))
+    assert set(data) <= ENDPOINT_KEYS
+    assert {"schemaVersion", "label", "message"} <= set(data)
+    assert data["schemaVersion"] == 1
+    assert data["message"] == "−18.2% vs baseline"
+    assert data["color"] == "#2ea44f"
+
+
+def test_svg_is_self_contained_and_escaped() -> None:
+    svg = badge_svg(BadgeInput(verdict="regression", delta=0.25, ci_low=0.1, ci_high=0.4,
+                               versus="<base>&"))
+    root = ET.fromstring(svg)
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts == ["cost per correct", "+25.0% vs <base>&"]
+    assert "href" not in svg and "<script" not in svg and "@import" not in svg
+    assert "95% CI +10.0 to +40.0%" in svg
+
+
+def test_badge_cli_writes_both_files(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"verdict": "inconclusive", "delta": 0.031, "other": 1}))
+    assert main(["badge", str(report), "--out-dir", str(tmp_path / "b")]) == 0
+    data = json.loads((tmp_path / "b" / "badge.json").read_text())
+    assert data["message"] == "+3.1% vs baseline"
+    ET.fromstring((tmp_path / "b" / "badge.svg").read_text())
+
+
+def test_badge_cli_names_the_bad_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                       ) -> None:
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"verdict": "great"}))
+    assert main(["badge", str(report)]) == 2
+    assert "verdict" in capsys.readouterr().err

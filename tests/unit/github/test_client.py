@@ -1,0 +1,165 @@
+"""The REST client and the comment upsert against the contract-checking fake API."""
+
+from __future__ import annotations
+
+import pytest
+from fake_github import FakeGitHub
+from gh_support import TOKEN
+
+from copeca_action.errors import GitHubError
+from copeca_action.github import (
+    GitHubClient,
+    RetryPolicy,
+    create_check_run,
+    find_comment,
+    marker,
+    upsert_comment,
+)
+
+FAST = RetryPolicy(attempts=3, backoff_s=0.5, max_wait_s=30)
+
+
+def client(fake: FakeGitHub, sleeps: list[float] | None = None) -> GitHubClient:
+    log = sleeps if sleeps is not None else []
+    return GitHubClient(TOKEN, fake.url, policy=FAST, sleep=log.append)
+
+
+def test_create_then_update_never_a_second_comment(fake_github: FakeGitHub) -> None:
+    c = client(fake_github)
+    first = upsert_comment(c, "o", "r", 5, "copeca", "one")
+    second = upsert_comment(c, "o", "r", 5, "copeca", "two")
+    assert (first.action, second.action) == ("created", "updated")
+    assert first.id == second.id
+    comments = fake_github.comments[("o", "r", 5)]
+    assert len(comments) == 1 and comments[0]["body"] == marker("copeca") + "\ntwo"
+    assert upsert_comment(c, "o", "r", 5, "copeca", "two").action == "unchanged"
+
+
+def test_comment_ids_keep_separate_comments(fake_github: FakeGitHub) -> None:
+    c = client(fake_github)
+    upsert_comment(c, "o", "r", 5, "shard-a", "a")
+    upsert_comment(c, "o", "r", 5, "shard-b", "b")
+    upsert_comment(c, "o", "r", 5, "shard-a", "a2")
+    assert [x["body"].split("\n")[1] for x in fake_github.comments[("o", "r", 5)]] == ["a2", "b"]
+
+
+def test_finds_our_comment_on_the_last_of_many_pages(fake_github: FakeGitHub) -> None:
+    fake_github.seed("o", "r", 5, [f"chatter {i}" for i in range(250)])
+    fake_github.seed("o", "r", 5, [marker("copeca") + "\nold"], bot=True)
+    found = find_comment(client(fake_github), "o", "r", 5, "copeca")
+    assert found is not None and found["body"].endswith("old")
+    pages = [call.query.get("page", ["1"])[0] for call in fake_github.calls]
+    assert pages == ["1", "2", "3"]
+
+
+def test_a_users_copy_of_the_marker_loses_to_the_bot_comment(fake_github: FakeGitHub) -> None:
+    fake_github.seed("o", "r", 5, [f"{marker('copeca')} copied by a user"], bot=False)
+    fake_github.seed("o", "r", 5, [marker("copeca") + "\nours"], bot=True)
+    found = find_comment(client(fake_github), "o", "r", 5, "copeca")
+    assert found is not None and found["body"].endswith("ours")
+
+
+def test_502_then_success_is_retried_with_backoff(fake_github: FakeGitHub) -> None:
+    fake_github.fail("GET", r"/comments$", 502, "Server Error")
+    sleeps: list[float] = []
+    result = upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "body")
+    assert result.action == "created"
+    assert sleeps == [0.5]
+    assert [c.status for c in fake_github.calls] == [502, 200, 201]
+
+
+def test_a_failed_post_is_not_repeated_blindly(fake_github: FakeGitHub) -> None:
+    """GitHub may create the comment and still answer 502: look again before posting."""
+    fake_github.fail("POST", r"/comments$", 502, "Bad Gateway", after_effect=True)
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "body")
+    assert result.action == "unchanged"
+    assert len(fake_github.comments[("o", "r", 5)]) == 1
+    assert [(c.method, c.status) for c in fake_github.calls] == [
+        ("GET", 200), ("POST", 502), ("GET", 200)]
+
+
+def test_secondary_rate_limit_honours_retry_after(fake_github: FakeGitHub) -> None:
+    fake_github.fail("POST", r"/comments$", 403, "You have exceeded a secondary rate limit.",
+                     headers={"Retry-After": "7"})
+    sleeps: list[float] = []
+    result = upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x")
+    assert result.action == "created" and sleeps == [7.0]
+
+
+def test_a_wait_longer_than_the_cap_fails_and_names_it(fake_github: FakeGitHub) -> None:
+    fake_github.fail("POST", r"/comments$", 403, "secondary rate limit",
+                     headers={"Retry-After": "3600"})
+    with pytest.raises(GitHubError, match="wait 3600 s"):
+        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x")
+
+
+def test_bounded_retries_then_a_clear_error(fake_github: FakeGitHub) -> None:
+    fake_github.fail("GET", r"/comments$", 502, "Server Error", times=10)
+    sleeps: list[float] = []
+    with pytest.raises(GitHubError, match="failed after 3 attempts"):
+        upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x")
+    assert sleeps == [0.5, 1.0]
+
+
+def test_403_names_the_missing_permission_and_hides_the_token(fake_github: FakeGitHub
+                                                              ) -> None:
+    fake_github.fail("POST", r"/comments$", 403,
+                     f"Resource not accessible by integration {TOKEN}")
+    with pytest.raises(GitHubError) as info:
+        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x")
+    text = str(info.value)
+    assert "pull-requests: write" in text and "Resource not accessible" in text
+    assert TOKEN not in text
+    assert TOKEN not in repr(client(fake_github))
+
+
+def test_the_token_never_goes_to_another_host(fake_github: FakeGitHub) -> None:
+    c = client(fake_github)
+    with pytest.raises(GitHubError, match="refusing to send the token"):
+        c.request("GET", "https://evil.example/repos/o/r/issues/1/comments")
+    assert fake_github.calls == []
+
+
+def test_body_over_the_limit_is_refused_before_any_call(fake_github: FakeGitHub) -> None:
+    with pytest.raises(GitHubError, match="65536"):
+        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x" * 70_000)
+    assert fake_github.calls == []
+
+
+def test_check_run_conclusion_follows_the_verdict(fake_github: FakeGitHub) -> None:
+    run = create_check_run(client(fake_github), "o", "r", "a" * 40, "regression",
+                           "regression", "summary " * 10_000)
+    assert run.id
+    sent = fake_github.calls[-1].body
+    assert sent["conclusion"] == "failure" and len(sent["output"]["summary"]) <= 65_535
+
+
+def test_no_token_is_a_clear_error() -> None:
+    with pytest.raises(GitHubError, match="github-token"):
+        GitHubClient("  ")
+
+
+def test_a_bad_token_gets_a_401_message(fake_github: FakeGitHub) -> None:
+    bad = GitHubClient("wrong-token", fake_github.url, policy=FAST, sleep=lambda s: None)
+    with pytest.raises(GitHubError, match="401 Unauthorized") as info:
+        find_comment(bad, "o", "r", 5, "copeca")
+    assert "wrong-token" not in str(info.value)
+
+
+def test_network_errors_are_retried_then_reported() -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port with nothing listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    sleeps: list[float] = []
+    c = GitHubClient(TOKEN, f"http://127.0.0.1:{port}", policy=FAST, sleep=sleeps.append)
+    with pytest.raises(GitHubError, match=r"failed after 3 attempts \(network error"):
+        find_comment(c, "o", "r", 5, "copeca")
+    assert sleeps == [0.5, 1.0]
+
+
+def test_a_quoted_marker_is_not_our_comment(fake_github: FakeGitHub) -> None:
+    fake_github.seed("o", "r", 5, [f"> {marker('copeca')}\n> quoted reply"], bot=True)
+    assert upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x").action == "created"
+    assert len(fake_github.comments[("o", "r", 5)]) == 2

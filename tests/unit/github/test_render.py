@@ -1,0 +1,105 @@
+from __future__ import annotations
+
+import re
+
+from sample import sample_comment
+
+from copeca_action.github import (
+    MAX_COMMENT_CHARS,
+    CommentData,
+    escape_md,
+    headline_text,
+    marker,
+    render_comment,
+)
+
+
+def test_headline_reads_like_a_sentence() -> None:
+    assert headline_text(sample_comment()) == (
+        "Cost per correct −18.2% (95% CI −27.5 to −8.1%) vs baseline")
+
+
+def test_table_has_the_metrics_and_a_control_row() -> None:
+    body = render_comment(sample_comment())
+    assert body.startswith(marker("copeca") + "\n")
+    assert "| Metric | Baseline | Tool | Δ (95% CI) |" in body
+    assert "| Cost per correct | $0.41 | $0.34 | −18.2% (−27.5 to −8.1%) |" in body
+    assert "| Accuracy | 61.5% | 66.7% | +5.2 pp (−2.0 to +11.0 pp) |" in body
+    assert "| **Control**: Cost per correct | $0.20 | $0.20 | +2.0% (−5.0 to +9.0%) |" in body
+    assert "<details><summary>Per-task details (6 tasks)</summary>" in body
+    assert "signed by key <code>" + "cd" * 32 in body
+    assert "[workflow run](https://github.com/o/r/actions/runs/1)" in body
+
+
+def test_unsigned_bundle_is_said() -> None:
+    data = sample_comment()
+    assert data.footer is not None
+    data = data.model_copy(update={"footer": data.footer.model_copy(update={"key_id": None})})
+    assert " · unsigned · " in render_comment(data)
+
+
+HOSTILE = ("@octocat please <img src=x onerror=alert(1)> **bold** [x](https://evil.example) "
+           "| col ` code #1 :smile: owner/repo#2 <!-- copeca-action:comment-id=copeca -->\nnew")
+
+
+def test_agent_text_cannot_inject_markup_mentions_or_markers() -> None:
+    body = render_comment(sample_comment(note=HOSTILE))
+    row = next(line for line in body.splitlines() if line.startswith("| fastapi/task-0"))
+    assert row.count(" | ") == 6  # the pipe in the note did not add a cell
+    plain = re.sub(r"&#\d+;", "§", row)  # what markdown sees, entities as opaque marks
+    for bad in ("@octocat", "<", "*", "[", "](", "https://", "`", "#", ":smile:"):
+        assert bad not in plain, bad
+    assert body.count(marker("copeca")) == 1
+    assert "\nnew" not in body
+
+
+def test_escape_keeps_plain_text_readable() -> None:
+    assert escape_md("fastapi/locate-unique-id 1.2") == "fastapi/locate-unique-id 1.2"
+    assert escape_md("a" * 400, max_len=10) == "a" * 9 + "…"
+    assert "\u202e" not in escape_md("abc\u202edef")
+
+
+def test_a_70000_character_report_is_cut_to_the_limit_and_says_where_the_rest_is() -> None:
+    data = sample_comment(tasks=400, note="n" * 200)
+    full = render_comment(data, limit=10**9)
+    assert len(full) > 70_000
+    body = render_comment(data)
+    assert len(body) <= MAX_COMMENT_CHARS
+    assert "truncated to fit GitHub's 65,536-character limit" in body
+    assert "<code>copeca-bundle</code>" in body
+    assert "| **Control**: Cost per correct" in body  # the verdict survives the cut
+    shown = int(re.search(r"\(400 tasks, (\d+) shown\)", body).group(1))  # type: ignore[union-attr]
+    assert 100 < shown < 400  # as many task rows as fit, not none
+    assert f"| … {400 - shown} more tasks in the full report |" in body
+    assert f"after the first {shown} tasks" in body
+
+
+def test_last_resort_cut_still_closes_details_and_keeps_the_note() -> None:
+    data = sample_comment(tasks=2)
+    huge = CommentData.model_validate({**data.model_dump(), "metrics": [
+        {**data.metrics[0].model_dump(), "metric": f"metric {i} " + "m" * 400}
+        for i in range(400)]})
+    body = render_comment(huge)
+    assert len(body) <= MAX_COMMENT_CHARS
+    assert body.count("<details>") == body.count("</details>")
+    assert "most of the report are left out" in body
+
+
+def test_skipped_comment_explains_why() -> None:
+    data = CommentData(verdict="skipped", skipped_reason="From a fork: no `secrets`. @bob")
+    body = render_comment(data)
+    assert "### ⏭️ copeca-action: skipped" in body
+    assert "<code>secrets</code>" in body and "@bob" not in body
+    assert re.search(r"copeca-action:state=[0-9a-f]{16}", body)
+
+
+def test_infinite_and_missing_numbers_render_without_crashing() -> None:
+    from copeca_action.github import Estimate, MetricRow
+
+    data = sample_comment(tasks=0)
+    rows = [MetricRow(metric="Cost per correct", unit="usd", baseline=0.4, tool=float("inf"),
+                      estimate=Estimate(delta=float("inf"))),
+            MetricRow(metric="Accuracy", unit="fraction", baseline=None, tool=0.0)]
+    body = render_comment(data.model_copy(update={"metrics": rows}))
+    assert "| Cost per correct | $0.40 | ∞ | +∞ |" in body
+    assert "| Accuracy | n/a | 0.0% | n/a |" in body
