@@ -79,7 +79,7 @@ RUN /opt/copeca/venv/bin/pip install --quiet /opt/copeca/src \
 
 # Pinned snapshots of the corpus, verified by sha256 (FETCH_SNAPSHOTS=0 skips).
 RUN if [ "${FETCH_SNAPSHOTS}" = "1" ]; then \
-      python /opt/copeca/src/docker/fetch_snapshots.py /opt/copeca/src/corpus /opt/copeca/snapshots; \
+      python /opt/copeca/src/image/fetch_snapshots.py /opt/copeca/src/corpus /opt/copeca/snapshots; \
     else mkdir -p /opt/copeca/snapshots; fi
 
 ENTRYPOINT ["/opt/copeca/venv/bin/python", "/opt/copeca/src/entrypoint.py"]

@@ -19,6 +19,7 @@ __version__ = "0.1.0"
 from copeca_action.bundle import BundleContents, merge_bundles, verify_bundle, write_bundle
 from copeca_action.plan import PlannedRun, RunPlan, build_plan, shard_plan
 from copeca_action.records import RunRecord, read_records
+from copeca_action.report import Decision, Report, build_report, decide
 from copeca_action.scenario import (
     Mode,
     RepoSpec,
@@ -35,12 +36,14 @@ __all__ = [
     "BundleError",
     "ConfigError",
     "CopecaError",
+    "Decision",
     "GitHubError",
     "InfraError",
     "Mode",
     "PlannedRun",
     "Problem",
     "RepoSpec",
+    "Report",
     "RunPlan",
     "RunRecord",
     "Runner",
@@ -50,6 +53,8 @@ __all__ = [
     "WorkspaceError",
     "__version__",
     "build_plan",
+    "build_report",
+    "decide",
     "load_corpus",
     "load_scenario",
     "merge_bundles",

@@ -14,6 +14,7 @@ from copeca_action._cli._docgen import reference_page
 from copeca_action.bundle import Envelope, Manifest, Statement
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
+from copeca_action.report import Report
 from copeca_action.retrieval import RunRetrieval
 from copeca_action.scenario import Mode, RepoIndex, Runner, Scenario, Task
 
@@ -26,6 +27,7 @@ SCHEMAS: dict[str, type[BaseModel]] = {
     "run-record": RunRecord,
     "run-plan": RunPlan,
     "run-retrieval": RunRetrieval,
+    "report": Report,
     "bundle-manifest": Manifest,
     "bundle-statement": Statement,
     "bundle-envelope": Envelope,

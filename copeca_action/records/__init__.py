@@ -1,5 +1,6 @@
 """RunRecord and results.jsonl: the append-only log every report is computed from."""
 
+from copeca_action.records._foreign import Format, detect_format, from_copeca, read_rows
 from copeca_action.records._io import (
     append_record,
     iter_records,
@@ -19,13 +20,17 @@ from copeca_action.records._record import (
 __all__ = [
     "OUTCOMES",
     "CostSource",
+    "Format",
     "Outcome",
     "RunRecord",
     "Tokens",
     "ViewedSpan",
     "append_record",
+    "detect_format",
+    "from_copeca",
     "iter_records",
     "latest_by_run_id",
     "read_records",
+    "read_rows",
     "write_records",
 ]

@@ -112,7 +112,7 @@ def int_or_none(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():  # isdigit() admits '²'
         return int(value)
     return None
 

@@ -341,3 +341,10 @@ def test_any_command_is_safe(repo: Repo, command: str, output: str) -> None:
         assert source is not None
         if item.lines is not None:
             assert 1 <= item.lines[0] <= item.lines[1] <= source.line_count
+
+
+def test_superscript_digits_are_not_line_numbers() -> None:
+    from copeca_action.retrieval._viewed import int_or_none
+
+    assert int_or_none("²") is None
+    assert int_or_none(" 12 ") == 12

@@ -3,7 +3,7 @@
 # here with debootstrap, the host's CA bundle passed as the `extra_ca` build secret (for
 # TLS-intercepting proxies), then a smoke run of the entrypoint on a fork pull request event.
 # Prints the time of each step and the image size.
-# Usage: docker/build-local.sh [WORKDIR]   (default: a new temp dir; needs root, podman,
+# Usage: image/build-local.sh [WORKDIR]   (default: a new temp dir; needs root, podman,
 #        runc, debootstrap; runners/package.json + package-lock.json must exist)
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"

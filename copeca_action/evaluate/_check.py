@@ -1,0 +1,127 @@
+"""check-task: proof that a task's grading can tell right from wrong on a real checkout.
+
+`test` tasks: the command passes on the clean snapshot and fails once the mutations are in.
+`patch` tasks: the hidden tests fail without the reference fix and pass with it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from copeca_action._util.model import RecordModel
+from copeca_action.errors import ConfigError, CopecaError
+from copeca_action.evaluate._apply import apply_patch
+from copeca_action.evaluate._evaluate import NOT_RUNNABLE
+from copeca_action.evaluate._git import base_repo, clone_tree, reset_tree
+from copeca_action.evaluate._sandbox import Sandbox, cap_output
+from copeca_action.scenario import Mutation, Task
+
+
+class CheckStep(RecordModel):
+    name: str
+    expect: Literal["pass", "fail"]
+    exit_code: int | None = None
+    timed_out: bool = False
+    ok: bool
+    detail: str = ""
+    """Why the step is not ok, or the tail of the command's output."""
+
+
+class CheckResult(RecordModel):
+    task_id: str
+    kind: Literal["answer", "test", "patch"]
+    ok: bool
+    steps: list[CheckStep] = Field(default_factory=list)
+    note: str = ""
+
+
+def check_task(task: Task, task_file: Path, checkout: Path, sandbox: Sandbox) -> CheckResult:
+    """Run the task's grading both ways on a clean tree made from `checkout`.
+
+    Raises:
+        ConfigError: the task cannot be checked as written (missing patch files, a mutation
+            whose search text is not found exactly once).
+    """
+    kind = task.grading.kind
+    if kind == "answer":
+        return CheckResult(task_id=task.id, kind=kind, ok=True,
+                           note="answer tasks have no command to check")
+    base = base_repo(checkout, task.commit)
+    scratch = Path(tempfile.mkdtemp(prefix="copeca-check-"))
+    try:
+        tree = clone_tree(base, scratch)
+        if task.grading.test is not None:
+            test = task.grading.test
+            steps = [_step(sandbox, tree, "clean snapshot", "pass", test.command, test.timeout_s)]
+            reset_tree(tree, base.commit)
+            _mutate(tree, task_file, test.mutations)
+            steps.append(_step(sandbox, tree, "mutated snapshot", "fail", test.command,
+                               test.timeout_s))
+        else:
+            steps = _check_patch(task, task_file, tree, base.commit, sandbox)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return CheckResult(task_id=task.id, kind=kind, ok=all(s.ok for s in steps), steps=steps)
+
+
+def _check_patch(task: Task, task_file: Path, tree: Path, commit: str,
+                 sandbox: Sandbox) -> list[CheckStep]:
+    spec = task.grading.patch
+    assert spec is not None
+    if spec.reference_patch is None:
+        raise ConfigError(f"{task_file}: grading.patch.reference_patch: check-task needs a "
+                          "known-good fix to prove the hidden tests can pass")
+    tests = _read(task_file, spec.tests_patch, "grading.patch.tests_patch")
+    fix = _read(task_file, spec.reference_patch, "grading.patch.reference_patch")
+    steps: list[CheckStep] = []
+    plan: list[tuple[str, Literal["pass", "fail"], list[str]]] = [
+        ("hidden tests without the fix", "fail", [tests]),
+        ("hidden tests with the reference fix", "pass", [fix, tests])]
+    for name, expect, patches in plan:
+        reset_tree(tree, commit)
+        failed = next((p for p in patches if not apply_patch(tree, p).applied), None)
+        if failed is not None:
+            which = "tests_patch" if failed is tests else "reference_patch"
+            steps.append(CheckStep(name=name, expect=expect, ok=False,
+                                   detail=f"{which} does not apply to the clean snapshot"))
+            continue
+        steps.append(_step(sandbox, tree, name, expect, spec.command, spec.timeout_s))
+    return steps
+
+
+def _read(task_file: Path, rel: str, field: str) -> str:
+    path = task_file.parent / rel
+    if not path.is_file():
+        raise ConfigError(f"{task_file}: {field}: file {rel} not found next to the task")
+    return path.read_bytes().decode("utf-8", "surrogateescape")
+
+
+def _mutate(tree: Path, task_file: Path, mutations: list[Mutation]) -> None:
+    for i, mutation in enumerate(mutations):
+        target = tree / mutation.file
+        text = target.read_text() if target.is_file() else ""
+        count = text.count(mutation.search)
+        if count != 1:
+            raise ConfigError(f"{task_file}: grading.test.mutations[{i}].search: found {count} "
+                              f"times in {mutation.file}; it must occur exactly once")
+        target.write_text(text.replace(mutation.search, mutation.replace))
+
+
+def _step(sandbox: Sandbox, tree: Path, name: str, expect: Literal["pass", "fail"],
+          command: list[str], timeout_s: float) -> CheckStep:
+    try:
+        ran = sandbox.run(tree, command, timeout_s=timeout_s)
+    except CopecaError as exc:
+        return CheckStep(name=name, expect=expect, ok=False, detail=f"sandbox error: {exc}")
+    if ran.exit_code in NOT_RUNNABLE:
+        return CheckStep(name=name, expect=expect, exit_code=ran.exit_code, ok=False,
+                         detail=f"{NOT_RUNNABLE[ran.exit_code]}: {' '.join(command)}")
+    passed = ran.exit_code == 0 and not ran.timed_out
+    ok = passed == (expect == "pass")
+    return CheckStep(name=name, expect=expect, exit_code=ran.exit_code, timed_out=ran.timed_out,
+                     ok=ok, detail=cap_output(ran.output, 1500))

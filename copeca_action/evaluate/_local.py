@@ -1,0 +1,174 @@
+"""The `local` sandbox: the command runs on this host over the prepared tree.
+
+Network: cut with bubblewrap (read-only host, writable tree and private HOME/TMPDIR, new
+network and pid namespaces) when `bwrap` works, else with `unshare` (new network and pid
+namespaces), else not at all (recorded). Processes and memory: a cgroup when one can be
+made. Timeout: the process group, the pid namespace and the cgroup are all killed, so nothing
+outlives the evaluation.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import IO, Literal
+
+from copeca_action.errors import ConfigError
+from copeca_action.evaluate._cgroup import create_cgroup
+from copeca_action.evaluate._sandbox import OUTPUT_CAP, ExecResult, register_sandbox
+
+Network = Literal["auto", "bwrap", "unshare", "none"]
+ENV_PASSTHROUGH = ("PATH", "LANG", "LC_ALL", "TZ", "VIRTUAL_ENV", "GOPATH", "GOCACHE",
+                   "GOFLAGS", "CARGO_HOME", "RUSTUP_HOME", "NODE_PATH", "JAVA_HOME")
+"""Host variables a test command may see; everything else (keys, tokens) stays out."""
+
+
+@functools.cache
+def _works(argv: tuple[str, ...]) -> bool:
+    """Whether a namespace tool really works here (it may exist but be refused)."""
+    if shutil.which(argv[0]) is None:
+        return False
+    try:
+        return subprocess.run([*argv, "true"], capture_output=True, timeout=10,
+                              check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+BWRAP_PROBE = ("bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+               "--unshare-net", "--unshare-pid", "--die-with-parent", "--")
+UNSHARE_VARIANTS = (("unshare", "--net", "--pid", "--fork", "--kill-child"),
+                    ("unshare", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"))
+"""As root, new namespaces directly; otherwise inside a user namespace (`unshare -rn`)."""
+
+
+def unshare_prefix() -> tuple[str, ...] | None:
+    return next((v for v in UNSHARE_VARIANTS if _works(v)), None)
+
+
+def detect_network_cut() -> Network:
+    """The strongest network isolation this host offers."""
+    if _works(BWRAP_PROBE):
+        return "bwrap"
+    if unshare_prefix() is not None:
+        return "unshare"
+    return "none"
+
+
+class LocalSandbox:
+    """Runs commands on the host, cut off from the network when the host allows it."""
+
+    name = "local"
+
+    def __init__(self, network: Network = "auto", pids_max: int = 1024,
+                 memory_bytes: int = 4 * 2**30, **_: object) -> None:
+        if (network == "bwrap" and not _works(BWRAP_PROBE)) or (
+                network == "unshare" and unshare_prefix() is None):
+            raise ConfigError(f"network isolation {network!r} does not work on this host",
+                              file="--network")
+        self.network: Network = detect_network_cut() if network == "auto" else network
+        self.pids_max = pids_max
+        self.memory_bytes = memory_bytes
+
+    def _wrap(self, tree: Path, home: Path, argv: Sequence[str]) -> tuple[list[str], list[str]]:
+        if self.network == "bwrap":
+            prefix = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                      "--bind", str(tree), str(tree), "--bind", str(home),
+                      str(home), "--unshare-net", "--unshare-pid", "--unshare-ipc",
+                      "--die-with-parent", "--chdir", str(tree), "--"]
+            return [*prefix, *argv], ["bwrap", "netns", "pidns", "ro-host"]
+        prefix_unshare = unshare_prefix() if self.network == "unshare" else None
+        if prefix_unshare is not None:
+            return [*prefix_unshare, *argv], ["netns", "pidns"]
+        return list(argv), []
+
+    def run(self, tree: Path, argv: Sequence[str], *, timeout_s: float,
+            env: Mapping[str, str] | None = None, collect: Sequence[str] = ()) -> ExecResult:
+        tree = tree.resolve()
+        with tempfile.TemporaryDirectory(prefix="copeca-home-") as home_dir:
+            home = Path(home_dir)
+            wrapped, isolation = self._wrap(tree, home, argv)
+            full_env = {k: os.environ[k] for k in ENV_PASSTHROUGH if k in os.environ}
+            full_env.update({"HOME": str(home), "TMPDIR": str(home), "CI": "true",
+                             "PYTHONDONTWRITEBYTECODE": "1"})
+            full_env.update(env or {})
+            if not _resolvable(argv[0], tree, full_env.get("PATH")):
+                return ExecResult(exit_code=127, output=f"command not found: {argv[0]}",
+                                  duration_s=0.0, isolation=isolation)
+            group = create_cgroup(self.pids_max, self.memory_bytes)
+            start = time.monotonic()
+            with tempfile.TemporaryFile() as out:
+                try:
+                    proc = subprocess.Popen(group.wrap(wrapped), cwd=tree, env=full_env,
+                                            stdin=subprocess.DEVNULL, stdout=out,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+                except FileNotFoundError as exc:
+                    group.remove()
+                    return ExecResult(exit_code=127, output=f"command not found: {exc}",
+                                      duration_s=0.0, isolation=isolation)
+                timed_out = False
+                try:
+                    code: int | None = proc.wait(timeout=timeout_s)
+                except subprocess.TimeoutExpired:
+                    timed_out = True
+                    code = None
+                finally:
+                    _kill_group(proc.pid)
+                    group.remove()
+                    proc.wait()
+                duration = time.monotonic() - start
+                output = _read_capped(out)
+            files = _collect(tree, collect)
+        if timed_out:
+            output += f"\n[copeca: killed after {timeout_s:g}s timeout]\n"
+        return ExecResult(exit_code=code, output=output, timed_out=timed_out,
+                          duration_s=round(duration, 3), isolation=isolation + group.labels,
+                          files=files)
+
+    def close(self) -> None:
+        return None
+
+
+def _resolvable(program: str, tree: Path, path: str | None) -> bool:
+    """Whether the command can start: checked on the host, whose file system the sandbox
+    shares read-only (bwrap and unshare see the same paths)."""
+    if "/" in program:
+        return (tree / program).exists()  # an absolute path replaces the tree prefix
+    return shutil.which(program, path=path) is not None
+
+
+def _read_capped(handle: IO[bytes], cap: int = 4 * OUTPUT_CAP) -> str:
+    """The whole output when small, else its head and tail (a chatty test cannot fill memory)."""
+    size = handle.seek(0, os.SEEK_END)
+    handle.seek(0)
+    if size <= cap:
+        return handle.read().decode("utf-8", "replace")
+    head = handle.read(cap // 4).decode("utf-8", "replace")
+    handle.seek(size - (cap - cap // 4))
+    tail = handle.read().decode("utf-8", "replace")
+    return f"{head}\n[... {size - cap} bytes cut ...]\n{tail}"
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _collect(tree: Path, paths: Sequence[str], cap: int = 8 * 2**20) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for rel in paths:
+        path = (tree / rel).resolve()
+        if path.is_relative_to(tree) and path.is_file() and path.stat().st_size <= cap:
+            found[rel] = path.read_text("utf-8", "replace")
+    return found
+
+
+register_sandbox("local", LocalSandbox)

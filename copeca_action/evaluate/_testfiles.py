@@ -1,0 +1,102 @@
+"""Which paths are test files: the agent's changes to them never reach evaluation.
+
+The rules follow what the test runners themselves collect (pytest's `test_*.py`, Go's
+`*_test.go`, Jest's `__tests__/` and `*.test.js`, Cargo's `tests/`), so a file a runner would
+run is a test file whatever else it holds. Per-repository globs (`RepoSpec.test_patterns`) add
+rules; a glob starting with `!` exempts matching paths from every rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+
+TEST_DIRS: frozenset[str] = frozenset({"tests", "test", "__tests__"})
+"""A path with one of these as a directory segment is a test file (Rust `tests/` included)."""
+
+_JS = r"(?:[cm]?[jt]sx?)"
+NAME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("test_*.py", re.compile(r"^test_.+\.py$")),
+    ("*_test.py", re.compile(r"^.+_test\.py$")),
+    ("conftest.py", re.compile(r"^conftest\.py$")),
+    ("*_test.go", re.compile(r"^.+_test\.go$")),
+    ("*.test.[jt]sx?", re.compile(rf"^.+\.test\.{_JS}$")),
+    ("*.spec.[jt]sx?", re.compile(rf"^.+\.spec\.{_JS}$")),
+)
+"""Base-name rules, each with the name a report shows."""
+
+
+@lru_cache(maxsize=256)
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob: `*` and `?` stay inside one segment, `**` spans segments. A glob without
+    `/` matches the base name at any depth (like .gitignore)."""
+    if "/" not in pattern:
+        pattern = "**/" + pattern
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        if pattern.startswith("**/", i):
+            out.append(r"(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(r".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append(r"[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append(r"[^/]")
+            i += 1
+        elif pattern[i] == "[":
+            end = pattern.find("]", i + 1)
+            if end == -1:
+                out.append(re.escape("["))
+                i += 1
+                continue
+            body = pattern[i + 1:end].replace("\\", "\\\\")
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append(f"[{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return re.compile("^" + "".join(out) + "$")
+
+
+@dataclass(frozen=True)
+class TestFileRules:
+    """The built-in rules plus a repository's own globs (`!glob` exempts)."""
+
+    __test__ = False  # not a pytest class, despite the name
+
+    extra: tuple[str, ...] = ()
+    exempt: tuple[str, ...] = ()
+
+    @classmethod
+    def from_patterns(cls, patterns: Iterable[str]) -> TestFileRules:
+        extra = tuple(p for p in patterns if not p.startswith("!"))
+        exempt = tuple(p[1:] for p in patterns if p.startswith("!"))
+        return cls(extra=extra, exempt=exempt)
+
+    def classify(self, path: str) -> str | None:
+        """The rule that makes `path` a test file, or None when it is not one."""
+        path = path.replace("\\", "/").lstrip("/")
+        if any(glob_to_regex(g).match(path) for g in self.exempt):
+            return None
+        parts = path.split("/")
+        for segment in parts[:-1]:
+            if segment in TEST_DIRS:
+                return f"{segment}/"
+        for name, regex in NAME_RULES:
+            if regex.match(parts[-1]):
+                return name
+        for glob in self.extra:
+            if glob_to_regex(glob).match(path):
+                return glob
+        return None
+
+    def is_test(self, path: str) -> bool:
+        return self.classify(path) is not None

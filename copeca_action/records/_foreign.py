@@ -1,0 +1,266 @@
+"""Read results.jsonl fast, in our format or in the format of the `copeca` CLI.
+
+Rows come back as RunRecord-shaped dicts. Each line is checked cheaply (required fields,
+types, known outcome); a line that fails is re-validated with RunRecord so the error names
+the line and the field exactly. copeca records are mapped field by field (see
+docs/methodology.md, "Reading copeca results").
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from pathlib import Path
+from typing import Annotated, Any, Literal, NotRequired, cast
+
+import numpy as np
+import pydantic_core
+from pydantic import Field, TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
+
+from copeca_action.errors import ConfigError, Problem
+from copeca_action.records._record import OUTCOMES, Outcome, RunRecord
+
+Format = Literal["copeca-action", "copeca"]
+_REQUIRED = ("run_id", "task_id", "arm", "model", "outcome")
+_OUTCOMES = frozenset(OUTCOMES)
+
+
+def detect_format(row: dict[str, Any]) -> Format:
+    """Ours carries `schema_version` and `run_id`; copeca's carries `task` and `mode`."""
+    if "run_id" in row or "schema_version" in row:
+        return "copeca-action"
+    if "task" in row and "mode" in row:
+        return "copeca"
+    return "copeca-action"
+
+
+def read_rows(path: Path) -> tuple[list[dict[str, Any]], Format]:
+    """Every record of a results file as a RunRecord-shaped dict, and the file's format.
+    Streams the file in slices, so memory holds the slim rows, not the file. A truncated
+    last line (a crash mid-append: no newline, not JSON) is skipped, as in read_records."""
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise ConfigError(f"cannot read results: {exc.strerror}", path) from exc
+    with handle:
+        lines = ((n, raw) for n, raw in enumerate(handle, 1) if raw.strip())
+        rows: list[dict[str, Any]] = []
+        fmt: Format | None = None
+        while part := list(itertools.islice(lines, _SLICE)):
+            fmt = fmt or detect_format(_first(part[0][1]))
+            rows += (_copeca_slice(path, part) if fmt == "copeca"
+                     else _slice(path, part))
+    return rows, fmt or "copeca-action"
+
+
+def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
+    """One validating parse of many lines, materialising only what is analysed."""
+    try:
+        return cast(list[dict[str, Any]],
+                    _adapters()[0].validate_json(b"[" + b",".join(raw for _, raw in part) + b"]"))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] != "json_invalid":
+            loc = first["loc"]
+            field = ".".join(str(p) for p in loc[1:]) or None
+            raise ConfigError(Problem(str(path), first["msg"], part[int(loc[0])][0],
+                                      field)) from exc
+    rows = []
+    for number, raw in part:  # a line is not JSON: find it
+        row = _parse(path, number, raw)
+        if row is not None:
+            try:
+                rows.append(cast(dict[str, Any], _adapters()[2].validate_python(row)))
+            except ValidationError as exc:
+                _raise(exc, path, number)
+    return rows
+
+
+def _copeca_slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
+    """copeca lines are large (answer text, tool sequences): parse only the fields read."""
+    stem = path.stem
+    numbers = [n for n, _ in part]
+    try:
+        parsed = cast(list[dict[str, Any]], _adapters()[1].validate_json(
+            b"[" + b",".join(raw for _, raw in part) + b"]"))
+    except ValidationError:  # a line is not JSON or not an object: find it
+        kept = [(n, row) for n, raw in part if (row := _parse(path, n, raw)) is not None]
+        numbers, parsed = [n for n, _ in kept], [row for _, row in kept]
+    slim = [from_copeca(row, stem) for row in parsed]
+    if not _quick_ok(slim):
+        for number, row in zip(numbers, slim, strict=True):
+            _validate(row, path, number)
+    return slim
+
+
+def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any] | None:
+    """One line as a dict; None for a truncated final line (no newline)."""
+    try:
+        row = pydantic_core.from_json(raw)
+    except ValueError as exc:
+        if not raw.endswith(b"\n"):
+            return None
+        raise ConfigError(Problem(str(path), f"not JSON: {exc}", number)) from exc
+    if not isinstance(row, dict):
+        raise ConfigError(Problem(str(path), "expected a JSON object per line", number))
+    return row
+
+
+def _raise(exc: ValidationError, path: Path, number: int) -> None:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or None
+    raise ConfigError(Problem(str(path), first["msg"], number, field)) from exc
+
+
+_SLICE = 1024
+"""Lines validated per call: large enough to amortise the call, small enough for memory."""
+
+
+class _Tokens(TypedDict, total=False):
+    input: NonNegInt
+    output: NonNegInt
+    cache_write: NonNegInt
+    cache_read: NonNegInt
+
+
+class _Row(TypedDict):
+    """The fields the analysis reads; the rest of a line is parsed but not kept."""
+
+    run_id: str
+    task_id: str
+    arm: str
+    model: str
+    outcome: Outcome
+    scenario: NotRequired[str]
+    runner: NotRequired[str]
+    cli_version: NotRequired[str | None]
+    repetition: NotRequired[NonNegInt]
+    control: NotRequired[bool]
+    category: NotRequired[str]
+    language: NotRequired[str]
+    correct: NotRequired[bool]
+    cost_usd: NotRequired[Annotated[float, Field(ge=0, allow_inf_nan=False)]]
+    tokens: NotRequired[_Tokens]
+    turns: NotRequired[NonNegInt]
+    tool_calls: NotRequired[NonNegInt]
+    duration_s: NotRequired[Annotated[float, Field(ge=0)]]
+    tool_adopted: NotRequired[bool | None]
+    flags: NotRequired[list[str]]
+
+
+NonNegInt = Annotated[int, Field(ge=0)]
+
+
+class _CopecaRow(TypedDict, total=False):
+    """The fields of a copeca record that from_copeca reads (values as they come)."""
+
+    task: Any
+    mode: Any
+    model: Any
+    runner: Any
+    repetition: Any
+    category: Any
+    language: Any
+    correct: Any
+    total_cost_usd: Any
+    cost_source: Any
+    input_tokens: Any
+    output_tokens: Any
+    cache_creation_tokens: Any
+    cache_read_tokens: Any
+    duration_ms: Any
+    num_turns: Any
+    num_tool_calls: Any
+    tool_adopted: Any
+    error: Any
+    exit_code: Any
+    adversarial_flags: Any
+    metadata: Any
+
+
+@functools.cache
+def _adapters() -> tuple[TypeAdapter[list[_Row]], TypeAdapter[list[_CopecaRow]],
+                         TypeAdapter[_Row]]:
+    """Built on first use: only `analyze` pays for them, not every command's start-up."""
+    return TypeAdapter(list[_Row]), TypeAdapter(list[_CopecaRow]), TypeAdapter(_Row)
+
+
+def _first(raw: bytes) -> dict[str, Any]:
+    try:
+        row = pydantic_core.from_json(raw)
+    except ValueError:
+        return {}
+    return row if isinstance(row, dict) else {}
+
+
+def _quick_ok(rows: list[dict[str, Any]]) -> bool:
+    """Column-wise checks of what the analysis reads; any doubt → per-row validation."""
+    try:
+        for key in _REQUIRED:
+            if {type(r[key]) for r in rows} - {str}:
+                return False
+        if {r["outcome"] for r in rows} - _OUTCOMES:
+            return False
+        if {type(r.get("correct", False)) for r in rows} - {bool}:
+            return False
+        if {type(r.get("repetition", 0)) for r in rows} - {int}:
+            return False
+        costs = np.array([r.get("cost_usd", 0.0) for r in rows], dtype=np.float64)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return bool(np.all(np.isfinite(costs)) and np.all(costs >= 0))
+
+
+def _validate(row: dict[str, Any], path: Path, number: int) -> None:
+    try:
+        RunRecord.model_validate({"scenario": "", "task_hash": "", **row})
+    except ValidationError as exc:
+        _raise(exc, path, number)
+
+
+def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
+    """A copeca result record as a RunRecord-shaped dict.
+
+    copeca writes one line per run with `task, mode, model, runner, repetition, correct,
+    total_cost_usd, cost_source (vendor|modeled), input/output/cache_creation/cache_read
+    _tokens, num_turns, num_tool_calls, duration_ms, tool_adopted, error, exit_code,
+    adversarial_flags`. A run that raised in its harness has no `total_cost_usd`: an
+    infra error. copeca has no control flag, no CLI version and no task hash: those keys are
+    left out (RunRecord's defaults apply), which keeps 100k rows small.
+    """
+    g = row.get
+    flags_in = g("adversarial_flags") or {}
+    flags = [k for k, v in flags_in.items() if v] if type(flags_in) is dict else []
+    meta = g("metadata")
+    if meta and meta.get("vendor_cost_divergence_warning"):
+        flags.append("cost_divergence")
+    cost = g("total_cost_usd")
+    if cost is None:
+        outcome = "infra_error"
+    elif flags_in and flags_in.get("timeout"):
+        outcome = "timeout"
+    elif g("error") or g("exit_code"):
+        outcome = "agent_error"
+    else:
+        outcome = "ok"
+    task, mode, model, rep = g("task", ""), g("mode", ""), g("model", ""), g("repetition") or 0
+    out = {
+        "run_id": f"copeca:{task}:{mode}:{model}:{rep}", "task_id": task, "arm": mode,
+        "model": model, "runner": g("runner") or "", "repetition": rep,
+        "category": g("category") or "", "language": g("language") or "",
+        "outcome": outcome, "correct": g("correct") is True,
+        "tokens": {"input": g("input_tokens") or 0, "output": g("output_tokens") or 0,
+                   "cache_write": g("cache_creation_tokens") or 0,
+                   "cache_read": g("cache_read_tokens") or 0},
+        "cost_usd": float(cost or 0.0), "cost_source": _SOURCES.get(str(g("cost_source")), "none"),
+        "duration_s": (g("duration_ms") or 0) / 1000, "turns": g("num_turns") or 0,
+        "tool_calls": g("num_tool_calls") or 0, "tool_adopted": g("tool_adopted"),
+        "flags": flags,
+    }
+    if scenario:
+        out["scenario"] = scenario
+    return out
+
+
+_SOURCES = {"vendor": "vendor", "modeled": "computed"}

@@ -1,0 +1,109 @@
+"""Adaptive sampling: after each round of repetitions, is the verdict already decided?
+
+Looks happen at min_repetitions, then every `step` repetitions, up to max_repetitions.
+Each look k gets a share alpha_k of the overall alpha from the spending function
+alpha·t^RHO (t = repetitions / max_repetitions), and judges with a two-sided 1−alpha_k
+interval. Since the shares sum to alpha, the union bound keeps the chance of any false
+decision over all looks at most alpha, whatever the correlation between looks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+from copeca_action.records import RunRecord
+from copeca_action.report._build import Settings, build_report
+from copeca_action.report._model import ReportModel, Verdict
+from copeca_action.report._table import RecordTable, table_from_records
+from copeca_action.scenario import Adaptive, Scenario
+
+RHO = 2.0
+"""Spending-function exponent: 1 spends evenly; larger saves alpha for later looks.
+Chosen by bench/stats.py (power and runs to decision, see docs/methodology.md)."""
+DECISIVE: tuple[Verdict, ...] = ("improvement", "regression")
+
+
+class Decision(ReportModel):
+    """What the engine does after a round."""
+
+    stop: bool
+    verdict: Verdict
+    """The verdict at this look's alpha."""
+    reason: str
+    repetitions: int
+    """Repetitions completed (the highest repetition index seen + 1)."""
+    look: int
+    """1-based index of this look in the schedule."""
+    looks: int
+    alpha_look: float
+    """Alpha this look judges with (its interval is 1 − alpha_look)."""
+    alpha_spent: float
+    """Alpha spent by this and earlier looks."""
+    next_repetitions: int | None
+    """Run repetitions up to this count next; None when stopping."""
+
+
+def schedule(adaptive: Adaptive) -> list[int]:
+    """Repetition counts at which the analysis looks."""
+    looks = list(range(adaptive.min_repetitions, adaptive.max_repetitions + 1, adaptive.step))
+    if looks[-1] != adaptive.max_repetitions:
+        looks.append(adaptive.max_repetitions)
+    return looks
+
+
+def spent(adaptive: Adaptive, repetitions: int) -> float:
+    fraction = min(1.0, repetitions / adaptive.max_repetitions)
+    return float(adaptive.alpha * fraction ** RHO)
+
+
+def look_alpha(adaptive: Adaptive, look: int) -> float:
+    """Alpha for the 1-based look `look`: its share of the spending function."""
+    reps = schedule(adaptive)
+    before = spent(adaptive, reps[look - 2]) if look > 1 else 0.0
+    return spent(adaptive, reps[look - 1]) - before
+
+
+def current_look(adaptive: Adaptive, repetitions: int) -> int:
+    """The last scheduled look at or below `repetitions` (1 when below the first)."""
+    reps = schedule(adaptive)
+    return max(1, sum(1 for r in reps if r <= repetitions))
+
+
+def decide(records: Iterable[RunRecord] | RecordTable, scenario: Scenario) -> Decision:
+    """Called by the engine after each round; pure (the records and scenario decide)."""
+    adaptive = scenario.adaptive or Adaptive(enabled=False, min_repetitions=scenario.repetitions,
+                                             max_repetitions=scenario.repetitions)
+    table = records if isinstance(records, RecordTable) else table_from_records(records)
+    done = int(table.repetition[table.reached].max()) + 1 if table.reached.any() else 0
+    reps = schedule(adaptive)
+    look = current_look(adaptive, done)
+    alpha = look_alpha(adaptive, look)
+    settings = dataclasses.replace(Settings.from_scenario(scenario), alpha=alpha)
+    report = build_report(table, settings, scenario=scenario.name)
+    last = done >= adaptive.max_repetitions or not adaptive.enabled
+    decisive = report.verdict in DECISIVE and done >= adaptive.min_repetitions
+    stop = last or decisive
+    if decisive:
+        reason = f"decided at look {look} of {len(reps)}: {'; '.join(report.verdict_reasons)}"
+    elif not adaptive.enabled:
+        reason = "adaptive sampling is off: one look after all repetitions"
+    elif last:
+        reason = "maximum repetitions reached"
+    else:
+        reason = "not decided yet"
+    nxt = None if stop else int(next((r for r in reps if r > done), adaptive.max_repetitions))
+    return Decision(stop=stop, verdict=report.verdict, reason=reason, repetitions=done,
+                    look=look, looks=len(reps), alpha_look=alpha,
+                    alpha_spent=spent(adaptive, reps[look - 1]), next_repetitions=nxt)
+
+
+def alpha_for(scenario: Scenario | None, table: RecordTable) -> float:
+    """The alpha a final report judges with: the last look's share under adaptive sampling
+    (so the report's verdict is the engine's stopping decision), else 0.05."""
+    if scenario is None or scenario.adaptive is None or not scenario.adaptive.enabled:
+        return 0.05
+    reached = table.repetition[table.reached]
+    done = int(reached.max()) + 1 if reached.size else 0
+    return look_alpha(scenario.adaptive, current_look(scenario.adaptive, done))
+

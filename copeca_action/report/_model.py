@@ -1,0 +1,146 @@
+"""The Report: a finished analysis, the only thing renderers and the GitHub layer read."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from copeca_action.scenario import Thresholds
+
+Verdict = Literal["improvement", "regression", "inconclusive", "invalid", "skipped"]
+VERDICTS: tuple[Verdict, ...] = ("improvement", "regression", "inconclusive", "invalid",
+                                 "skipped")
+ComparisonKind = Literal["head_vs_base", "tool_vs_baseline"]
+
+
+class ReportModel(BaseModel):
+    """Frozen, documented; ±inf (a cost per correct with nothing correct) is written to JSON
+    as the strings "Infinity"/"-Infinity" and read back as floats."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
+                              ser_json_inf_nan="strings")
+
+
+class Interval(ReportModel):
+    """delta = cpc(tool)/cpc(base) − 1 with its bootstrap interval."""
+
+    estimate: float | None
+    """None when neither arm answered anything correctly (no ratio exists)."""
+    low: float | None
+    high: float | None
+    level: float
+    """Confidence level of [low, high] (0.95, or less after adaptive alpha spending)."""
+    method: str
+    clusters: int
+    """Resampled units (tasks; repetitions in a per-task line)."""
+    unit: Literal["task", "repetition"] = "task"
+    resamples: int
+
+
+class ArmSummary(ReportModel):
+    arm: str
+    records: int
+    """Run ids seen for this arm (after retries superseded their infra errors)."""
+    runs: int
+    """Runs that reached the agent: these are counted in spend, failed or not."""
+    infra_errors: int
+    """Excluded: the harness failed, not the agent."""
+    not_run: int
+    """budget_stop: never started because the scenario budget was spent."""
+    spend_usd: float
+    correct: int
+    accuracy: float | None
+    cpc_usd: float
+    """Spend per correct answer; inf when nothing was correct."""
+    outcomes: dict[str, int]
+    tokens: dict[str, int]
+    """Sums: input, output, cache_write, cache_read."""
+    mean_turns: float | None
+    mean_tool_calls: float | None
+    duration_s: float
+    adoption_rate: float | None
+    """Share of runs (that reached the agent and have a validity rule) where the tool was
+    really used; None when the arm has no rule."""
+    flags: dict[str, int]
+    models: list[str]
+    cli_versions: list[str]
+
+
+class Line(ReportModel):
+    """One row of a breakdown: a capability, a language, or a task."""
+
+    key: str
+    runs_tool: int
+    runs_base: int
+    accuracy_tool: float | None
+    accuracy_base: float | None
+    cpc_tool: float
+    cpc_base: float
+    delta: Interval | None
+    """None: too few clusters for an interval (see `note`)."""
+    note: str = ""
+
+
+class AdoptedLine(ReportModel):
+    """The per-protocol second line: only tool runs where the tool was really used."""
+
+    adoption_rate: float
+    runs: int
+    delta: Interval
+
+
+class Comparison(ReportModel):
+    name: str
+    kind: ComparisonKind
+    tool: str
+    base: str
+    delta: Interval
+    """Intent-to-treat: every run that reached the agent, on non-control tasks."""
+    control_delta: Interval | None
+    """The same statistic on control tasks; None when there are none."""
+    adopted: AdoptedLine | None
+    verdict: Verdict
+    reasons: list[str]
+    alert: bool
+    """The point estimate is above the alert threshold."""
+    capabilities: list[Line]
+    languages: list[Line]
+    models: list[Line]
+    """Per model (the headline pools models: a task's runs across models form one cluster)."""
+    tasks: list[Line]
+
+
+class Exclusions(ReportModel):
+    infra_error_runs: list[str]
+    """Run ids excluded because the harness failed (retried; the last attempt is shown)."""
+    not_run: list[str]
+    """Run ids stopped by the budget before they started."""
+    superseded_attempts: int
+    """Earlier records of a run id replaced by a later attempt."""
+
+
+class Report(ReportModel):
+    """Field order is the on-disk order; the schema version comes first."""
+
+    schema_version: Literal[1] = 1
+    scenario: str
+    records: int
+    verdict: Verdict
+    verdict_reasons: list[str]
+    headline: int | None
+    """Index into `comparisons` of the comparison that decides the verdict."""
+    comparisons: list[Comparison]
+    arms: list[ArmSummary]
+    warnings: list[str]
+    exclusions: Exclusions
+    thresholds: Thresholds
+    seed: int
+    resamples: int
+    alpha: float
+    interval_method: str
+    source_format: Literal["copeca-action", "copeca"] = "copeca-action"
+
+    @property
+    def headline_comparison(self) -> Comparison | None:
+        return None if self.headline is None else self.comparisons[self.headline]

@@ -1,0 +1,193 @@
+"""A population simulator with a known true delta, for bench/stats.py and its reduced test.
+
+Each experiment draws tasks (heterogeneous accuracy and cost), then runs per arm: a run is
+correct with its task's accuracy and costs a lognormal amount (failed runs cost more).
+The tool arm multiplies costs by `cost_ratio` and shifts accuracy by `logit_shift`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from copeca_action.report._adaptive import look_alpha, schedule
+from copeca_action.report._stats import (
+    DEFAULT_METHOD,
+    FloatArray,
+    IntervalMethod,
+    paired_bootstrap,
+)
+from copeca_action.scenario import Adaptive
+
+
+@dataclass(frozen=True)
+class Population:
+    accuracy: float = 0.6
+    """Median per-task accuracy of the base arm."""
+    cost_ratio: float = 1.0
+    """Tool cost per run / base cost per run, same task."""
+    logit_shift: float = 0.0
+    """Tool accuracy shift on the logit scale."""
+    task_accuracy_sd: float = 1.0
+    """Task heterogeneity of accuracy (logit sd)."""
+    task_cost_sd: float = 0.8
+    """Task heterogeneity of cost (log sd)."""
+    run_cost_sd: float = 0.5
+    """Run-to-run cost noise (log sd), lognormal."""
+    wrong_cost_factor: float = 1.5
+    """A failed run costs this much more than a correct one."""
+
+    def true_delta(self) -> float:
+        """cpc(tool)/cpc(base) − 1 over the infinite task population (numerical mean of the
+        logit-normal accuracy; costs are independent of accuracy, so their means cancel)."""
+        z = np.linspace(-8, 8, 20001)
+        w = np.exp(-z * z / 2)
+        w /= w.sum()
+        logit = math.log(self.accuracy / (1 - self.accuracy)) + self.task_accuracy_sd * z
+        p_b = float((w / (1 + np.exp(-logit))).sum())
+        p_t = float((w / (1 + np.exp(-(logit + self.logit_shift)))).sum())
+        f = self.wrong_cost_factor
+
+        def cpc(p: float) -> float:
+            return (p + f * (1 - p)) / p
+
+        return self.cost_ratio * cpc(p_t) / cpc(p_b) - 1
+
+
+@dataclass(frozen=True)
+class Draw:
+    """Per-run arrays, shape (experiments, tasks, repetitions), for both arms."""
+
+    spend_t: FloatArray
+    correct_t: FloatArray
+    spend_b: FloatArray
+    correct_b: FloatArray
+
+    def sums(self, reps: int | None = None) -> tuple[FloatArray, ...]:
+        """Per-task sums over the first `reps` repetitions: (experiments, tasks) each."""
+        r = slice(None, reps)
+        return tuple(a[..., r].sum(axis=-1) for a in
+                     (self.spend_t, self.correct_t, self.spend_b, self.correct_b))
+
+
+def draw(pop: Population, experiments: int, tasks: int, reps: int,
+         rng: np.random.Generator) -> Draw:
+    base_logit = math.log(pop.accuracy / (1 - pop.accuracy))
+    logit = base_logit + pop.task_accuracy_sd * rng.standard_normal((experiments, tasks, 1))
+    scale = pop.task_cost_sd * rng.standard_normal((experiments, tasks, 1))
+    shape = (experiments, tasks, reps)
+
+    def arm(shift: float, ratio: float) -> tuple[FloatArray, FloatArray]:
+        p = 1 / (1 + np.exp(-(logit + shift)))
+        correct = (rng.random(shape) < p).astype(np.float64)
+        noise = pop.run_cost_sd * rng.standard_normal(shape) - pop.run_cost_sd ** 2 / 2
+        cost = ratio * np.exp(scale + noise) * np.where(correct > 0, 1.0, pop.wrong_cost_factor)
+        return cost, correct
+
+    spend_t, correct_t = arm(pop.logit_shift, pop.cost_ratio)
+    spend_b, correct_b = arm(0.0, 1.0)
+    return Draw(spend_t, correct_t, spend_b, correct_b)
+
+
+CATEGORIES = ("locate", "trace", "fix", "debug", "reason")
+
+
+def make_rows(pop: Population, tasks: int, reps: int, rng: np.random.Generator, *,
+              tool: str = "codesearch", base: str = "baseline", control_tasks: int = 0,
+              adoption: float | None = 0.9, scenario: str = "sim") -> list[dict[str, object]]:
+    """RunRecord-shaped dicts (tests, bench/analyze_perf.py): one experiment of `tasks`
+    tasks plus `control_tasks` control tasks on which the arms are drawn identically."""
+    d = draw(pop, 1, tasks + control_tasks, reps, rng)
+    ctl = draw(Population(**{**pop.__dict__, "cost_ratio": 1.0, "logit_shift": 0.0}), 1,
+               tasks + control_tasks, reps, rng)
+    rows: list[dict[str, object]] = []
+    for i in range(tasks + control_tasks):
+        control = i >= tasks
+        src = ctl if control else d
+        for r in range(reps):
+            for arm, spend, correct in ((tool, src.spend_t, src.correct_t),
+                                        (base, src.spend_b, src.correct_b)):
+                used = None if arm == base or adoption is None else bool(rng.random() < adoption)
+                cost = float(spend[0, i, r])
+                rows.append({
+                    "run_id": f"t{i:04d}-{arm}-{r}", "scenario": scenario,
+                    "task_id": f"repo/task-{i:04d}", "task_hash": "0" * 16, "arm": arm,
+                    "model": "m", "runner": "claude", "cli_version": "1.0.0",
+                    "repetition": r, "control": control,
+                    "category": CATEGORIES[i % len(CATEGORIES)], "language": "python",
+                    "outcome": "ok", "correct": bool(correct[0, i, r]),
+                    "tokens": {"input": 1000, "output": 200, "cache_write": 0,
+                               "cache_read": 5000},
+                    "cost_usd": cost, "cost_source": "vendor", "vendor_cost_usd": cost,
+                    "duration_s": 10.0, "turns": 4, "tool_calls": 3, "tool_adopted": used,
+                    "flags": []})
+    return rows
+
+
+# ---------------------------------------------------------------- experiments
+
+
+def coverage(pop: Population, tasks: int, reps: int, experiments: int, resamples: int,
+             rng: np.random.Generator, method: IntervalMethod = DEFAULT_METHOD,
+             batch: int = 250) -> dict[str, float]:
+    """Share of experiments whose 95% interval holds the true delta, plus how many had no
+    ratio at all (neither arm correct: no interval exists, excluded from the share)."""
+    truth = pop.true_delta()
+    hits = defined = 0
+    widths: list[FloatArray] = []
+    for start in range(0, experiments, batch):
+        d = draw(pop, min(batch, experiments - start), tasks, reps, rng)
+        runs = np.full(d.spend_t.shape[:2], float(reps))
+        bs = paired_bootstrap(*d.sums(), resamples=resamples, seed=rng, method=method,
+                              runs_t=runs, runs_b=runs)
+        ok = ~np.isnan(bs.estimate)
+        defined += int(ok.sum())
+        hits += int(((bs.low <= truth) & (truth <= bs.high))[ok].sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            width = np.log1p(bs.high[ok]) - np.log1p(bs.low[ok])
+            widths.append(width[~np.isnan(width)])
+    w = np.concatenate(widths)
+    return {"coverage": hits / defined if defined else float("nan"),
+            "undefined": 1 - defined / experiments,
+            "median_log_width": float(np.median(w)) if w.size else float("nan")}
+
+
+def sequential(pop: Population, tasks: int, adaptive: Adaptive, experiments: int,
+               resamples: int, rng: np.random.Generator, fail: float = 0.10,
+               batch: int = 250) -> dict[str, float]:
+    """Adaptive (looks with alpha spending) vs fixed (all repetitions, alpha) on the same
+    draws: the share of regression and improvement verdicts and the mean runs per experiment.
+    Uses the same schedule, alpha shares and verdict rule as decide()."""
+    looks = schedule(adaptive)
+    max_reps = adaptive.max_repetitions
+    out = {"adaptive_regression": 0.0, "adaptive_improvement": 0.0, "adaptive_runs": 0.0,
+           "fixed_regression": 0.0, "fixed_improvement": 0.0, "fixed_runs": 0.0}
+    for start in range(0, experiments, batch):
+        e = min(batch, experiments - start)
+        d = draw(pop, e, tasks, max_reps, rng)
+        verdict = np.zeros(e, dtype=np.int8)  # 0 undecided, 1 regression, -1 improvement
+        runs = np.full(e, 2.0 * tasks * max_reps)
+        for k, reps in enumerate(looks, 1):
+            active = verdict == 0
+            if not active.any():
+                break
+            sums = [a[active] for a in d.sums(reps)]
+            counts = np.full(sums[0].shape, float(reps))
+            bs = paired_bootstrap(*sums, alpha=look_alpha(adaptive, k), resamples=resamples,
+                                  seed=rng, runs_t=counts, runs_b=counts)
+            decided = np.where(bs.low > fail, 1, np.where(bs.high < 0, -1, 0)).astype(np.int8)
+            idx = np.flatnonzero(active)
+            verdict[idx] = decided
+            runs[idx[decided != 0]] = 2.0 * tasks * reps
+        counts = np.full((e, tasks), float(max_reps))
+        fixed = paired_bootstrap(*d.sums(), alpha=adaptive.alpha, resamples=resamples, seed=rng,
+                                 runs_t=counts, runs_b=counts)
+        out["adaptive_regression"] += float((verdict == 1).sum())
+        out["adaptive_improvement"] += float((verdict == -1).sum())
+        out["adaptive_runs"] += float(runs.sum())
+        out["fixed_regression"] += float((fixed.low > fail).sum())
+        out["fixed_improvement"] += float((fixed.high < 0).sum())
+        out["fixed_runs"] += 2.0 * tasks * max_reps * e
+    return {k: v / experiments for k, v in out.items()}

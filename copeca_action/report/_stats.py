@@ -1,0 +1,271 @@
+"""Pure statistics on numpy arrays: cost per correct and its paired cluster bootstrap.
+
+No I/O, no pydantic. Every function accepts a leading batch axis, so the simulation in
+bench/stats.py runs thousands of experiments through exactly the code the report uses.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+FloatArray = NDArray[np.float64]
+IntervalMethod = Literal["hybrid", "expanded", "studentized", "percentile"]
+INTERVAL_METHODS: tuple[IntervalMethod, ...] = ("hybrid", "expanded", "studentized", "percentile")
+DEFAULT_METHOD: IntervalMethod = "hybrid"
+"""Chosen by bench/stats.py (see docs/methodology.md): the expanded percentile interval from
+12 tasks up; below that, the union of the expanded and the studentized intervals, because
+every percentile-type interval under-covers with a handful of tasks."""
+
+HYBRID_BELOW = 12
+"""Below this many clusters the studentized bounds are joined with the expanded ones."""
+
+_CHUNK_CELLS = 2_000_000
+"""Cells of the resample matrix (and of the resampled sums) built at once: bounds memory for
+large task counts and large batches."""
+
+
+def cost_per_correct(spend: ArrayLike, correct: ArrayLike) -> FloatArray:
+    """spend / correct; +inf when nothing is correct (never a division error)."""
+    s = np.asarray(spend, dtype=np.float64)
+    c = np.asarray(correct, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(c > 0, s / np.where(c > 0, c, 1.0), np.inf)
+    return np.asarray(out, dtype=np.float64)
+
+
+def ratio_of_cpc(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLike,
+                 correct_b: ArrayLike) -> FloatArray:
+    """cpc(tool) / cpc(base): inf when only the tool never succeeds, 0 when only the base
+    never succeeds, nan when neither does (no ratio exists)."""
+    a = cost_per_correct(spend_t, correct_t)
+    b = cost_per_correct(spend_b, correct_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = a / b
+    both_finite_zero = (a == 0) & (b == 0)
+    return np.asarray(np.where(both_finite_zero, 1.0, r), dtype=np.float64)
+
+
+def delta(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLike,
+          correct_b: ArrayLike) -> FloatArray:
+    """cpc(tool) / cpc(base) − 1 (the headline statistic)."""
+    return ratio_of_cpc(spend_t, correct_t, spend_b, correct_b) - 1.0
+
+
+# ---------------------------------------------------------------- distributions
+
+
+def t_two_sided_cdf(t: float, df: int) -> float:
+    """P(|T| < t) for Student's t with integer df (Abramowitz & Stegun 26.7.3-4)."""
+    if t <= 0:
+        return 0.0
+    theta = math.atan(t / math.sqrt(df))
+    s, c2 = math.sin(theta), math.cos(theta) ** 2
+    if df % 2 == 1:
+        total, term = 0.0, 1.0
+        if df > 1:
+            total = 1.0
+            for k in range(1, (df - 3) // 2 + 1):
+                term *= c2 * (2 * k) / (2 * k + 1)
+                total += term
+            return (2 / math.pi) * (theta + s * math.cos(theta) * total)
+        return 2 * theta / math.pi
+    total, term = 1.0, 1.0
+    for k in range(1, (df - 2) // 2 + 1):
+        term *= c2 * (2 * k - 1) / (2 * k)
+        total += term
+    return s * total
+
+
+@functools.lru_cache(maxsize=256)
+def t_quantile(p: float, df: int) -> float:
+    """Upper quantile: the t with P(T > t) = p (0 < p < 0.5), by bisection."""
+    target = 1 - 2 * p
+    lo, hi = 0.0, 1.0
+    while t_two_sided_cdf(hi, df) < target:
+        hi *= 2
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if t_two_sided_cdf(mid, df) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def tail_probability(alpha: float, n_clusters: int, method: IntervalMethod) -> float:
+    """The bootstrap quantile level used for each tail of a two-sided 1−alpha interval.
+
+    `expanded` (Hesterberg's expanded percentile interval) widens the percentile interval
+    for small samples: the bootstrap spreads clusters with divisor n instead of n−1 and
+    uses normal instead of t tails; both matter with 3–10 tasks."""
+    if method in ("percentile", "studentized") or n_clusters < 2:
+        return alpha / 2
+    widen = math.sqrt(n_clusters / (n_clusters - 1)) * t_quantile(alpha / 2, n_clusters - 1)
+    return NormalDist().cdf(-widen)
+
+
+# ---------------------------------------------------------------- bootstrap
+
+
+def resample_counts(n_clusters: int, resamples: int, rng: np.random.Generator) -> FloatArray:
+    """(resamples, n) matrix: how often each cluster is drawn in each resample."""
+    idx = rng.integers(0, n_clusters, size=(resamples, n_clusters), dtype=np.int32)
+    flat = (idx + (np.arange(resamples, dtype=np.int64) * n_clusters)[:, None]).ravel()
+    counts = np.bincount(flat, minlength=resamples * n_clusters)
+    return counts.reshape(resamples, n_clusters).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """Point estimates and interval bounds of delta; arrays share the batch shape."""
+
+    estimate: FloatArray
+    low: FloatArray
+    high: FloatArray
+    defined: FloatArray
+    """Share of resamples where the ratio exists (not both arms at zero correct)."""
+    tail: float
+    """Quantile level used for each tail."""
+    n_clusters: int
+    resamples: int
+    method: IntervalMethod
+
+
+def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLike,
+                     correct_b: ArrayLike, *, alpha: float = 0.05, resamples: int = 10_000,
+                     seed: int | np.random.Generator = 0,
+                     method: IntervalMethod = DEFAULT_METHOD,
+                     runs_t: ArrayLike | None = None,
+                     runs_b: ArrayLike | None = None) -> Bootstrap:
+    """Paired cluster bootstrap of delta = cpc(tool)/cpc(base) − 1.
+
+    Inputs are per-cluster sums (spend and correct count of each arm in each task), shape
+    (..., n). Each resample draws n clusters with replacement and uses **the same draws for
+    both arms**; the statistic is recomputed exactly as the headline (ratio of sums), so the
+    interval is for that statistic. Bounds are order statistics (no interpolation), so a
+    resample in which one arm has no correct answer (log ratio ±inf) just sorts to an end.
+
+    When an arm has no correct answer at all, every resample agrees and the bootstrap alone
+    would claim certainty. Given the per-cluster run counts (`runs_t`, `runs_b`), the finite
+    side of the interval then uses the exact one-sided upper bound on that arm's accuracy
+    (1 − (alpha/2)^(1/runs)): "nothing right in 6 runs" is consistent with 46% accuracy.
+    """
+    arrays = [np.asarray(a, dtype=np.float64) for a in (spend_t, correct_t, spend_b, correct_b)]
+    x = np.stack(np.broadcast_arrays(*arrays), axis=-2)  # (..., 4, n)
+    batch_shape, n = x.shape[:-2], x.shape[-1]
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    estimate = delta(*(x[..., k, :].sum(axis=-1) for k in range(4)))
+    tail = tail_probability(alpha, n, method)
+    if n == 0:
+        nan = np.full(batch_shape, np.nan)
+        return Bootstrap(nan, nan, nan, np.zeros(batch_shape), tail, 0, resamples, method)
+    student = method == "studentized" or (method == "hybrid" and n < HYBRID_BELOW)
+    percentile = method != "studentized"
+    # Resampled variables: the 4 sums and, for studentizing, their 10 cross products.
+    pairs = [(k, m) for k in range(4) for m in range(k, 4)] if student else []
+    cols = np.stack([x[..., k, :] for k in range(4)]
+                    + [x[..., k, :] * x[..., m, :] for k, m in pairs], axis=-2)
+    flat = cols.reshape(-1, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta_hat = np.log1p(estimate)
+    se_hat = _linear_se(cols.sum(axis=-1)[..., None], pairs, n)[..., 0] if student else None
+    batch = int(np.prod(batch_shape)) if batch_shape else 1
+    step = max(1, _CHUNK_CELLS // (n + batch * cols.shape[-2]))
+    plain: list[FloatArray] = []
+    studentized: list[FloatArray] = []
+    for start in range(0, resamples, step):
+        weights = resample_counts(n, min(step, resamples - start), rng)
+        sums = (flat @ weights.T).reshape(*batch_shape, cols.shape[-2], -1)  # (..., vars, b)
+        ratio = ratio_of_cpc(sums[..., 0, :], sums[..., 1, :], sums[..., 2, :], sums[..., 3, :])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_ratio = np.log(ratio)
+            plain.append(log_ratio)
+            if student:
+                t = (log_ratio - theta_hat[..., None]) / _linear_se(sums, pairs, n)
+                studentized.append(np.where(np.isinf(log_ratio), log_ratio, t))
+    low = np.full(batch_shape, np.inf)
+    high = np.full(batch_shape, -np.inf)
+    defined = np.zeros(batch_shape)
+    if percentile:
+        values = np.sort(np.concatenate(plain, axis=-1), axis=-1)  # nan sorts last
+        count = (~np.isnan(values)).sum(axis=-1)
+        defined = count / resamples
+        low = _order_stat(values, count, tail, lower=True)
+        high = _order_stat(values, count, 1 - tail, lower=False)
+    if student and se_hat is not None:
+        values = np.sort(np.concatenate(studentized, axis=-1), axis=-1)
+        count = (~np.isnan(values)).sum(axis=-1)
+        t_tail = alpha / 2
+        with np.errstate(invalid="ignore"):
+            s_low = theta_hat - _order_stat(values, count, 1 - t_tail, lower=False) * se_hat
+            s_high = theta_hat - _order_stat(values, count, t_tail, lower=True) * se_hat
+        s_low = np.where(np.isnan(s_low), -np.inf, s_low)  # e.g. inf − inf: unbounded
+        s_high = np.where(np.isnan(s_high), np.inf, s_high)
+        if percentile:  # an infinite estimate has no standard error: percentile bounds only
+            finite = np.isfinite(theta_hat)
+            s_low, s_high = np.where(finite, s_low, low), np.where(finite, s_high, high)
+        low, high = np.minimum(low, s_low), np.maximum(high, s_high)
+        if not percentile:
+            defined = count / resamples
+    if runs_t is not None and runs_b is not None:
+        low, high = _zero_correct_bounds(x, np.asarray(runs_t, dtype=np.float64),
+                                         np.asarray(runs_b, dtype=np.float64), alpha, low, high)
+    if n < 2:  # one cluster says nothing about the spread between clusters
+        low, high = np.full(batch_shape, -np.inf), np.full(batch_shape, np.inf)
+    undefined = np.isnan(estimate)
+    with np.errstate(over="ignore"):
+        low = np.where(undefined, np.nan, np.exp(low) - 1)
+        high = np.where(undefined, np.nan, np.exp(high) - 1)
+    return Bootstrap(estimate, np.asarray(low), np.asarray(high), np.asarray(defined), tail, n,
+                     resamples, method)
+
+
+def _zero_correct_bounds(x: FloatArray, runs_t: FloatArray, runs_b: FloatArray, alpha: float,
+                         low: FloatArray, high: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Log-scale bounds where an arm has zero correct answers: replace its count by the
+    upper confidence bound of the count, which gives the least extreme ratio still
+    plausible."""
+    tot = x.sum(axis=-1)  # (..., 4)
+    nt = np.broadcast_to(runs_t, x.shape[:-2] + runs_t.shape[-1:]).sum(axis=-1)
+    nb = np.broadcast_to(runs_b, x.shape[:-2] + runs_b.shape[-1:]).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        upper_t = nt * (1 - (alpha / 2) ** (1 / np.maximum(nt, 1)))
+        upper_b = nb * (1 - (alpha / 2) ** (1 / np.maximum(nb, 1)))
+        zero_t = (tot[..., 1] == 0) & (tot[..., 3] > 0) & (nt > 0)
+        zero_b = (tot[..., 3] == 0) & (tot[..., 1] > 0) & (nb > 0)
+        bound_t = np.log(ratio_of_cpc(tot[..., 0], upper_t, tot[..., 2], tot[..., 3]))
+        bound_b = np.log(ratio_of_cpc(tot[..., 0], tot[..., 1], tot[..., 2], upper_b))
+    low = np.where(zero_t, np.minimum(np.where(np.isfinite(low), low, np.inf), bound_t), low)
+    high = np.where(zero_b, np.maximum(np.where(np.isfinite(high), high, -np.inf), bound_b),
+                    high)
+    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+
+
+def _linear_se(sums: FloatArray, pairs: list[tuple[int, int]], n: int) -> FloatArray:
+    """Linearisation (delta-method) standard error of the log ratio from resampled sums:
+    Var = n/(n−1) · Σ_i (Σ_k g_k x_ki)², g = (1/S_t, −1/C_t, −1/S_b, 1/C_b)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        g = [1 / sums[..., 0, :], -1 / sums[..., 1, :], -1 / sums[..., 2, :], 1 / sums[..., 3, :]]
+        var = np.zeros_like(g[0])
+        for j, (k, m) in enumerate(pairs):
+            var = var + (1 if k == m else 2) * g[k] * g[m] * sums[..., 4 + j, :]
+        var = var * n / max(n - 1, 1)
+        return np.asarray(np.sqrt(np.maximum(var, 0.0)), dtype=np.float64)
+
+
+def _order_stat(sorted_values: FloatArray, defined: NDArray[np.int64], q: float,
+                lower: bool) -> FloatArray:
+    """The q-quantile among the first `defined` sorted values, rounded outwards (no
+    interpolation, so ±inf never meets arithmetic)."""
+    pos = q * (defined - 1)
+    index = np.floor(pos) if lower else np.ceil(pos)
+    index = np.clip(index, 0, np.maximum(defined - 1, 0)).astype(np.int64)
+    picked = np.take_along_axis(sorted_values, index[..., None], axis=-1)[..., 0]
+    return np.asarray(np.where(defined > 0, picked, np.nan), dtype=np.float64)

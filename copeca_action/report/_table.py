@@ -1,0 +1,152 @@
+"""Records as columns: the one shape the statistics read, built from RunRecords or rows."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from copeca_action.records import OUTCOMES, RunRecord
+
+OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
+INFRA = OUTCOME_CODE["infra_error"]
+NOT_RUN = OUTCOME_CODE["budget_stop"]
+
+
+@dataclass(frozen=True)
+class Labels:
+    """A categorical column: integer codes into `names`."""
+
+    codes: NDArray[np.int64]
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, values: Sequence[object]) -> Labels:
+        """Codes in sorted-name order; a dict pass (np.unique on objects is slow)."""
+        texts = [v if isinstance(v, str) else str(v) for v in values]
+        names = sorted(dict.fromkeys(texts))
+        index = {name: i for i, name in enumerate(names)}
+        codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
+        return cls(codes, tuple(names))
+
+    def take(self, mask: NDArray[np.bool_]) -> Labels:
+        return Labels(self.codes[mask], self.names)
+
+    def code(self, name: str) -> int:
+        return self.names.index(name) if name in self.names else -1
+
+
+@dataclass(frozen=True)
+class RecordTable:
+    """One row per run id (the last record of each id wins, so a retry supersedes its
+    infra error)."""
+
+    run_id: tuple[str, ...]
+    task: Labels
+    arm: Labels
+    model: Labels
+    category: Labels
+    language: Labels
+    cli_version: Labels
+    """'' when unknown."""
+    runner: Labels
+    outcome: NDArray[np.int64]
+    """Index into records.OUTCOMES."""
+    correct: NDArray[np.bool_]
+    cost: NDArray[np.float64]
+    control: NDArray[np.bool_]
+    adopted: NDArray[np.int8]
+    """1 used, 0 not used, -1 no validity rule."""
+    repetition: NDArray[np.int64]
+    tokens: NDArray[np.int64]
+    """(rows, 4): input, output, cache_write, cache_read."""
+    turns: NDArray[np.int64]
+    tool_calls: NDArray[np.int64]
+    duration: NDArray[np.float64]
+    flags: tuple[tuple[str, ...], ...]
+    scenario: str = ""
+    attempts_superseded: int = 0
+    """Records replaced by a later record of the same run id (retries)."""
+    extra_warnings: tuple[str, ...] = field(default=())
+
+    def __len__(self) -> int:
+        return len(self.run_id)
+
+    @property
+    def reached(self) -> NDArray[np.bool_]:
+        """Runs counted in spend: everything that reached the agent, failed or not."""
+        reached: NDArray[np.bool_] = (self.outcome != INFRA) & (self.outcome != NOT_RUN)
+        return reached
+
+    def flag_counts(self, mask: NDArray[np.bool_]) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        flags = self.flags
+        for i in np.flatnonzero(mask).tolist():
+            if flags[i]:
+                counts.update(flags[i])
+        return dict(sorted(counts.items()))
+
+
+def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
+                    warnings: Sequence[str] = ()) -> RecordTable:
+    """Columns from dicts shaped like RunRecord (already checked by the caller)."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    total = 0
+    for row in rows:
+        latest[str(row["run_id"])] = row
+        total += 1
+    kept = list(latest.values())
+    if not scenario and kept:
+        scenario = str(kept[0].get("scenario", ""))
+
+    def col(name: str, default: Any = "") -> list[Any]:
+        try:  # records we wrote carry every field: one C-level pass
+            return list(map(itemgetter(name), kept))
+        except KeyError:
+            return [r.get(name, default) for r in kept]
+
+    def tok(r: Mapping[str, Any]) -> tuple[int, int, int, int]:
+        t = r.get("tokens") or {}
+        return (t.get("input", 0), t.get("output", 0), t.get("cache_write", 0),
+                t.get("cache_read", 0))
+
+    adopted = [-1 if a is None else int(bool(a)) for a in col("tool_adopted", None)]
+    return RecordTable(
+        run_id=tuple(latest),
+        task=Labels.of(col("task_id")),
+        arm=Labels.of(col("arm")),
+        model=Labels.of(col("model")),
+        category=Labels.of(col("category")),
+        language=Labels.of(col("language")),
+        cli_version=Labels.of([v or "" for v in col("cli_version", None)]),
+        runner=Labels.of(col("runner")),
+        outcome=np.array(list(map(OUTCOME_CODE.__getitem__, col("outcome"))), dtype=np.int64),
+        correct=np.array(col("correct", False), dtype=bool),
+        cost=np.array(col("cost_usd", 0.0), dtype=np.float64),
+        control=np.array(col("control", False), dtype=bool),
+        adopted=np.array(adopted, dtype=np.int8),
+        repetition=np.array(col("repetition", 0), dtype=np.int64),
+        tokens=np.array(list(map(tok, kept)), dtype=np.int64).reshape(-1, 4),
+        turns=np.array(col("turns", 0), dtype=np.int64),
+        tool_calls=np.array(col("tool_calls", 0), dtype=np.int64),
+        duration=np.array(col("duration_s", 0.0), dtype=np.float64),
+        flags=tuple(map(tuple, col("flags", ()))),
+        scenario=scenario,
+        attempts_superseded=total - len(kept),
+        extra_warnings=tuple(warnings),
+    )
+
+
+def table_from_records(records: Iterable[RunRecord], scenario: str = "") -> RecordTable:
+    rows = (dict(r.model_dump(include=_FIELDS)) for r in records)
+    return table_from_rows(rows, scenario)
+
+
+_FIELDS = {"run_id", "scenario", "task_id", "arm", "model", "runner", "cli_version",
+           "repetition", "control", "category", "language", "outcome", "correct", "tokens",
+           "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags"}

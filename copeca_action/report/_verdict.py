@@ -1,0 +1,48 @@
+"""The verdict: a pure function of an interval, the control interval and the thresholds."""
+
+from __future__ import annotations
+
+import math
+
+from copeca_action.report._model import Verdict
+from copeca_action.scenario import Thresholds
+
+
+def judge(*, estimate: float | None, low: float | None, high: float | None,
+          control_low: float | None, control_high: float | None, runs_tool: int,
+          runs_base: int, adoption: float | None, thresholds: Thresholds,
+          records_tool: int = 1, records_base: int = 1) -> tuple[Verdict, list[str]]:
+    """First matching rule wins: skipped, invalid, inconclusive (too few runs or no
+    estimate), regression, improvement, inconclusive. Returns the verdict and why."""
+    if records_tool == 0 or records_base == 0:
+        return "skipped", ["an arm has no records: nothing to compare"]
+    if runs_tool == 0 or runs_base == 0:
+        return "invalid", ["no run reached the agent in "
+                           + ("the tool arm" if runs_tool == 0 else "the base arm")]
+    if adoption is not None and adoption < thresholds.min_adoption:
+        return "invalid", [f"the tool was used in {adoption:.0%} of runs, below the minimum "
+                           f"adoption {thresholds.min_adoption:.0%}"]
+    tol = thresholds.control_tolerance
+    if control_low is not None and control_high is not None and (
+            control_low > tol or control_high < -tol):
+        return "invalid", [f"control delta interval [{_pct(control_low)}, {_pct(control_high)}]"
+                           f" lies outside ±{tol:.0%}: the arms differ where the tool should "
+                           "not matter"]
+    if min(runs_tool, runs_base) < thresholds.min_runs:
+        return "inconclusive", [f"{min(runs_tool, runs_base)} runs in an arm, below the "
+                                f"minimum {thresholds.min_runs}"]
+    if estimate is None or low is None or high is None or math.isnan(estimate):
+        return "inconclusive", ["neither arm answered correctly: no cost per correct ratio"]
+    if low > thresholds.fail:
+        return "regression", [f"the interval's lower bound {_pct(low)} is above the fail "
+                              f"threshold {thresholds.fail:.0%}"]
+    if high < 0:
+        return "improvement", [f"the interval's upper bound {_pct(high)} is below zero"]
+    return "inconclusive", [f"the interval [{_pct(low)}, {_pct(high)}] neither clears zero "
+                            f"nor passes the fail threshold {thresholds.fail:.0%}"]
+
+
+def _pct(value: float) -> str:
+    if math.isinf(value):
+        return "+∞" if value > 0 else "−∞"
+    return f"{value:+.1%}"

@@ -1,0 +1,69 @@
+"""`copeca-action analyze`: both record formats, both output formats, the gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from copeca_action.cli import main
+from copeca_action.report import Report
+from copeca_action.report._simulate import Population, make_rows
+
+
+def write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_json_output_is_a_report_and_the_gate_fails_a_regression(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = make_rows(Population(cost_ratio=3.0), 25, 3, np.random.default_rng(0))
+    results = write(tmp_path / "results.jsonl", rows)
+    code = main(["analyze", str(results), "--format", "json", "--gate", "--resamples", "500"])
+    report = Report.model_validate_json(capsys.readouterr().out)
+    assert report.verdict == "regression" and code == 1
+    assert main(["analyze", str(results), "--resamples", "500"]) == 0  # no gate, no failure
+
+
+def test_markdown_of_a_copeca_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = []
+    for i in range(6):
+        for mode, cost in (("indexed", 0.02), ("baseline", 0.03)):
+            for rep in range(2):
+                rows.append({"task": f"task{i}", "mode": mode, "model": "m", "runner": "claude",
+                             "repetition": rep, "correct": True, "total_cost_usd": cost,
+                             "cost_source": "vendor", "category": "locate",
+                             "language": "python", "tool_adopted": mode == "indexed" or None,
+                             "error": None, "exit_code": 0})
+    results = write(tmp_path / "scn.jsonl", rows)
+    out = tmp_path / "report.md"
+    assert main(["analyze", str(results), "--out", str(out), "--resamples", "300"]) == 0
+    text = out.read_text()
+    assert "indexed vs baseline" in text and "-33.3%" in text
+    assert "copeca records carry no control flag" in text
+
+
+def test_a_missing_file_is_a_config_error(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["analyze", str(tmp_path / "nope.jsonl")]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+
+
+def test_an_adaptive_scenario_judges_with_the_alpha_of_its_last_look(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: s\ntasks: {include: ['*']}\nmodes: [baseline, codesearch]\nmodels: [m]\n"
+        "model_runner_map: {m: claude}\nseed: 11\nresamples: 400\n"
+        "adaptive: {min_repetitions: 2, step: 2, max_repetitions: 6, alpha: 0.05}\n"
+        "thresholds: {fail: 0.2, alert: 0.1}\n")
+    rows = make_rows(Population(cost_ratio=1.0), 12, 2, np.random.default_rng(0))
+    results = write(tmp_path / "results.jsonl", rows)
+    assert main(["analyze", str(results), "--scenario", str(scenario), "--format", "json"]) == 0
+    report = Report.model_validate_json(capsys.readouterr().out)
+    assert report.alpha == pytest.approx(0.05 * (2 / 6) ** 2)
+    assert (report.seed, report.resamples, report.thresholds.fail) == (11, 400, 0.2)
+    assert report.comparisons[0].delta.level == pytest.approx(1 - report.alpha)

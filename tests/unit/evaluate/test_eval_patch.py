@@ -1,0 +1,134 @@
+"""Patch extraction from a real git tree, and sanitising of real diffs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalrepo import CALC, FIXED_ADD, TEST_ADD, MakeDiff, run_git, write
+
+from copeca_action.evaluate import TestFileRules, apply_patch, extract_patch, sanitize_patch
+from copeca_action.evaluate._git import base_repo, clone_tree
+
+
+def test_extract_includes_new_deleted_and_committed_changes(repo: Path) -> None:
+    base = run_git(repo, "rev-parse", "HEAD").strip()
+    write(repo, {"calc.py": FIXED_ADD, "newmod.py": "X = 1\n", "README.md": None})
+    run_git(repo, "add", "calc.py")
+    run_git(repo, "commit", "-q", "-m", "agent committed part of it")
+    write(repo, {"calc.py": FIXED_ADD + "# more\n"})
+    patch = extract_patch(repo, base)
+    assert "+++ b/newmod.py" in patch
+    assert "deleted file mode" in patch and "README.md" in patch
+    assert "+    return a + b" in patch and "+# more" in patch
+    # The run's own index is untouched: newmod.py is still untracked there.
+    assert "?? newmod.py" in run_git(repo, "status", "--porcelain")
+
+
+def test_extract_respects_gitignore_and_keeps_binary(repo: Path) -> None:
+    base = run_git(repo, "rev-parse", "HEAD").strip()
+    write(repo, {".gitignore": "build/\n", "build/out.o": b"\x00junk",
+                 "logo.bin": bytes(range(256))})
+    patch = extract_patch(repo, base)
+    assert "build/out.o" not in patch
+    assert "GIT binary patch" in patch and "logo.bin" in patch
+
+
+def test_sanitise_drops_test_files_and_reports_the_rule(make_diff: MakeDiff) -> None:
+    diff = make_diff({"calc.py": FIXED_ADD, "tests/test_add.py": TEST_ADD,
+                      "conftest.py": "import os\n", "pkg/thing_test.py": "x = 1\n",
+                      "latests.py": "y = 2\n"})
+    clean = sanitize_patch(diff)
+    assert sorted(clean.files) == ["calc.py", "latests.py"]
+    assert {(d.path, d.rule) for d in clean.dropped} == {
+        ("tests/test_add.py", "tests/"), ("conftest.py", "conftest.py"),
+        ("pkg/thing_test.py", "*_test.py")}
+    assert "tests/test_add.py" not in clean.text and not clean.empty
+
+
+def test_sanitise_uses_repo_globs(make_diff: MakeDiff) -> None:
+    diff = make_diff({"calc.py": FIXED_ADD, "fixtures/data.json": "{}\n"})
+    clean = sanitize_patch(diff, TestFileRules.from_patterns(["fixtures/**"]))
+    assert clean.files == ["calc.py"]
+    assert clean.dropped[0].rule == "fixtures/**"
+
+
+def test_only_test_changes_is_empty(make_diff: MakeDiff) -> None:
+    clean = sanitize_patch(make_diff({"tests/test_add.py": TEST_ADD}))
+    assert clean.empty and clean.text == "" and clean.files == []
+    assert sanitize_patch("").empty
+    assert sanitize_patch("just some words\n").empty
+
+
+def test_rename_out_of_tests_is_dropped_and_plain_rename_kept(make_diff: MakeDiff) -> None:
+    moved = make_diff({"tests/test_visible.py": None, "mulcheck.py": "from calc import mul\n"
+                       "\n\ndef test_mul():\n    assert mul(2, 3) == 6\n"})
+    clean = sanitize_patch(moved)
+    assert "rename from tests/test_visible.py" in moved
+    assert clean.empty and clean.dropped[0].path == "tests/test_visible.py"
+    renamed = make_diff({"calc.py": None, "arith.py": CALC})
+    kept = sanitize_patch(renamed)
+    assert kept.files == ["arith.py"] and "rename to arith.py" in kept.text
+
+
+def test_crlf_patch_is_normalised_and_applies(repo: Path, make_diff: MakeDiff,
+                                              tmp_path: Path) -> None:
+    diff = make_diff({"calc.py": FIXED_ADD})
+    clean = sanitize_patch(diff.replace("\n", "\r\n"))
+    assert "crlf" in clean.normalized and "\r" not in clean.text
+    tree = clone_tree(base_repo(repo), tmp_path / "t")
+    assert apply_patch(tree, clean.text).strategy == "git-apply"
+    assert (tree / "calc.py").read_text() == FIXED_ADD
+
+
+def test_crlf_file_content_is_kept(repo: Path, tmp_path: Path) -> None:
+    write(repo, {"win.txt": "one\r\ntwo\r\n"})
+    run_git(repo, "add", "-A")
+    run_git(repo, "commit", "-q", "-m", "crlf file")
+    base = run_git(repo, "rev-parse", "HEAD").strip()
+    write(repo, {"win.txt": "one\r\nTWO\r\n"})
+    clean = sanitize_patch(extract_patch(repo, base))
+    assert clean.normalized == [] and "+TWO\r" in clean.text
+    tree = clone_tree(base_repo(repo, base), tmp_path / "t")
+    assert apply_patch(tree, clean.text).applied
+    assert (tree / "win.txt").read_bytes() == b"one\r\nTWO\r\n"
+
+
+def test_missing_final_newline_added(make_diff: MakeDiff) -> None:
+    diff = make_diff({"calc.py": FIXED_ADD}).rstrip("\n")
+    clean = sanitize_patch(diff)
+    assert clean.normalized == ["final-newline"] and clean.text.endswith("\n")
+    assert sanitize_patch(diff + "\n\n\n").text == clean.text
+
+
+def test_no_newline_at_end_of_file_marker_survives(repo: Path, make_diff: MakeDiff,
+                                                   tmp_path: Path) -> None:
+    diff = make_diff({"calc.py": FIXED_ADD.rstrip("\n")})
+    assert "\\ No newline at end of file" in diff
+    clean = sanitize_patch(diff)
+    tree = clone_tree(base_repo(repo), tmp_path / "t")
+    assert apply_patch(tree, clean.text).applied
+    assert (tree / "calc.py").read_text() == FIXED_ADD.rstrip("\n")
+
+
+def test_binary_hunk_is_kept_and_applies(repo: Path, make_diff: MakeDiff, tmp_path: Path) -> None:
+    blob = bytes(range(256)) * 4
+    diff = make_diff({"assets/logo.png": blob, "tests/data.bin": b"\x00\x01"})
+    clean = sanitize_patch(diff)
+    assert clean.files == ["assets/logo.png"] and "GIT binary patch" in clean.text
+    assert [d.path for d in clean.dropped] == ["tests/data.bin"]
+    tree = clone_tree(base_repo(repo), tmp_path / "t")
+    assert apply_patch(tree, clean.text).strategy == "git-apply"
+    assert (tree / "assets/logo.png").read_bytes() == blob
+
+
+def test_plain_unified_diff_without_git_headers(tmp_path: Path) -> None:
+    plain = ("--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n"
+             "+    return a + b\n--- a/tests/test_calc.py\n+++ b/tests/test_calc.py\n"
+             "@@ -1 +1 @@\n-x\n+y\n")
+    clean = sanitize_patch(plain)
+    assert clean.files == ["calc.py"] and [d.path for d in clean.dropped] == ["tests/test_calc.py"]
+
+
+def test_text_before_the_first_diff_is_dropped(make_diff: MakeDiff) -> None:
+    diff = "From 123 Mon Sep 17 00:00:00 2001\nSubject: fix\n\n" + make_diff({"calc.py": FIXED_ADD})
+    assert sanitize_patch(diff).text.startswith("diff --git a/calc.py b/calc.py")

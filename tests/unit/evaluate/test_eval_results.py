@@ -1,0 +1,129 @@
+"""Test-output parsers on output shaped like each runner's real output."""
+
+from __future__ import annotations
+
+from copeca_action.evaluate import parse_test_output
+
+PYTEST = """............F.s                                                         [100%]
+=================================== FAILURES ===================================
+___________________________________ test_x ____________________________________
+E   assert 1 == 2
+=========================== short test summary info ============================
+FAILED tests/test_a.py::test_x - assert 1 == 2
+======= 1 failed, 12 passed, 1 skipped, 2 errors, 1 xfailed in 0.52s ========
+"""
+PYTEST_COLOURED = "\x1b[32m\x1b[1m3 passed\x1b[0m\x1b[32m in 0.01s\x1b[0m\n"
+GO_VERBOSE = """=== RUN   TestA
+--- PASS: TestA (0.00s)
+=== RUN   TestB
+=== RUN   TestB/sub
+    --- FAIL: TestB/sub (0.00s)
+--- FAIL: TestB (0.00s)
+=== RUN   TestC
+--- SKIP: TestC (0.00s)
+FAIL
+FAIL\texample.com/pkg\t0.004s
+"""
+GO_QUIET = """ok  \texample.com/a\t0.010s
+--- FAIL: TestB (0.00s)
+    b_test.go:9: wrong
+FAIL
+FAIL\texample.com/b\t0.005s
+ok  \texample.com/c\t(cached)
+"""
+CARGO = """running 3 tests
+test a ... ok
+test b ... FAILED
+test c ... ignored
+test result: FAILED. 1 passed; 1 failed; 1 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+running 2 tests
+test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s
+"""
+JEST = """Test Suites: 1 failed, 2 passed, 3 total
+Tests:       1 failed, 2 skipped, 5 passed, 8 total
+Snapshots:   0 total
+Time:        1.2 s
+"""
+VITEST = """ ✓ src/a.test.ts (3 tests) 4ms
+ ❯ src/b.test.ts (2 tests | 1 failed) 6ms
+
+ Test Files  1 failed | 1 passed (2)
+      Tests  1 failed | 4 passed | 1 skipped (6)
+   Start at  10:00:00
+"""
+NODE_TAP = """TAP version 13
+ok 1 - a
+not ok 2 - b
+1..2
+# tests 3
+# suites 0
+# pass 1
+# fail 1
+# cancelled 0
+# skipped 1
+# todo 0
+"""
+NODE_SPEC = "✔ a (0.5ms)\nℹ tests 2\nℹ pass 2\nℹ fail 0\nℹ skipped 0\nℹ todo 0\n"
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="4">
+<testcase classname="t" name="a"/>
+<testcase classname="t" name="b"><failure message="x"/></testcase>
+<testcase classname="t" name="c"><error message="y"/></testcase>
+<testcase classname="t" name="d"><skipped/></testcase>
+</testsuite></testsuites>"""
+
+
+def test_pytest_summary() -> None:
+    c = parse_test_output(PYTEST)
+    assert (c.framework, c.passed, c.failed, c.errors, c.skipped) == ("pytest", 12, 1, 2, 2)
+    assert c.total == 15
+
+
+def test_pytest_quiet_and_coloured() -> None:
+    c = parse_test_output(PYTEST_COLOURED)
+    assert (c.framework, c.passed, c.total) == ("pytest", 3, 3)
+    assert parse_test_output("no tests ran in 0.01s\n").framework == "pytest"
+
+
+def test_go_verbose_counts_top_level_tests() -> None:
+    c = parse_test_output(GO_VERBOSE)
+    assert (c.framework, c.passed, c.failed, c.skipped) == ("go", 1, 1, 1)
+
+
+def test_go_without_verbose_counts_packages_and_listed_failures() -> None:
+    c = parse_test_output(GO_QUIET)
+    assert (c.framework, c.passed, c.failed) == ("go", 2, 1)
+
+
+def test_cargo_sums_every_target() -> None:
+    c = parse_test_output(CARGO)
+    assert (c.framework, c.passed, c.failed, c.skipped) == ("cargo", 3, 1, 1)
+
+
+def test_jest() -> None:
+    c = parse_test_output(JEST)
+    assert (c.framework, c.passed, c.failed, c.skipped) == ("jest", 5, 1, 2)
+
+
+def test_vitest() -> None:
+    c = parse_test_output(VITEST)
+    assert (c.framework, c.passed, c.failed, c.skipped) == ("vitest", 4, 1, 1)
+
+
+def test_node_tap_and_spec_reporters() -> None:
+    tap = parse_test_output(NODE_TAP)
+    assert (tap.framework, tap.passed, tap.failed, tap.skipped) == ("node", 1, 1, 1)
+    spec = parse_test_output(NODE_SPEC)
+    assert (spec.framework, spec.passed, spec.failed) == ("node", 2, 0)
+
+
+def test_junit_beats_text_and_bad_xml_is_ignored() -> None:
+    c = parse_test_output(PYTEST, [JUNIT, "<not xml"])
+    assert (c.framework, c.passed, c.failed, c.errors, c.skipped) == ("junit", 1, 1, 1, 1)
+    assert parse_test_output(PYTEST, ["<broken"]).framework == "pytest"
+
+
+def test_unknown_output_counts_nothing() -> None:
+    c = parse_test_output("Segmentation fault (core dumped)\n")
+    assert c.framework is None and c.total == 0

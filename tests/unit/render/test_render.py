@@ -1,0 +1,36 @@
+"""Renderers format a finished Report and nothing else."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from copeca_action.records import RunRecord
+from copeca_action.render import headline_md, render_json, render_markdown
+from copeca_action.report import Report, Settings, build_report
+from copeca_action.report._simulate import Population, make_rows
+
+
+def report(ratio: float, **kw: object) -> Report:
+    rows = make_rows(Population(cost_ratio=ratio), 12, 5, np.random.default_rng(1), **kw)
+    return build_report([RunRecord(**r) for r in rows], Settings(resamples=300))
+
+
+def test_markdown_shows_verdict_delta_adoption_and_control() -> None:
+    r = report(3.0, control_tasks=6)
+    text = render_markdown(r)
+    assert text.startswith("## copeca-action: sim")
+    assert "regression" in headline_md(r)
+    assert "runs where the tool was used" in text and "control tasks:" in text
+    assert "| codesearch |" in text and "<summary>codesearch vs baseline: breakdowns" in text
+    assert "repo/task-0000" in text
+    assert "repo/task-0000" not in render_markdown(r, tasks=False)
+
+
+def test_infinite_cost_per_correct_renders_as_infinity() -> None:
+    rows = make_rows(Population(), 6, 2, np.random.default_rng(2))
+    recs = [RunRecord(**{**r, "correct": False}) if r["arm"] == "codesearch" else RunRecord(**r)
+            for r in rows]
+    r = build_report(recs, Settings(resamples=200))
+    text = render_markdown(r)
+    assert "| ∞ |" in text and "+∞" in text
+    assert Report.model_validate_json(render_json(r)) == r

@@ -1,0 +1,174 @@
+"""Reports from records: spend rules, edge cases, verdicts, comparisons, warnings."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import pytest
+from report_factory import Make, record
+
+from copeca_action.report import Report, Settings, build_report
+from copeca_action.scenario import Thresholds
+
+FAST = Settings(resamples=500, breakdown_resamples=200)
+
+
+def two_arms(tool_correct: bool, base_correct: bool, tasks: int = 8, reps: int = 2,
+             tool_cost: float = 1.0) -> list:
+    out = []
+    for i in range(tasks):
+        for r in range(reps):
+            out.append(record(task_id=f"t{i}", arm="codesearch", repetition=r,
+                              correct=tool_correct, cost_usd=tool_cost))
+            out.append(record(task_id=f"t{i}", arm="baseline", repetition=r,
+                              correct=base_correct))
+    return out
+
+
+def test_spend_counts_failed_runs_and_excludes_infra_errors_and_budget_stops() -> None:
+    recs = [record(task_id="a", arm="baseline", cost_usd=1.0, correct=True),
+            record(task_id="a", arm="baseline", repetition=1, cost_usd=2.0, correct=False,
+                   outcome="agent_error"),
+            record(task_id="a", arm="baseline", repetition=2, cost_usd=4.0, correct=False,
+                   outcome="timeout"),
+            record(task_id="a", arm="baseline", repetition=3, cost_usd=8.0,
+                   outcome="infra_error", correct=False),
+            record(task_id="a", arm="baseline", repetition=4, cost_usd=0.0,
+                   outcome="budget_stop", correct=False)]
+    report = build_report(recs, FAST)
+    arm = report.arms[0]
+    assert (arm.runs, arm.spend_usd, arm.correct, arm.cpc_usd) == (3, 7.0, 1, 7.0)
+    assert (arm.infra_errors, arm.not_run) == (1, 1)
+    assert report.exclusions.infra_error_runs == ["a-baseline-3"]
+    assert report.exclusions.not_run == ["a-baseline-4"]
+
+
+def test_a_retry_supersedes_its_infra_error() -> None:
+    first = record(task_id="a", outcome="infra_error", correct=False, attempt=1)
+    retry = record(task_id="a", outcome="ok", attempt=2, cost_usd=3.0)
+    report = build_report([first, retry], FAST)
+    assert report.arms[0].runs == 1 and report.arms[0].spend_usd == 3.0
+    assert report.exclusions.superseded_attempts == 1 and not report.exclusions.infra_error_runs
+
+
+def test_zero_correct_in_the_tool_arm_is_infinite_and_survives_json() -> None:
+    report = build_report(two_arms(False, True), FAST)
+    c = report.comparisons[0]
+    assert report.arms[1].cpc_usd == math.inf and c.delta.estimate == math.inf
+    assert c.verdict == "regression"  # nothing right in 16 runs vs all right: a clear loss
+    assert c.delta.low is not None and 0 < c.delta.low < math.inf
+    assert any("answered nothing correctly" in w for w in report.warnings)
+    text = report.model_dump_json()
+    assert '"Infinity"' in text
+    assert Report.model_validate_json(text) == report
+
+
+def test_zero_correct_in_both_arms_is_inconclusive_not_a_crash() -> None:
+    report = build_report(two_arms(False, False), FAST)
+    c = report.comparisons[0]
+    assert c.delta.estimate is None and c.delta.low is None
+    assert report.verdict == "inconclusive"
+    assert "neither arm" in report.verdict_reasons[0]
+
+
+def test_one_task_gives_an_unbounded_interval_and_no_verdict(simulated: Make) -> None:
+    report = build_report(simulated(ratio=3.0, tasks=1, reps=10), FAST)
+    c = report.comparisons[0]
+    assert c.delta.clusters == 1 and c.delta.low == -1.0 and c.delta.high == math.inf
+    assert report.verdict == "inconclusive"
+    assert any("only 1 tasks" in w for w in report.warnings)
+    assert c.tasks[0].delta is not None  # 10 repetitions: the task line has an interval
+
+
+def test_all_infra_errors_is_invalid_and_every_run_is_listed() -> None:
+    recs = [record(task_id=f"t{i}", arm=arm, outcome="infra_error", correct=False)
+            for i in range(3) for arm in ("codesearch", "baseline")]
+    report = build_report(recs, FAST)
+    assert report.verdict == "invalid"
+    assert len(report.exclusions.infra_error_runs) == 6
+    assert all(a.runs == 0 and a.spend_usd == 0 for a in report.arms)
+
+
+def test_no_records_is_skipped() -> None:
+    report = build_report([], FAST)
+    assert report.verdict == "skipped" and report.headline is None
+
+
+def test_no_control_tasks_warns(simulated: Make) -> None:
+    report = build_report(simulated(tasks=10), FAST)
+    assert report.comparisons[0].control_delta is None
+    assert any("no control tasks" in w for w in report.warnings)
+
+
+def test_single_repetition_warns_and_task_lines_say_too_few(simulated: Make) -> None:
+    report = build_report(simulated(tasks=12, reps=1), FAST)
+    assert any("single repetition" in w for w in report.warnings)
+    assert all(ln.delta is None and "too few" in ln.note for ln in report.comparisons[0].tasks)
+
+
+def test_clear_regression_and_improvement(simulated: Make) -> None:
+    assert build_report(simulated(ratio=2.5, tasks=30, reps=4), FAST).verdict == "regression"
+    assert build_report(simulated(ratio=0.4, tasks=30, reps=4), FAST).verdict == "improvement"
+
+
+def test_low_adoption_is_invalid(simulated: Make) -> None:
+    report = build_report(simulated(ratio=2.5, tasks=20, adoption=0.2), FAST)
+    assert report.verdict == "invalid" and "adoption" in report.verdict_reasons[0]
+    adopted = report.comparisons[0].adopted
+    assert adopted is not None and adopted.adoption_rate < 0.5
+
+
+def test_control_drift_is_invalid() -> None:
+    recs = two_arms(True, True, tasks=12, tool_cost=1.0)
+    for i in range(12):  # control tasks where the tool arm costs 3× more
+        for r in range(2):
+            recs.append(record(task_id=f"c{i}", arm="codesearch", repetition=r, control=True,
+                               cost_usd=3.0 + 0.1 * i))
+            recs.append(record(task_id=f"c{i}", arm="baseline", repetition=r, control=True))
+    report = build_report(recs, FAST)
+    assert report.verdict == "invalid" and "control" in report.verdict_reasons[0]
+
+
+def test_too_few_runs_is_inconclusive() -> None:
+    recs = two_arms(True, True, tasks=2, reps=1, tool_cost=5.0)
+    report = build_report(recs, Settings(resamples=300, thresholds=Thresholds(min_runs=6)))
+    assert report.verdict == "inconclusive" and "minimum" in report.verdict_reasons[0]
+
+
+def test_three_arms_compare_head_with_base_first(simulated: Make) -> None:
+    head = simulated(ratio=1.0, tasks=10, seed=1)
+    base = [r.model_copy(update={"arm": "codesearch@base", "run_id": r.run_id + "b"})
+            for r in simulated(ratio=1.0, tasks=10, seed=1) if r.arm == "codesearch"]
+    report = build_report(head + base, FAST)
+    kinds = [(c.kind, c.tool, c.base) for c in report.comparisons]
+    assert kinds == [("head_vs_base", "codesearch", "codesearch@base"),
+                     ("tool_vs_baseline", "codesearch", "baseline")]
+    assert report.headline == 0
+    assert report.comparisons[0].delta.estimate == pytest.approx(0.0)  # same runs
+
+
+def test_breakdowns_say_too_few_where_n_is_small(simulated: Make) -> None:
+    c = build_report(simulated(tasks=10, reps=5), FAST).comparisons[0]
+    assert {ln.key for ln in c.capabilities} == {"locate", "trace", "fix", "debug", "reason"}
+    assert all(ln.delta is None and "too few tasks (2)" in ln.note for ln in c.capabilities)
+    assert c.languages[0].delta is not None
+    assert all(ln.delta is not None and ln.delta.unit == "repetition" for ln in c.tasks)
+
+
+def test_version_and_pricing_warnings() -> None:
+    recs = [r.model_copy(update={"cli_version": "2.0" if r.arm == "codesearch" else "1.0"})
+            for r in two_arms(True, True)]
+    settings = Settings(resamples=300, pricing_updated={"claude": dt.date(2026, 1, 1)},
+                        today=dt.date(2026, 11, 21))
+    warnings = build_report(recs, settings).warnings
+    assert any("CLI versions differ" in w for w in warnings)
+    assert any("prices last checked 2026-01-01" in w for w in warnings)
+
+
+def test_reports_are_reproducible_and_carry_their_settings(simulated: Make) -> None:
+    recs = simulated(ratio=1.3, tasks=15)
+    a, b = build_report(recs, FAST), build_report(recs, FAST)
+    assert a == b
+    assert (a.seed, a.resamples, a.interval_method, a.alpha) == (0, 500, "hybrid", 0.05)
+    assert a.thresholds == Thresholds()

@@ -1,0 +1,29 @@
+"""A reduced bench/stats.py: the interval holds its coverage and adaptive stopping keeps the
+false-regression rate while saving runs on clear cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from copeca_action.report._simulate import Population, coverage, sequential
+from copeca_action.scenario import Adaptive
+
+
+@pytest.mark.parametrize(("tasks", "reps"), [(5, 3), (20, 3)])
+def test_coverage_of_the_95_interval(tasks: int, reps: int) -> None:
+    pop = Population(accuracy=0.6, cost_ratio=1.2, logit_shift=0.2)
+    r = coverage(pop, tasks, reps, experiments=400, resamples=500,
+                 rng=np.random.default_rng(tasks))
+    # 400 experiments: ±2.2% is two standard errors around 95%
+    assert 0.92 <= r["coverage"] <= 0.99, r
+
+
+def test_adaptive_stopping_keeps_false_regressions_rare_and_saves_runs() -> None:
+    adaptive = Adaptive(min_repetitions=2, max_repetitions=6)
+    rng = np.random.default_rng(7)
+    null = sequential(Population(cost_ratio=1.10), 15, adaptive, 300, 400, rng)
+    assert null["adaptive_regression"] <= 0.05 and null["fixed_regression"] <= 0.05
+    clear = sequential(Population(cost_ratio=2.0), 15, adaptive, 200, 400, rng)
+    assert clear["adaptive_regression"] >= max(0.7, clear["fixed_regression"] - 0.1)
+    assert clear["adaptive_runs"] <= 0.7 * clear["fixed_runs"]
