@@ -36,8 +36,10 @@ def _download(spec: RepoSpec, into: Path) -> Path:
         want = pin.sha256
     elif spec.debian is not None:
         pin_d = spec.debian
-        subprocess.run(["apt-get", "source", "--download-only", "-qq", pin_d.package],
-                       cwd=into, check=True)
+        # --tar-only: the upstream tarballs, not Debian's packaging (which may be gone from
+        # the mirror while the orig tarball is still served).
+        subprocess.run(["apt-get", "source", "--download-only", "--tar-only", "-qq",
+                        pin_d.package], cwd=into, check=True)
         want = pin_d.sha256
     else:
         raise SystemExit("no sdist or debian origin")
