@@ -42,9 +42,10 @@ def _terms(task: Task) -> list[str]:
 
 
 def marker(task: Task) -> str:
-    """A phrase of the prompt that no other task's prompt contains (checked by the caller)."""
-    words = " ".join(task.prompt.split()).split(" ")
-    return " ".join(words[:9])
+    """A phrase of the prompt, exactly as the CLI sends it, that no other task's prompt
+    contains (checked by the caller): the first words of its first single-spaced stretch."""
+    stretch = max(task.prompt.strip().split("\n")[0].split("  "), key=len)
+    return " ".join(stretch.split(" ")[:9])
 
 
 def _usage(inp: int, out: int, read: int = 0, write: int = 0) -> dict[str, int]:
@@ -105,7 +106,8 @@ def scripts_for(task: Task) -> list[dict[str, object]]:
                "usage": _usage(2500, 110, read=3400)}
         final = {"answer": f"Fixed in {m.file}.", "usage": _usage(300, 30, read=6400)}
         wrong: dict[str, object] = {}
-        tool_steps = [first, look_tool, fix, final]
+        read = {"tools": [{"read": m.file}], "usage": _usage(2400, 40, read=3100)}
+        tool_steps = [first, look_tool, read, fix, final]
         base_steps = [first, *look_base, fix, final]
     else:
         final = {"answer": _answer(task), "usage": _usage(500, 90, read=3400)}
@@ -134,7 +136,7 @@ def main() -> int:
     out_dir.mkdir(exist_ok=True)
     tasks = sorted(corpus.tasks.values(), key=lambda t: t.id)
     for t in tasks:
-        others = [o for o in tasks if o.id != t.id and marker(t) in " ".join(o.prompt.split())]
+        others = [o for o in tasks if o.id != t.id and marker(t) in o.prompt]
         if others:
             raise SystemExit(f"{t.id}: marker {marker(t)!r} also matches {others[0].id}")
     for repo in sorted({t.repo for t in tasks}):

@@ -37,8 +37,8 @@ def test_each_task_has_both_arms_matched_by_its_own_prompt_only(corpus_root: Pat
             match = script["match"]
             assert isinstance(match, dict)
             needle = match["prompt_contains"]
-            assert needle in _flat(task.prompt), task.id
-            others = [o.id for o in tasks.values() if o.id != task.id and needle in _flat(o.prompt)]
+            assert needle in task.prompt, task.id  # the prompt as the CLI sends it
+            others = [o.id for o in tasks.values() if o.id != task.id and needle in o.prompt]
             assert not others, f"{task.id}: its script also matches {others}"
             assert (arm == "codesearch") == ("tool_prefix" in match), task.id
 
