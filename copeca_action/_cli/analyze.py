@@ -1,4 +1,4 @@
-"""`copeca-action analyze RESULTS.jsonl [--scenario S] [--format md|json] [--gate]`."""
+"""`copeca-action analyze RESULTS.jsonl [--scenario S] [--format md|json|html] [--gate]`."""
 
 from __future__ import annotations
 
@@ -8,10 +8,20 @@ import datetime as dt
 import sys
 from pathlib import Path
 
+from pydantic import TypeAdapter, ValidationError
+
+from copeca_action import __version__
 from copeca_action._util.paths import runners_dir
 from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.records import read_rows
-from copeca_action.render import render_json, render_markdown
+from copeca_action.render import (
+    CoverageCurve,
+    Verification,
+    render_html,
+    render_json,
+    render_markdown,
+    run_points,
+)
 from copeca_action.report import (
     INTERVAL_METHODS,
     RecordTable,
@@ -33,7 +43,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("results", type=Path, help="results.jsonl")
     p.add_argument("--scenario", type=Path, help="scenario YAML: thresholds, seed, resamples, "
                    "adaptive (default: the built-in thresholds, seed 0)")
-    p.add_argument("--format", choices=["md", "json"], default="md")
+    p.add_argument("--format", choices=["md", "json", "html"], default="md",
+                   help="html: one self-contained page with charts (write it with --out)")
     p.add_argument("--out", type=Path, help="write the report here instead of stdout")
     p.add_argument("--gate", action="store_true", help=f"exit {GATE_EXIT} when the verdict "
                    "fails the gate (see --fail-on)")
@@ -45,6 +56,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--method", choices=INTERVAL_METHODS, help="interval method (default: the "
                    "one the simulation chose)")
     p.add_argument("--no-tasks", action="store_true", help="markdown: leave out per-task lines")
+    p.add_argument("--coverage", type=Path, help="html: JSON list of {arm, coverage_by_step, "
+                   "runs, granularity} (mean cumulative gold-context coverage by step)")
+    p.add_argument("--bundle-sha256", help="html: the bundle's sha256, shown for verification")
+    p.add_argument("--signed-by", metavar="KEYID", help="html: the key id that signed the "
+                   "bundle (default: shown as unsigned)")
     p.set_defaults(func=run)
 
 
@@ -54,18 +70,44 @@ def run(args: argparse.Namespace) -> int:
                           "run` or `copeca run`)", args.results)
     scenario = load_scenario(args.scenario) if args.scenario else None
     rows, fmt = read_rows(args.results)
+    points = run_points(rows) if args.format == "html" else []
     notes = ["copeca records carry no control flag and no CLI version: control delta and "
              "version checks are unavailable"] if fmt == "copeca" else []
     table = table_from_rows(rows, scenario.name if scenario else "", notes)
     del rows  # the columns hold what is needed; free the rows before the bootstrap
     report = build_report(table, settings(args, scenario, table), source_format=fmt)
-    text = render_json(report) if args.format == "json" else render_markdown(
-        report, tasks=not args.no_tasks)
+    if args.format == "html":
+        text = render_html(report, runs=points, coverage=read_coverage(args.coverage),
+                           verification=Verification(bundle_sha256=args.bundle_sha256,
+                                                     keyid=args.signed_by),
+                           scenario_yaml=args.scenario.read_text() if args.scenario else None,
+                           environment={"rendered by": f"copeca-action {__version__}"})
+    else:
+        text = render_json(report) if args.format == "json" else render_markdown(
+            report, tasks=not args.no_tasks)
     if args.out:
         args.out.write_text(text)
     else:
         sys.stdout.write(text)
     return gate(report, args.fail_on) if args.gate else 0
+
+
+def read_coverage(path: Path | None) -> list[CoverageCurve]:
+    if path is None:
+        return []
+    try:
+        return _CURVES.validate_json(path.read_bytes())
+    except OSError as exc:
+        raise ConfigError(f"--coverage: cannot read: {exc.strerror}", path) from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"--coverage: {where or 'top level'}: {first['msg']} (expected a "
+                          "JSON list of {arm, coverage_by_step, runs, granularity})",
+                          path) from exc
+
+
+_CURVES: TypeAdapter[list[CoverageCurve]] = TypeAdapter(list[CoverageCurve])
 
 
 def settings(args: argparse.Namespace, scenario: Scenario | None,

@@ -30,6 +30,9 @@ def test_wheel_bundles_corpus_runners_and_schemas(wheel: Path, root: Path) -> No
     assert "copeca_action/_data/runners/claude.yaml" in names
     assert "copeca_action/_data/schemas/task.schema.json" in names
     assert "copeca_action/scenario/data/contamination.yaml" in names
+    assert {"copeca_action/render/templates/report.html.j2",
+            "copeca_action/render/templates/report.css",
+            "copeca_action/render/templates/report.js"} <= names
 
 
 def test_installed_wheel_validates_its_packaged_corpus(wheel: Path, tmp_path: Path) -> None:
