@@ -187,8 +187,10 @@ def _wait_exited(container: Any, start: float, timeout_s: float) -> int | None:
 
     The wait endpoint's answer is not the verdict: podman's Docker API can answer while the
     container is still `stopped` (its exit not yet recorded, conmon's log not yet drained),
-    with a code read too early, most often on a loaded machine. The container's inspected
-    state decides; until it reads `exited`, wait again.
+    with a code read too early, and one whose run-time folder (/run/libpod by default, shared
+    by every podman on the host) was wiped answers 0 for any exit and forgets the container
+    ran. The inspected state decides: `exited` gives the code; `created` again is an error;
+    anything else means wait again.
     """
     deadline = start + timeout_s
     while True:
@@ -202,8 +204,13 @@ def _wait_exited(container: Any, start: float, timeout_s: float) -> int | None:
                 raise InfraError(f"waiting for the container failed: {exc}") from exc
             return None
         state = _state(container)
-        if str(state.get("Status", "")).lower() in EXITED and not state.get("Running"):
+        status = str(state.get("Status", "")).lower()
+        if status in EXITED and not state.get("Running"):
             return int(state.get("ExitCode", -1))
+        if status == "created":
+            raise InfraError("the engine lost the container's exit (it reads `created` again "
+                             "after it ran; a podman sharing its tmp_dir was reset?): the exit "
+                             "code cannot be trusted")
         time.sleep(SETTLE_POLL_S)  # the engine's own wait answered early; no event to await
 
 
