@@ -1,0 +1,108 @@
+"""The real engine behind the action: inputs → plan → runs → report, signed bundle → Outcome.
+
+The GitHub layer's `run_action` stays engine-agnostic; `entrypoint.py` passes `run_engine`.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from copeca_action._cli.run import Prepared, conclude_prepared, execute, prepare_scenario
+from copeca_action._util.paths import corpus_dir
+from copeca_action.bundle._sign import parse_private_key
+from copeca_action.errors import ConfigError, CopecaError, Problem
+from copeca_action.github._action import ActionContext, Outcome, artifact_name
+from copeca_action.github._from_report import BundleInfo, comment_data, output_values
+from copeca_action.github._inputs import SOURCE
+from copeca_action.scenario import load_scenario
+
+KEY_ENV = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY"}
+
+
+def scenario_path(ctx: ActionContext) -> Path:
+    if ctx.inputs.scenario == "demo":
+        return corpus_dir() / "scenarios" / "demo.yaml"
+    path = Path(ctx.inputs.scenario)
+    path = path if path.is_absolute() else ctx.workspace / path
+    if not path.is_file():
+        raise ConfigError([Problem(SOURCE, f"no scenario file at {path} (paths are relative "
+                                   "to the workspace; `demo` is the bundled demo)",
+                                   field="scenario")])
+    return path
+
+
+def tool_dir(ctx: ActionContext) -> Path:
+    path = Path(ctx.inputs.tool_dir)
+    path = path if path.is_absolute() else ctx.workspace / path
+    if not path.is_dir():
+        raise ConfigError([Problem(SOURCE, f"no directory at {path}", field="tool-dir")])
+    return path.resolve()
+
+
+def scenario_overrides(ctx: ActionContext, path: Path) -> dict[str, object]:
+    """Inputs that override the scenario: thresholds, and the scripted model for dry runs."""
+    inputs = ctx.inputs
+    scenario = load_scenario(path)
+    changes: dict[str, object] = {}
+    thresholds = scenario.thresholds.model_dump()
+    if inputs.alert_threshold is not None:
+        thresholds["alert"] = inputs.alert_threshold
+    if inputs.fail_threshold is not None:
+        thresholds["fail"] = inputs.fail_threshold
+    if thresholds["fail"] < thresholds["alert"]:
+        raise ConfigError([Problem(SOURCE, f"fail threshold {thresholds['fail']:g} is below "
+                                   f"the alert threshold {thresholds['alert']:g} (the inputs "
+                                   "and the scenario together)", field="fail-threshold")])
+    if thresholds != scenario.thresholds.model_dump():
+        changes["thresholds"] = thresholds
+    if inputs.dry_run and scenario.model_endpoint != "scripted":
+        changes["model_endpoint"] = "scripted"
+        changes["scripts"] = str(corpus_dir() / "scripts")
+    return changes
+
+
+def prepare_ctx(ctx: ActionContext, *, base_tool_dir: Path | None = None,
+                corpus: Path | None = None) -> Prepared:
+    path = scenario_path(ctx)
+    shard = (f"{ctx.inputs.shard.index}/{ctx.inputs.shard.count}" if ctx.inputs.shard
+             else None)
+    work = Path(tempfile.mkdtemp(prefix="copeca-work-"))  # worktrees stay out of the artifact
+    return prepare_scenario(path, out=ctx.output_dir, compare=ctx.inputs.compare, shard=shard,
+                            corpus=corpus, tool_dir=tool_dir(ctx), base_tool_dir=base_tool_dir,
+                            budget_usd=ctx.inputs.budget_usd, work_dir=work,
+                            overrides=scenario_overrides(ctx, path))
+
+
+def export_keys(ctx: ActionContext) -> None:
+    """Model keys reach the CLIs through their usual variables (the engine scrubs them from
+    everything it records)."""
+    for attr, name in KEY_ENV.items():
+        value = getattr(ctx.inputs, attr).strip()
+        if value and not ctx.inputs.dry_run:
+            os.environ[name] = value
+
+
+def run_engine(ctx: ActionContext) -> Outcome:
+    """Run the plan, conclude (report files, signed bundle, verified), build the Outcome."""
+    export_keys(ctx)
+    key = (parse_private_key(ctx.inputs.signing_key.encode(), "input signing-key")
+           if ctx.inputs.signing_key.strip() else None)
+    prep = prepare_ctx(ctx)
+    ctx.output_dir.mkdir(parents=True, exist_ok=True)
+    stats = execute(prep, resume=prep.cfg.out.results.exists(), plain=True)
+    if stats.interrupted:
+        raise CopecaError("the run was interrupted before the plan finished")
+    bundle = ctx.output_dir / f"{prep.cfg.scenario.name}.copeca"
+    done = conclude_prepared(prep, key, bundle)
+    info = BundleInfo(done.bundle_path, done.bundle_sha256, done.keyid)
+    data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
+                        tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
+                        full_report=artifact_hint(ctx))
+    return Outcome(comment=data,
+                   outputs=output_values(done.report, info, done.files.get("report.json")))
+
+
+def artifact_hint(ctx: ActionContext) -> str:
+    return f"the {artifact_name(ctx.inputs)} artifact"
