@@ -5,9 +5,14 @@ The GitHub layer's `run_action` stays engine-agnostic; `entrypoint.py` passes `r
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from copeca_action._cli.run import Prepared, conclude_prepared, execute, prepare_scenario
 from copeca_action._util.paths import corpus_dir
@@ -84,12 +89,56 @@ def export_keys(ctx: ActionContext) -> None:
             os.environ[name] = value
 
 
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                          check=False)
+
+
+@contextlib.contextmanager
+def base_worktree(ctx: ActionContext) -> Iterator[Path | None]:
+    """For `compare: base-ref|both`: the tool at the PR's base, as a detached worktree of the
+    tool's own checkout (removed afterwards). None for `compare: baseline`."""
+    if ctx.inputs.compare == "baseline":
+        yield None
+        return
+    tool = tool_dir(ctx)
+    ref = ctx.event.base_sha or ctx.event.base_ref
+    if not ref:
+        raise ConfigError([Problem(SOURCE, f"{ctx.inputs.compare} needs the PR's base, but the "
+                                   f"{ctx.event.name} event names none; use compare: baseline",
+                                   field="compare")])
+    top = _git(tool, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        raise ConfigError([Problem(SOURCE, f"{tool} is not a git checkout, so its base ref "
+                                   "cannot be checked out", field="tool-dir")])
+    root = Path(top.stdout.strip())
+    if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
+        _git(root, "fetch", "--no-tags", "--depth=1", "origin", ref)  # a shallow checkout
+    if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
+        raise ConfigError([Problem(SOURCE, f"the base ref {ref} is not in {root} and could "
+                                   "not be fetched; check out with `fetch-depth: 0`",
+                                   field="compare")])
+    where = Path(tempfile.mkdtemp(prefix="copeca-base-")) / "base"
+    made = _git(root, "worktree", "add", "--detach", str(where), ref)
+    if made.returncode != 0:
+        raise CopecaError(f"git worktree add {ref} failed: {made.stderr.strip()}")
+    try:
+        yield where / tool.relative_to(root.resolve())
+    finally:
+        _git(root, "worktree", "remove", "--force", str(where))
+
+
 def run_engine(ctx: ActionContext) -> Outcome:
     """Run the plan, conclude (report files, signed bundle, verified), build the Outcome."""
     export_keys(ctx)
     key = (parse_private_key(ctx.inputs.signing_key.encode(), "input signing-key")
            if ctx.inputs.signing_key.strip() else None)
-    prep = prepare_ctx(ctx)
+    with base_worktree(ctx) as base:
+        return _run(ctx, key, base)
+
+
+def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -> Outcome:
+    prep = prepare_ctx(ctx, base_tool_dir=base)
     ctx.output_dir.mkdir(parents=True, exist_ok=True)
     stats = execute(prep, resume=prep.cfg.out.results.exists(), plain=True)
     if stats.interrupted:

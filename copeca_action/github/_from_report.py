@@ -44,10 +44,16 @@ def finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
+def _not_nan(value: float | None) -> float | None:
+    """Infinite bounds stay (shown as ±∞: a bound can be unbounded); NaN is not a number."""
+    return None if value is None or math.isnan(value) else value
+
+
 def estimate(i: Interval | None) -> Estimate | None:
     if i is None:
         return None
-    return Estimate(delta=finite(i.estimate), ci_low=finite(i.low), ci_high=finite(i.high))
+    return Estimate(delta=_not_nan(i.estimate), ci_low=_not_nan(i.low),
+                    ci_high=_not_nan(i.high))
 
 
 def _ratio(tool: float | None, base: float | None) -> Estimate | None:
