@@ -6,22 +6,37 @@ The GitHub layer's `run_action` stays engine-agnostic; `entrypoint.py` passes `r
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import subprocess
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from copeca_action._cli.run import Prepared, conclude_prepared, execute, prepare_scenario
+from copeca_action._util.hashing import sha256_file
 from copeca_action._util.paths import corpus_dir
+from copeca_action.bundle import (
+    RenderedReport,
+    keyid_of,
+    merge_bundles,
+    verify_bundle,
+)
+from copeca_action.bundle._model import SCENARIO
 from copeca_action.bundle._sign import parse_private_key
+from copeca_action.conclude import settings_for, summary_of
 from copeca_action.errors import ConfigError, CopecaError, Problem
 from copeca_action.github._action import ActionContext, Outcome, artifact_name
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
 from copeca_action.github._inputs import SOURCE
-from copeca_action.scenario import load_scenario
+from copeca_action.plan import RunPlan
+from copeca_action.records import RunRecord
+from copeca_action.render import coverage_curves, report_files, run_points
+from copeca_action.report import Report, build_report
+from copeca_action.scenario import Scenario, Task, find_corpus_root, load_corpus, load_scenario
 
 KEY_ENV = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY"}
 
@@ -133,6 +148,8 @@ def run_engine(ctx: ActionContext) -> Outcome:
     export_keys(ctx)
     key = (parse_private_key(ctx.inputs.signing_key.encode(), "input signing-key")
            if ctx.inputs.signing_key.strip() else None)
+    if ctx.inputs.merge:
+        return run_merge(ctx, key)
     with base_worktree(ctx) as base:
         return _run(ctx, key, base)
 
@@ -155,3 +172,79 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
 
 def artifact_hint(ctx: ActionContext) -> str:
     return f"the {artifact_name(ctx.inputs)} artifact"
+
+
+def merge_paths(ctx: ActionContext) -> list[Path]:
+    """The `merge` input's paths and globs (workspace-relative), each required to match."""
+    found: list[Path] = []
+    for pattern in ctx.inputs.merge:
+        full = pattern if Path(pattern).is_absolute() else str(ctx.workspace / pattern)
+        matches = sorted(Path(m) for m in glob.glob(full, recursive=True) if Path(m).is_file())
+        if not matches:
+            raise ConfigError([Problem(SOURCE, f"no shard bundle matches {pattern!r} (in "
+                                       f"{ctx.workspace})", field="merge")])
+        found.extend(m for m in matches if m not in found)
+    return found
+
+
+def _shard_scenario(path: Path, ctx: ActionContext) -> tuple[Scenario, str]:
+    """The scenario the shards ran (bundled in each; merge_bundles verifies them all), with
+    the thresholds they ran with, then the inputs' thresholds over them."""
+    with zipfile.ZipFile(path) as archive:
+        text = archive.read(SCENARIO).decode()
+        thresholds = dict(verify_bundle(path).statement.predicate.thresholds)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / SCENARIO).write_text(text)
+        scenario = load_scenario(Path(tmp) / SCENARIO)
+    merged = {**scenario.thresholds.model_dump(), **thresholds}
+    if ctx.inputs.alert_threshold is not None:
+        merged["alert"] = ctx.inputs.alert_threshold
+    if ctx.inputs.fail_threshold is not None:
+        merged["fail"] = ctx.inputs.fail_threshold
+    scenario = Scenario.model_validate({**scenario.model_dump(), "thresholds": merged})
+    return scenario, text
+
+
+def _tasks(ctx: ActionContext) -> dict[str, Task]:
+    """Task metadata (category, control) for the comment: from the scenario input's corpus
+    when one is given, else the bundled corpus."""
+    found = (find_corpus_root(scenario_path(ctx).resolve())
+             if ctx.inputs.scenario and ctx.inputs.scenario != "demo" else None)
+    return dict(load_corpus(found or corpus_dir()).tasks)
+
+
+def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
+    """`merge:` verify the shard bundles, compute the report once over all their records,
+    write one signed bundle (verified again) and the report files; runs nothing."""
+    paths = merge_paths(ctx)
+    scenario, text = _shard_scenario(paths[0], ctx)
+    runners = load_corpus(corpus_dir()).runners
+    keyid = keyid_of(key.public_key()) if key is not None else None
+    made: dict[str, Report] = {}
+    rendered: dict[str, bytes] = {}
+
+    def report_fn(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
+        report = build_report(records, settings_for(scenario, runners), scenario=scenario.name)
+        files = report_files(report, runs=run_points(records),
+                             coverage=coverage_curves(records), keyid=keyid,
+                             scenario_yaml=text)
+        made["report"] = report
+        rendered.update(files)
+        return RenderedReport(summary_of(report), files)
+
+    ctx.output_dir.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir / f"{scenario.name}.copeca"
+    if out.resolve() in {p.resolve() for p in paths}:
+        raise ConfigError([Problem(SOURCE, f"the merged bundle would overwrite the shard {out}; "
+                                   "download the shards to another folder", field="merge")])
+    merge_bundles(paths, out, key, None, report=report_fn)
+    verified = verify_bundle(out, key.public_key() if key is not None else None)
+    for name, blob in rendered.items():
+        (ctx.output_dir / name).write_bytes(blob)
+    report = made["report"]
+    info = BundleInfo(out, sha256_file(out), verified.keyid)
+    print(f"copeca-action: merged {len(paths)} shard bundle(s) into {out}", flush=True)
+    data = comment_data(report, info, comment_id=ctx.inputs.comment_id, tasks=_tasks(ctx),
+                        run_url=ctx.event.run_url, full_report=artifact_hint(ctx))
+    return Outcome(comment=data, outputs=output_values(report, info,
+                                                       ctx.output_dir / "report.json"))
