@@ -30,6 +30,7 @@ from copeca_action.bundle._sign import parse_private_key
 from copeca_action.conclude import settings_for, summary_of
 from copeca_action.errors import ConfigError, CopecaError, Problem
 from copeca_action.github._action import ActionContext, Outcome, artifact_name
+from copeca_action.github._files import annotate
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
 from copeca_action.github._inputs import SOURCE
 from copeca_action.plan import RunPlan
@@ -150,6 +151,9 @@ def run_engine(ctx: ActionContext) -> Outcome:
            if ctx.inputs.signing_key.strip() else None)
     if ctx.inputs.merge:
         return run_merge(ctx, key)
+    if ctx.inputs.reuse:
+        annotate("warning", "copeca-action: `reuse` is not supported by this version yet; "
+                 "every planned run is run")
     with base_worktree(ctx) as base:
         return _run(ctx, key, base)
 
