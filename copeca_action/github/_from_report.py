@@ -25,6 +25,7 @@ from copeca_action.github._comment_data import (
     TaskRow,
     Unit,
 )
+from copeca_action.render import mermaid_chart
 from copeca_action.report import ArmSummary, Comparison, Interval, Report
 from copeca_action.scenario import Task
 
@@ -172,7 +173,8 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
     data: dict[str, object] = {
         "comment_id": comment_id, "verdict": report.verdict,
         "verdict_reason": " ".join(report.verdict_reasons), "footer": footer,
-        "warnings": warnings_for(report, base, tool, bundle), "full_report": full_report}
+        "warnings": warnings_for(report, base, tool, bundle), "full_report": full_report,
+        "chart": mermaid_chart(report)}
     if c is not None and base is not None and tool is not None:
         head_est = estimate(c.delta)
         assert head_est is not None

@@ -50,6 +50,18 @@ def test_comment_data_carries_the_reports_numbers(corpus_root: Path) -> None:
     body = render_comment(data)
     assert "**Control**" in body and "ab" * 32 in body
     assert not any("unsigned" in w for w in data.warnings)
+    assert data.chart and "```mermaid" in body and "xychart-beta" in body
+
+
+def test_a_chart_that_could_escape_its_fence_is_refused() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from copeca_action.github import CommentData
+
+    bad = '```mermaid\nxychart-beta\n    title "x"\n```\n<img src=x onerror=alert(1)>\n```\n'
+    with pytest.raises(ValidationError, match="chart"):
+        CommentData(verdict="inconclusive", chart=bad)
 
 
 def test_unsigned_bundle_and_version_drift_are_warned(corpus_root: Path) -> None:
