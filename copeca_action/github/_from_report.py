@@ -65,12 +65,17 @@ def _ratio(tool: float | None, base: float | None) -> Estimate | None:
 
 
 def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[MetricRow]:
-    rows = [MetricRow(metric="Cost per correct", unit="usd", baseline=finite(base.cpc_usd),
-                      tool=finite(tool.cpc_usd), estimate=estimate(c.delta))]
-    acc = (None if base.accuracy is None or tool.accuracy is None
-           else Estimate(delta=tool.accuracy - base.accuracy))
-    rows.append(MetricRow(metric="Accuracy", unit="fraction", baseline=base.accuracy,
-                          tool=tool.accuracy, estimate=acc, delta_kind="points"))
+    """Cost per correct and accuracy on the headline's tasks (non-control, as `delta`), when
+    the report carries them; spend and runs are the whole arm's."""
+    main = c.overall
+    cpc_b, cpc_t = (main.cpc_base, main.cpc_tool) if main else (base.cpc_usd, tool.cpc_usd)
+    acc_b, acc_t = ((main.accuracy_base, main.accuracy_tool) if main
+                    else (base.accuracy, tool.accuracy))
+    rows = [MetricRow(metric="Cost per correct", unit="usd", baseline=finite(cpc_b),
+                      tool=finite(cpc_t), estimate=estimate(c.delta))]
+    acc = None if acc_b is None or acc_t is None else Estimate(delta=acc_t - acc_b)
+    rows.append(MetricRow(metric="Accuracy", unit="fraction", baseline=acc_b, tool=acc_t,
+                          estimate=acc, delta_kind="points"))
     rows.append(MetricRow(metric="Spend", unit="usd", baseline=base.spend_usd,
                           tool=tool.spend_usd, estimate=_ratio(tool.spend_usd, base.spend_usd)))
     rows.append(MetricRow(metric="Runs", unit="count", baseline=base.runs, tool=tool.runs))
@@ -79,7 +84,10 @@ def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[Metri
                               tool=tool.mean_turns,
                               estimate=_ratio(tool.mean_turns, base.mean_turns)))
     if c.control_delta is not None:
-        rows.append(MetricRow(metric="Cost per correct", unit="usd", baseline=None, tool=None,
+        ctl = c.control
+        rows.append(MetricRow(metric="Cost per correct", unit="usd",
+                              baseline=finite(ctl.cpc_base) if ctl else None,
+                              tool=finite(ctl.cpc_tool) if ctl else None,
                               estimate=estimate(c.control_delta), control=True))
     return rows
 

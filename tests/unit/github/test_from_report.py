@@ -38,11 +38,17 @@ def test_comment_data_carries_the_reports_numbers(corpus_root: Path) -> None:
     assert data.headline.estimate.ci_low == head.delta.low
     cpc = data.metrics[0]
     arms = {a.arm: a for a in report.arms}
-    assert cpc.tool == arms[head.tool].cpc_usd and cpc.baseline == arms[head.base].cpc_usd
+    assert head.overall is not None and head.control is not None
+    assert cpc.tool == head.overall.cpc_tool and cpc.baseline == head.overall.cpc_base
+    # the row's values are the ones its delta compares (non-control tasks), not the arm's
+    assert head.overall.cpc_tool != arms[head.tool].cpc_usd
+    assert math.isclose(head.overall.cpc_tool / head.overall.cpc_base - 1,
+                        head.delta.estimate or 0, rel_tol=1e-9)
     control = [m for m in data.metrics if m.control]
     assert head.control_delta is not None and len(control) == 1
     assert control[0].estimate is not None
     assert control[0].estimate.delta == head.control_delta.estimate
+    assert control[0].tool == head.control.cpc_tool
     assert {t.task_id for t in data.tasks} == {line.key for line in head.tasks}
     assert any(t.control for t in data.tasks)
     assert data.footer is not None and data.footer.seed == report.seed
