@@ -5,6 +5,7 @@ the contract-checking fake GitHub API receiving the comment."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -118,3 +119,33 @@ def test_dry_run_comments_the_real_report_and_writes_a_verified_bundle(
     badge = json.loads(Path(out["badge-path"]).read_text())
     assert set(badge) == {"schemaVersion", "label", "message", "color", "labelColor"}
     assert report.verdict in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+
+
+def test_dry_run_compare_both_runs_the_base_arm_from_a_worktree_of_the_base(
+        tmp_path: Path) -> None:
+    """compare: both on a tool checkout with a base and a head commit: three arms, the
+    `@base` arm from a worktree of the PR's base commit (removed afterwards)."""
+    env = _env(tmp_path, "", "")
+    ws = Path(env["GITHUB_WORKSPACE"])
+    git = ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    (ws / "tool.txt").write_text("head\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "head"], check=True)
+    event = json.loads(Path(env["GITHUB_EVENT_PATH"]).read_text())
+    event["pull_request"]["base"]["sha"] = base
+    Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+    env.update(INPUT_COMPARE="both", INPUT_COMMENT="never", INPUT_SIGNING_KEY="")
+    assert main(env, run_engine) == 0
+    out = parse_outputs(Path(env["GITHUB_OUTPUT"]))
+    report = Report.model_validate_json(Path(out["report-path"]).read_text())
+    assert sorted(a.arm for a in report.arms) == ["baseline", "codesearch", "codesearch@base"]
+    assert report.records == 12 and len(report.comparisons) >= 2
+    worktrees = subprocess.run([*git, "worktree", "list"], check=True, capture_output=True,
+                               text=True).stdout
+    assert len(worktrees.splitlines()) == 1
+    assert "unsigned" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
