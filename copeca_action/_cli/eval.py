@@ -18,6 +18,7 @@ from copeca_action.evaluate import (
     summarize_experiment,
 )
 from copeca_action.evaluate._logs import Outcome, write_summary
+from copeca_action.evaluate._models import FeatureResult
 from copeca_action.evaluate._resolve import CorpusResolver, parse_repo_dirs
 from copeca_action.scenario import load_corpus
 
@@ -117,10 +118,17 @@ def _print_table(outcomes: list[Outcome]) -> None:
     for o in outcomes:
         r = o.result
         feats = [f for f in (r.feature1, r.feature2) if f is not None]
-        marks = ["✓" if f.passed else "✗" for f in feats] + ["", ""]
+        marks = [_mark(f) for f in feats] + ["", ""]
         tests = " ".join(f"{f.tests_passed}/{f.tests_total}" for f in feats)
         note = (r.error or "").splitlines()[0][:60] if r.error else ("reused" if o.reused else "")
         merge = "" if r.merge is None else f"{r.merge.status}/{r.merge.strategy or '-'}"
         table.add_row(o.run.name, f"[{STYLE[r.status]}]{r.status}[/]", merge, marks[0],
                       marks[1], tests, note)
     Console(file=sys.stdout, width=160).print(table)
+
+
+def _mark(feature: FeatureResult) -> str:
+    """✓ or ✗; a feature killed at its timeout says so, apart from a wrong answer."""
+    if feature.timed_out:
+        return "✗ timeout"
+    return "✓" if feature.passed else "✗"

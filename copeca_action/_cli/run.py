@@ -18,7 +18,7 @@ from copeca_action.bundle import load_signing_key
 from copeca_action.conclude import Concluded, conclude
 from copeca_action.engine import EngineConfig, OutputDir, RunStats, make_progress, run_plan
 from copeca_action.errors import ConfigError
-from copeca_action.plan import RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
 from copeca_action.records import RunRecord, latest_by_run_id
 from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
 from copeca_action.workspace import SnapshotStore, default_cache_dir
@@ -70,28 +70,44 @@ class Prepared:
 
 def prepare(args: argparse.Namespace, scenario_path: Path,
             out_default: Path | None = None) -> Prepared:
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    if args.budget_usd is not None and args.budget_usd <= 0:
+        raise ConfigError("--budget-usd must be positive")
+    return prepare_scenario(
+        scenario_path, out=args.out, out_default=out_default, compare=args.compare,
+        shard=args.shard, corpus=args.corpus, cache=args.cache, tool_dir=args.tool_dir,
+        base_tool_dir=args.base_tool_dir, base_url=args.base_url, workers=args.workers,
+        budget_usd=args.budget_usd, work_dir=args.work_dir)
+
+
+def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
+                     out_default: Path | None = None, compare: Compare = "baseline",
+                     shard: str | None = None, corpus: Path | None = None,
+                     cache: Path | None = None, tool_dir: Path | None = None,
+                     base_tool_dir: Path | None = None, base_url: str | None = None,
+                     workers: int | None = None, budget_usd: float | None = None,
+                     work_dir: Path | None = None,
+                     overrides: dict[str, object] | None = None) -> Prepared:
+    """The plan and engine configuration of a scenario, without argparse (the GitHub
+    entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds)."""
     scenario = load_scenario(scenario_path)
-    overrides: dict[str, object] = {}
-    if args.workers is not None:
-        if args.workers < 1:
-            raise ConfigError("--workers must be at least 1")
-        overrides["workers"] = args.workers
-    if args.budget_usd is not None:
-        if args.budget_usd <= 0:
-            raise ConfigError("--budget-usd must be positive")
-        overrides["budget_usd"] = args.budget_usd
-    if overrides:
-        scenario = Scenario.model_validate({**scenario.model_dump(), **overrides})
-    root = args.corpus or find_corpus_root(scenario_path.resolve())
-    corpus: Corpus = load_corpus(root).require_ok()
-    plan = build_plan(scenario, corpus.tasks, compare=args.compare)
-    if args.shard:
-        plan = shard_plan(plan, parse_shard(args.shard))
-    out = OutputDir(args.out or out_default or Path("out") / scenario.name, args.work_dir)
-    store = SnapshotStore(args.cache or default_cache_dir(), corpus.repos)
-    cfg = EngineConfig(scenario=scenario, corpus=corpus, out=out, store=store,
-                       base_url=args.base_url, tool_dir=args.tool_dir,
-                       base_tool_dir=args.base_tool_dir)
+    changes: dict[str, object] = dict(overrides or {})
+    if workers is not None:
+        changes["workers"] = workers
+    if budget_usd is not None:
+        changes["budget_usd"] = budget_usd
+    if changes:
+        scenario = Scenario.model_validate({**scenario.model_dump(), **changes})
+    root = corpus or find_corpus_root(scenario_path.resolve())
+    loaded: Corpus = load_corpus(root).require_ok()
+    plan = build_plan(scenario, loaded.tasks, compare=compare)
+    if shard:
+        plan = shard_plan(plan, parse_shard(shard))
+    outdir = OutputDir(out or out_default or Path("out") / scenario.name, work_dir)
+    store = SnapshotStore(cache or default_cache_dir(), loaded.repos)
+    cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,
+                       base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir)
     return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path)
 
 
@@ -142,9 +158,16 @@ def run(args: argparse.Namespace) -> int:
 def conclude_run(prep: Prepared, args: argparse.Namespace,
                  key: Ed25519PrivateKey | None) -> Concluded:
     """Report and bundle of the output folder, the same way for `run` and `demo`."""
-    cfg = prep.cfg
     bundle = None if args.no_bundle else (
-        args.bundle or cfg.out.root / f"{cfg.scenario.name}.copeca")
+        args.bundle or prep.cfg.out.root / f"{prep.cfg.scenario.name}.copeca")
+    return conclude_prepared(prep, key, bundle)
+
+
+def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,
+                      bundle: Path | None) -> Concluded:
+    """Report files and (with `bundle`) the signed bundle, verified; completeness is checked
+    against the tasks only for a whole plan, not a shard."""
+    cfg = prep.cfg
     plan = prep.plan
     if cfg.scenario.adaptive is not None and cfg.scenario.adaptive.enabled:
         plan = cfg.out.existing_plan() or plan  # the rounds actually planned

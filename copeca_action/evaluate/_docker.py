@@ -129,14 +129,9 @@ class DockerSandbox:
                 container.start()
             except Exception as exc:
                 raise InfraError(f"container for {self.image} could not start: {exc}") from exc
-            timed_out = False
-            try:
-                code: int | None = int(container.wait(timeout=timeout_s)["StatusCode"])
-            except Exception as exc:  # requests' ReadTimeout or ConnectionError: the timeout
-                if time.monotonic() - start < 0.9 * timeout_s:
-                    raise InfraError(f"waiting for the container failed: {exc}") from exc
-                timed_out = True
-                code = None
+            code = _wait_exited(container, start, timeout_s)
+            timed_out = code is None
+            if timed_out:
                 with contextlib.suppress(Exception):
                     container.kill()
                 with contextlib.suppress(Exception):
@@ -179,6 +174,53 @@ class DockerSandbox:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.close()
+
+
+EXITED = ("exited", "dead")
+"""Container states in which the exit code and the log are final."""
+SETTLE_POLL_S = 0.05
+"""Pause between state checks after a wait that answered before the container had exited."""
+
+
+def _wait_exited(container: Any, start: float, timeout_s: float) -> int | None:
+    """The exit code once the engine records the container as exited; None at the deadline.
+
+    The wait endpoint's answer is not the verdict: podman's Docker API can answer while the
+    container is still `stopped` (its exit not yet recorded, conmon's log not yet drained),
+    with a code read too early, and one whose run-time folder (/run/libpod by default, shared
+    by every podman on the host) was wiped answers 0 for any exit and forgets the container
+    ran. The inspected state decides: `exited` gives the code; `created` again is an error;
+    anything else means wait again.
+    """
+    deadline = start + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        try:
+            container.wait(timeout=max(1.0, left))
+        except Exception as exc:  # requests' ReadTimeout or ConnectionError: the timeout
+            if time.monotonic() - start < 0.9 * timeout_s:
+                raise InfraError(f"waiting for the container failed: {exc}") from exc
+            return None
+        state = _state(container)
+        status = str(state.get("Status", "")).lower()
+        if status in EXITED and not state.get("Running"):
+            return int(state.get("ExitCode", -1))
+        if status == "created":
+            raise InfraError("the engine lost the container's exit (it reads `created` again "
+                             "after it ran; a podman sharing its tmp_dir was reset?): the exit "
+                             "code cannot be trusted")
+        time.sleep(SETTLE_POLL_S)  # the engine's own wait answered early; no event to await
+
+
+def _state(container: Any) -> dict[str, Any]:
+    try:
+        container.reload()
+    except Exception as exc:
+        raise InfraError(f"inspecting the container failed: {exc}") from exc
+    state = container.attrs.get("State") or {}
+    return state if isinstance(state, dict) else {}
 
 
 def _read_file(container: Any, path: str, cap: int = 8 * 2**20) -> str | None:

@@ -42,8 +42,10 @@ from copeca_action.github._comments import (
     marker,
     upsert_comment,
 )
+from copeca_action.github._engine import run_engine
 from copeca_action.github._event import EventContext, parse_event, read_event
 from copeca_action.github._files import format_output, mask, write_outputs, write_summary
+from copeca_action.github._from_report import BundleInfo, comment_data, output_values
 from copeca_action.github._gate import Gate, check_gate
 from copeca_action.github._inputs import PARSERS, ActionInputs, Shard, read_inputs
 from copeca_action.github._markdown import escape_md
@@ -58,6 +60,7 @@ __all__ = [
     "ActionInputs",
     "AdoptionLine",
     "BadgeInput",
+    "BundleInfo",
     "CapabilityRow",
     "CommentData",
     "CommentResult",
@@ -78,6 +81,7 @@ __all__ = [
     "badge_endpoint",
     "badge_svg",
     "check_gate",
+    "comment_data",
     "create_check_run",
     "escape_md",
     "exit_code",
@@ -88,12 +92,14 @@ __all__ = [
     "main",
     "marker",
     "mask",
+    "output_values",
     "parse_event",
     "read_badge_input",
     "read_event",
     "read_inputs",
     "render_comment",
     "run_action",
+    "run_engine",
     "upsert_comment",
     "write_badge",
     "write_outputs",

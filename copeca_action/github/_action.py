@@ -155,7 +155,8 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
     values["verdict"] = data.verdict
     est = data.headline.estimate if data.headline else None
     badge = BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
-                       ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None)
+                       ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
+                       versus=data.headline.versus if data.headline else "baseline")
     badge_json, _ = write_badge(badge, ctx.output_dir)
     values["badge-path"] = values["badge-path"] or str(badge_json)
     body = render_comment(data)

@@ -8,11 +8,16 @@ rendered, never here.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from copeca_action._util.model import RecordModel
+
+_CHART = re.compile(r'```mermaid\nxychart-beta\n(    [^`<&\n]*\n){1,8}```\n')
+"""The only chart accepted: a mermaid xychart whose lines hold no backtick, `<` or `&`,
+so it cannot close its fence or smuggle HTML into the comment."""
 
 Verdict = Literal["improvement", "regression", "inconclusive", "invalid", "skipped"]
 Unit = Literal["usd", "fraction", "count", "seconds", "tokens", "number"]
@@ -135,5 +140,15 @@ class CommentData(RecordModel):
     footer: Footer | None = None
     skipped_reason: str = ""
     """Why nothing ran (fork without secrets, no key): shown instead of the results."""
+    chart: str = Field(default="", max_length=4000)
+    """A fenced mermaid xychart (`copeca_action.render.mermaid_chart`); shown as is, so it
+    must match the chart's strict shape."""
     full_report: str = Field(default="", max_length=500)
     """Where the full report is, for the truncated view (e.g. the artifact's name)."""
+
+    @field_validator("chart")
+    @classmethod
+    def _chart_shape(cls, value: str) -> str:
+        if value and not _CHART.fullmatch(value):
+            raise ValueError("chart must be a mermaid xychart as mermaid_chart writes it")
+        return value

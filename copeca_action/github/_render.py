@@ -144,7 +144,7 @@ def _render_level(data: CommentData, level: int, task_cap: int | None = None) ->
         headline=headline_text(data), conf=Safe(f"{conf * 100:g}"),
         pct=lambda v: value_text(v, "fraction"), value=value_text,
         estimate=lambda e, c=False: estimate_text(e, c, confidence=conf),
-        row_delta=row_delta, footer=footer_text(data),
+        row_delta=row_delta, footer=footer_text(data), chart=Safe(data.chart),
         truncation_note=_truncation_note(data, max(level, 1), cap))
 
 

@@ -188,9 +188,11 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
     st, sb = (_sums(t, r & main, t.task.codes, n_tasks) for r in (tool_rows, base_rows))
     headline = _interval(st, sb, s, s.resamples, s.alpha)
     control = None
+    control_line = None
     if (t.control & (tool_rows | base_rows)).any():
         ct, cb = (_sums(t, r & t.control, t.task.codes, n_tasks) for r in (tool_rows, base_rows))
         control = _interval(ct, cb, s, s.resamples, s.alpha)
+        control_line = _line("control", ct, cb, control, "")
     ruled = tool_rows & main & (t.adopted >= 0)
     adoption = float((t.adopted[ruled] == 1).mean()) if ruled.any() else None
     adopted = None
@@ -219,7 +221,8 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
         languages=_lines_by(t, t.language.codes, t.language.names, tool_rows & main,
                             base_rows & main, s),
         models=_lines_by(t, t.model.codes, t.model.names, tool_rows & main, base_rows & main, s),
-        tasks=_task_lines(t, tool_rows, base_rows, s))
+        tasks=_task_lines(t, tool_rows, base_rows, s),
+        overall=_line("overall", st, sb, headline, ""), control=control_line)
 
 
 def _lines_by(t: RecordTable, codes: NDArray[np.int64], names: tuple[str, ...],

@@ -110,6 +110,11 @@ class Comparison(ReportModel):
     models: list[Line]
     """Per model (the headline pools models: a task's runs across models form one cluster)."""
     tasks: list[Line]
+    overall: Line | None = None
+    """Runs, accuracy and cost per correct per arm on the headline's tasks (non-control), so a
+    table can show the values `delta` compares; None in reports written before it existed."""
+    control: Line | None = None
+    """The same on control tasks; None when there are none."""
 
 
 class Exclusions(ReportModel):

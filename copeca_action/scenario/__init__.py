@@ -3,6 +3,7 @@
 from copeca_action.scenario._config import (
     KNOWN_PARSERS,
     Adaptive,
+    DebianPin,
     GitPin,
     LocalPin,
     Mode,
@@ -51,6 +52,7 @@ __all__ = [
     "Adaptive",
     "AnswerGrading",
     "Corpus",
+    "DebianPin",
     "GitPin",
     "Grading",
     "LocalPin",

@@ -267,6 +267,31 @@ class SdistPin(InputModel):
     """Digest of the sdist file, checked before it is unpacked."""
 
 
+class DebianPin(InputModel):
+    """An upstream source tarball as Debian's archive serves it (`<package>_<version>.orig.tar.gz`),
+    fetched with the ordinary apt client once a `deb-src` entry exists: a second offline origin
+    for projects that are not on PyPI."""
+
+    package: NonEmpty
+    """Debian source package name, e.g. `node-express`."""
+    version: NonEmpty
+    """Upstream part of the Debian version (no Debian revision), e.g. `4.18.2+~4.17.14`."""
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+    """Digest of the `.orig.tar.gz`, checked before it is unpacked."""
+    upstream_commit: Annotated[str, Field(pattern=COMMIT_RE)]
+    """The upstream git tag's commit this tarball was cut from; equals `git.commit` when both
+    origins are given."""
+    identical_paths: list[NonEmpty] = []
+    """Path prefixes whose files are byte-identical to the tag's tree (checked by the corpus
+    tests). When set, tasks may only point into them, so their line numbers hold for either
+    origin. Empty: the whole tarball equals the tag's tree."""
+
+    @property
+    def filename(self) -> str:
+        """The file name in Debian's pool."""
+        return f"{self.package}_{self.version}.orig.tar.gz"
+
+
 class LocalPin(InputModel):
     path: NonEmpty
     """A local clone (users' own repositories); its HEAD commit is recorded per run."""
@@ -279,6 +304,8 @@ class RepoSpec(InputModel):
     description: str = ""
     git: GitPin | None = None
     sdist: SdistPin | None = None
+    debian: DebianPin | None = None
+    """Debian's copy of the upstream tarball (see docs/corpus.md for how it relates to git)."""
     local: LocalPin | None = None
     setup: list[Argv] = []
     """Commands run once per snapshot (not per run), e.g. installing test dependencies."""
@@ -289,8 +316,11 @@ class RepoSpec(InputModel):
 
     @model_validator(mode="after")
     def _has_origin(self) -> RepoSpec:
-        if not (self.git or self.sdist or self.local):
-            raise ValueError("a repository needs at least one origin: git, sdist or local")
+        if not (self.git or self.sdist or self.debian or self.local):
+            raise ValueError("a repository needs at least one origin: git, sdist, debian or local")
+        if self.git and self.debian and self.debian.upstream_commit != self.git.commit:
+            raise ValueError(f"debian.upstream_commit {self.debian.upstream_commit} differs from "
+                             f"git.commit {self.git.commit}; both must name the same upstream tag")
         return self
 
 

@@ -101,6 +101,8 @@ def check_task(task: Task, path: Path, doc: YamlDoc, corpus: Corpus,
     elif task.commit and corpus.repos[task.repo].git is None:
         result.errors.append(doc.problem(("commit",), "a commit override needs a git origin "
                                          f"for repository {task.repo!r}"))
+    else:
+        _check_identical_paths(task, doc, corpus, result)
     bench = contamination_of(task)
     if bench:
         result.errors.append(doc.problem(("source",), f"source names {bench}, a benchmark known"
@@ -117,6 +119,33 @@ def check_task(task: Task, path: Path, doc: YamlDoc, corpus: Corpus,
     if task.type == "comprehension" and not task.control and not task.gold_context:
         result.warnings.append(doc.problem(("gold_context",), "no gold_context: retrieval "
                                            "metrics will skip this task"))
+
+
+def task_files(task: Task) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every repository file a task points into, with its location in the task file."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    for key in ("gold_context", "gold_edit_lines"):
+        for i, span in enumerate(getattr(task, key)):
+            out.append(((key, i, "file"), span.file))
+    if task.grading.test is not None:
+        for i, m in enumerate(task.grading.test.mutations):
+            out.append((("grading", "test", "mutations", i, "file"), m.file))
+    return out
+
+
+def _check_identical_paths(task: Task, doc: YamlDoc, corpus: Corpus,
+                           result: ValidationResult) -> None:
+    """A Debian tarball that differs from the tag's tree outside some paths: tasks must stay
+    inside them, or their line numbers would not hold for both origins."""
+    debian = corpus.repos[task.repo].debian
+    if debian is None or not debian.identical_paths:
+        return
+    prefixes = debian.identical_paths
+    for loc, file in task_files(task):
+        if not any(file == p.rstrip("/") or file.startswith(p) for p in prefixes):
+            result.errors.append(doc.problem(loc, f"{file} is outside the paths where Debian's "
+                                             f"{debian.package} tarball equals the git tag "
+                                             f"({', '.join(prefixes)})"))
 
 
 def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,

@@ -127,9 +127,26 @@ def unpack(archive: Path, dest: Path) -> Path:
         with tarfile.open(archive) as tf:
             members = tf.getmembers()
             _check_size(archive, sum(m.size for m in members))
-            tf.extractall(dest, filter="data")
+            if hasattr(tarfile, "data_filter"):
+                tf.extractall(dest, filter="data")
+            else:  # Python < 3.11.4 (Debian bookworm's 3.11.2): the same checks by hand
+                tf.extractall(dest, members=_safe_members(archive, members))
     tops = [p for p in dest.iterdir()]
     return tops[0] if len(tops) == 1 and tops[0].is_dir() else dest
+
+
+def _safe_members(archive: Path, members: list[tarfile.TarInfo]) -> list[tarfile.TarInfo]:
+    """What the "data" filter allows: files, folders and links that stay inside the archive,
+    without devices or setuid bits."""
+    for m in members:
+        _check_member(archive, m.name)
+        if not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
+            raise WorkspaceError(f"{archive}: {m.name} is not a file, folder or link")
+        if m.issym() or m.islnk():
+            target = m.linkname if m.islnk() else str(Path(m.name).parent / m.linkname)
+            _check_member(archive, target)
+        m.mode &= 0o755
+    return members
 
 
 def _check_size(archive: Path, total: int) -> None:

@@ -42,7 +42,12 @@ def docker_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     import docker
 
     root = tmp_path_factory.mktemp("podman")
-    (root / "containers.conf").write_text(CONTAINERS_CONF)
+    # Everything the service keeps at run time stays under `root`: by default exit files,
+    # events and the "alive" marker live in /run/libpod and locks in /dev/shm/libpod_lock,
+    # shared with every other podman on the machine, and the `system reset` below would
+    # wipe them under any other test session running containers at the same time.
+    (root / "containers.conf").write_text(
+        CONTAINERS_CONF + f'tmp_dir = "{root}/tmp"\nlock_type = "file"\n')
     (root / "storage.conf").write_text(f'[storage]\ndriver = "overlay"\ngraphroot = "{root}/graph"'
                                        f'\nrunroot = "{root}/run"\n')
     env = {**os.environ, "CONTAINERS_CONF": str(root / "containers.conf"),

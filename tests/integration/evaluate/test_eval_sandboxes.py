@@ -179,3 +179,54 @@ def test_each_local_network_cut_leaves_only_loopback(network: str, tmp_path: Pat
     result = LocalSandbox(network=network).run(  # type: ignore[arg-type]
         tmp_path, ["sh", "-c", "tail -n +3 /proc/net/dev | cut -d: -f1"], timeout_s=30)
     assert result.output.split() == ["lo"] and "netns" in result.isolation
+
+
+class _EarlyWaitContainer:
+    """A real container whose first wait answers at once with `code`, as podman's Docker API
+    can under load: before the exit is recorded and before the log is drained."""
+
+    def __init__(self, container: Any, code: int) -> None:
+        self._container = container
+        self._code: int | None = code
+
+    def wait(self, **kwargs: Any) -> dict[str, Any]:
+        if self._code is not None:
+            code, self._code = self._code, None
+            return {"StatusCode": code, "Error": None}
+        return dict(self._container.wait(**kwargs))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._container, name)
+
+
+class _EarlyWaitClient:
+    """The real podman client; only containers' first wait is the engine's early answer."""
+
+    def __init__(self, client: Any, code: int) -> None:
+        self._client = client
+        self._code = code
+        self.containers = self
+
+    def create(self, *args: Any, **kwargs: Any) -> _EarlyWaitContainer:
+        return _EarlyWaitContainer(self._client.containers.create(*args, **kwargs), self._code)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client.containers if name in ("get", "list") else self._client,
+                       name)
+
+
+@pytest.mark.parametrize(("early", "real"), [(0, 3), (-1, 0)])
+def test_docker_verdict_waits_for_the_recorded_exit(docker_client: Any, busybox_image: str,
+                                                    tmp_path: Path, early: int,
+                                                    real: int) -> None:
+    """An early wait answer (a passing code for a failing run, -1 for a passing one) must not
+    become the verdict, nor cut the log short; two runs at once, as `eval -c 2` does."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sandbox = DockerSandbox(image=busybox_image, client=_EarlyWaitClient(docker_client, early))
+    argv = ["sh", "-c", f"echo first; sleep 1; echo last-line; exit {real}"]
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda _: sandbox.run(tmp_path, argv, timeout_s=60), range(2)))
+    for result in results:
+        assert (result.exit_code, result.timed_out) == (real, False)
+        assert "last-line" in result.output

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundle"))
@@ -13,21 +14,27 @@ from bundle_support import record_for
 
 from copeca_action.bundle import verify_bundle
 from copeca_action.conclude import conclude
-from copeca_action.plan import build_plan
+from copeca_action.plan import RunPlan, build_plan
 from copeca_action.records import write_records
-from copeca_action.scenario import load_corpus, load_scenario
+from copeca_action.scenario import Corpus, Scenario, load_corpus, load_scenario
 
 
-def test_conclude_writes_report_files_and_a_verified_signed_bundle(tmp_path: Path,
-                                                                    corpus_root: Path) -> None:
+@pytest.fixture
+def finished(tmp_path: Path, corpus_root: Path) -> tuple[Path, Path, Scenario, Corpus, RunPlan]:
+    """An output folder holding a record for every planned run of the demo."""
     scenario_path = corpus_root / "scenarios" / "demo.yaml"
     scenario = load_scenario(scenario_path)
     corpus = load_corpus(corpus_root)
     plan = build_plan(scenario, corpus.tasks)
     out = tmp_path / "out"
     out.mkdir()
-    records = [record_for(plan, i) for i in range(len(plan.runs))]
-    write_records(out / "results.jsonl", records)
+    write_records(out / "results.jsonl", [record_for(plan, i) for i in range(len(plan.runs))])
+    return out, scenario_path, scenario, corpus, plan
+
+
+def test_conclude_writes_report_files_and_a_verified_signed_bundle(
+        finished: tuple[Path, Path, Scenario, Corpus, RunPlan]) -> None:
+    out, scenario_path, scenario, corpus, plan = finished
     key = Ed25519PrivateKey.generate()
     done = conclude(out, scenario_path, scenario, plan, runners=corpus.runners,
                     tasks=corpus.tasks, key=key, bundle_path=out / "demo.copeca")
@@ -41,15 +48,9 @@ def test_conclude_writes_report_files_and_a_verified_signed_bundle(tmp_path: Pat
     assert set(summary.cpc) == {a.arm for a in done.report.arms}
 
 
-def test_conclude_without_a_key_makes_an_unsigned_bundle(tmp_path: Path,
-                                                         corpus_root: Path) -> None:
-    scenario_path = corpus_root / "scenarios" / "demo.yaml"
-    scenario = load_scenario(scenario_path)
-    corpus = load_corpus(corpus_root)
-    plan = build_plan(scenario, corpus.tasks)
-    out = tmp_path / "out"
-    out.mkdir()
-    write_records(out / "results.jsonl", [record_for(plan, i) for i in range(len(plan.runs))])
+def test_conclude_without_a_key_makes_an_unsigned_bundle(
+        finished: tuple[Path, Path, Scenario, Corpus, RunPlan]) -> None:
+    out, scenario_path, scenario, corpus, plan = finished
     done = conclude(out, scenario_path, scenario, plan, runners=corpus.runners,
                     bundle_path=out / "b.copeca")
     assert done.keyid is None

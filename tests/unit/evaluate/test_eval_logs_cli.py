@@ -174,3 +174,12 @@ def test_engine_path_extract_then_grade(repo: Path, corpus: Path, tmp_path: Path
                                  TestFileRules.from_patterns(loaded.repos["calc"].test_patterns))
     assert result.status == "pass" and result.features == [1] and result.feature2 is None
     assert [d.path for d in result.patches["solo"].dropped] == ["tests/check_1.py"]
+
+
+def test_table_marks_a_timeout_apart_from_a_wrong_answer() -> None:
+    from copeca_action._cli.eval import _mark
+    from copeca_action.evaluate._models import FeatureResult
+
+    assert _mark(FeatureResult(feature_id=1, passed=False, timed_out=True)) == "✗ timeout"
+    assert _mark(FeatureResult(feature_id=1, passed=False, exit_code=1)) == "✗"
+    assert _mark(FeatureResult(feature_id=1, passed=True, exit_code=0)) == "✓"

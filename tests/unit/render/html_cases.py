@@ -81,7 +81,8 @@ def expected_marks(report: Report, runs: list[RunPoint], coverage: list[Coverage
             """A point needs an accuracy and a cost per run (from runs, or cpc × accuracy)."""
             return acc is not None and ((task, arm) in ran or (math.isfinite(cpc) and acc > 0))
 
-        out["scatter"] = 0
+        if head.tasks:  # no scatter when no task has a line (e.g. every run budget-stopped)
+            out["scatter"] = 0
         for ln in head.tasks:
             b = point(ln.key, head.base, ln.accuracy_base, ln.cpc_base)
             t = point(ln.key, head.tool, ln.accuracy_tool, ln.cpc_tool)

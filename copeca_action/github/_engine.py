@@ -1,0 +1,254 @@
+"""The real engine behind the action: inputs → plan → runs → report, signed bundle → Outcome.
+
+The GitHub layer's `run_action` stays engine-agnostic; `entrypoint.py` passes `run_engine`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from copeca_action._cli.run import Prepared, conclude_prepared, execute, prepare_scenario
+from copeca_action._util.hashing import sha256_file
+from copeca_action._util.paths import corpus_dir
+from copeca_action.bundle import (
+    RenderedReport,
+    keyid_of,
+    merge_bundles,
+    verify_bundle,
+)
+from copeca_action.bundle._model import SCENARIO
+from copeca_action.bundle._sign import parse_private_key
+from copeca_action.conclude import settings_for, summary_of
+from copeca_action.errors import ConfigError, CopecaError, Problem
+from copeca_action.github._action import ActionContext, Outcome, artifact_name
+from copeca_action.github._files import annotate
+from copeca_action.github._from_report import BundleInfo, comment_data, output_values
+from copeca_action.github._inputs import SOURCE
+from copeca_action.plan import RunPlan
+from copeca_action.records import RunRecord
+from copeca_action.render import coverage_curves, report_files, run_points
+from copeca_action.report import Report, build_report
+from copeca_action.scenario import Scenario, Task, find_corpus_root, load_corpus, load_scenario
+
+KEY_ENV = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY"}
+
+
+def scenario_path(ctx: ActionContext) -> Path:
+    if ctx.inputs.scenario == "demo":
+        return corpus_dir() / "scenarios" / "demo.yaml"
+    path = Path(ctx.inputs.scenario)
+    path = path if path.is_absolute() else ctx.workspace / path
+    if not path.is_file():
+        raise ConfigError([Problem(SOURCE, f"no scenario file at {path} (paths are relative "
+                                   "to the workspace; `demo` is the bundled demo)",
+                                   field="scenario")])
+    return path
+
+
+def tool_dir(ctx: ActionContext) -> Path:
+    path = Path(ctx.inputs.tool_dir)
+    path = path if path.is_absolute() else ctx.workspace / path
+    if not path.is_dir():
+        raise ConfigError([Problem(SOURCE, f"no directory at {path}", field="tool-dir")])
+    return path.resolve()
+
+
+def scenario_overrides(ctx: ActionContext, path: Path) -> dict[str, object]:
+    """Inputs that override the scenario: thresholds, and the scripted model for dry runs."""
+    inputs = ctx.inputs
+    scenario = load_scenario(path)
+    changes: dict[str, object] = {}
+    thresholds = scenario.thresholds.model_dump()
+    if inputs.alert_threshold is not None:
+        thresholds["alert"] = inputs.alert_threshold
+    if inputs.fail_threshold is not None:
+        thresholds["fail"] = inputs.fail_threshold
+    if thresholds["fail"] < thresholds["alert"]:
+        raise ConfigError([Problem(SOURCE, f"fail threshold {thresholds['fail']:g} is below "
+                                   f"the alert threshold {thresholds['alert']:g} (the inputs "
+                                   "and the scenario together)", field="fail-threshold")])
+    if thresholds != scenario.thresholds.model_dump():
+        changes["thresholds"] = thresholds
+    if inputs.dry_run and scenario.model_endpoint != "scripted":
+        changes["model_endpoint"] = "scripted"
+        changes["scripts"] = str(corpus_dir() / "scripts")
+    return changes
+
+
+def prepare_ctx(ctx: ActionContext, *, base_tool_dir: Path | None = None,
+                corpus: Path | None = None) -> Prepared:
+    path = scenario_path(ctx)
+    shard = (f"{ctx.inputs.shard.index}/{ctx.inputs.shard.count}" if ctx.inputs.shard
+             else None)
+    work = Path(tempfile.mkdtemp(prefix="copeca-work-"))  # worktrees stay out of the artifact
+    return prepare_scenario(path, out=ctx.output_dir, compare=ctx.inputs.compare, shard=shard,
+                            corpus=corpus, tool_dir=tool_dir(ctx), base_tool_dir=base_tool_dir,
+                            budget_usd=ctx.inputs.budget_usd, work_dir=work,
+                            overrides=scenario_overrides(ctx, path))
+
+
+def export_keys(ctx: ActionContext) -> None:
+    """Model keys reach the CLIs through their usual variables (the engine scrubs them from
+    everything it records)."""
+    for attr, name in KEY_ENV.items():
+        value = getattr(ctx.inputs, attr).strip()
+        if value and not ctx.inputs.dry_run:
+            os.environ[name] = value
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
+                          check=False)
+
+
+@contextlib.contextmanager
+def base_worktree(ctx: ActionContext) -> Iterator[Path | None]:
+    """For `compare: base-ref|both`: the tool at the PR's base, as a detached worktree of the
+    tool's own checkout (removed afterwards). None for `compare: baseline`."""
+    if ctx.inputs.compare == "baseline":
+        yield None
+        return
+    tool = tool_dir(ctx)
+    ref = ctx.event.base_sha or ctx.event.base_ref
+    if not ref:
+        raise ConfigError([Problem(SOURCE, f"{ctx.inputs.compare} needs the PR's base, but the "
+                                   f"{ctx.event.name} event names none; use compare: baseline",
+                                   field="compare")])
+    top = _git(tool, "rev-parse", "--show-toplevel")
+    if top.returncode != 0:
+        raise ConfigError([Problem(SOURCE, f"{tool} is not a git checkout, so its base ref "
+                                   "cannot be checked out", field="tool-dir")])
+    root = Path(top.stdout.strip())
+    if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
+        _git(root, "fetch", "--no-tags", "--depth=1", "origin", ref)  # a shallow checkout
+    if _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
+        raise ConfigError([Problem(SOURCE, f"the base ref {ref} is not in {root} and could "
+                                   "not be fetched; check out with `fetch-depth: 0`",
+                                   field="compare")])
+    where = Path(tempfile.mkdtemp(prefix="copeca-base-")) / "base"
+    made = _git(root, "worktree", "add", "--detach", str(where), ref)
+    if made.returncode != 0:
+        raise CopecaError(f"git worktree add {ref} failed: {made.stderr.strip()}")
+    try:
+        yield where / tool.relative_to(root.resolve())
+    finally:
+        _git(root, "worktree", "remove", "--force", str(where))
+
+
+def run_engine(ctx: ActionContext) -> Outcome:
+    """Run the plan, conclude (report files, signed bundle, verified), build the Outcome."""
+    export_keys(ctx)
+    key = (parse_private_key(ctx.inputs.signing_key.encode(), "input signing-key")
+           if ctx.inputs.signing_key.strip() else None)
+    if ctx.inputs.merge:
+        return run_merge(ctx, key)
+    if ctx.inputs.reuse:
+        annotate("warning", "copeca-action: `reuse` is not supported by this version yet; "
+                 "every planned run is run")
+    with base_worktree(ctx) as base:
+        return _run(ctx, key, base)
+
+
+def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -> Outcome:
+    prep = prepare_ctx(ctx, base_tool_dir=base)
+    ctx.output_dir.mkdir(parents=True, exist_ok=True)
+    stats = execute(prep, resume=prep.cfg.out.results.exists(), plain=True)
+    if stats.interrupted:
+        raise CopecaError("the run was interrupted before the plan finished")
+    bundle = ctx.output_dir / f"{prep.cfg.scenario.name}.copeca"
+    done = conclude_prepared(prep, key, bundle)
+    info = BundleInfo(done.bundle_path, done.bundle_sha256, done.keyid)
+    data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
+                        tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
+                        full_report=artifact_hint(ctx))
+    return Outcome(comment=data,
+                   outputs=output_values(done.report, info, done.files.get("report.json")))
+
+
+def artifact_hint(ctx: ActionContext) -> str:
+    return f"the {artifact_name(ctx.inputs)} artifact"
+
+
+def merge_paths(ctx: ActionContext) -> list[Path]:
+    """The `merge` input's paths and globs (workspace-relative), each required to match."""
+    found: list[Path] = []
+    for pattern in ctx.inputs.merge:
+        full = pattern if Path(pattern).is_absolute() else str(ctx.workspace / pattern)
+        matches = sorted(Path(m) for m in glob.glob(full, recursive=True) if Path(m).is_file())
+        if not matches:
+            raise ConfigError([Problem(SOURCE, f"no shard bundle matches {pattern!r} (in "
+                                       f"{ctx.workspace})", field="merge")])
+        found.extend(m for m in matches if m not in found)
+    return found
+
+
+def _shard_scenario(path: Path, ctx: ActionContext) -> tuple[Scenario, str]:
+    """The scenario the shards ran (bundled in each; merge_bundles verifies them all), with
+    the thresholds they ran with, then the inputs' thresholds over them."""
+    with zipfile.ZipFile(path) as archive:
+        text = archive.read(SCENARIO).decode()
+        thresholds = dict(verify_bundle(path).statement.predicate.thresholds)
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / SCENARIO).write_text(text)
+        scenario = load_scenario(Path(tmp) / SCENARIO)
+    merged = {**scenario.thresholds.model_dump(), **thresholds}
+    if ctx.inputs.alert_threshold is not None:
+        merged["alert"] = ctx.inputs.alert_threshold
+    if ctx.inputs.fail_threshold is not None:
+        merged["fail"] = ctx.inputs.fail_threshold
+    scenario = Scenario.model_validate({**scenario.model_dump(), "thresholds": merged})
+    return scenario, text
+
+
+def _tasks(ctx: ActionContext) -> dict[str, Task]:
+    """Task metadata (category, control) for the comment: from the scenario input's corpus
+    when one is given, else the bundled corpus."""
+    found = (find_corpus_root(scenario_path(ctx).resolve())
+             if ctx.inputs.scenario and ctx.inputs.scenario != "demo" else None)
+    return dict(load_corpus(found or corpus_dir()).tasks)
+
+
+def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
+    """`merge:` verify the shard bundles, compute the report once over all their records,
+    write one signed bundle (verified again) and the report files; runs nothing."""
+    paths = merge_paths(ctx)
+    scenario, text = _shard_scenario(paths[0], ctx)
+    runners = load_corpus(corpus_dir()).runners
+    keyid = keyid_of(key.public_key()) if key is not None else None
+    made: dict[str, Report] = {}
+    rendered: dict[str, bytes] = {}
+
+    def report_fn(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
+        report = build_report(records, settings_for(scenario, runners), scenario=scenario.name)
+        files = report_files(report, runs=run_points(records),
+                             coverage=coverage_curves(records), keyid=keyid,
+                             scenario_yaml=text)
+        made["report"] = report
+        rendered.update(files)
+        return RenderedReport(summary_of(report), files)
+
+    ctx.output_dir.mkdir(parents=True, exist_ok=True)
+    out = ctx.output_dir / f"{scenario.name}.copeca"
+    if out.resolve() in {p.resolve() for p in paths}:
+        raise ConfigError([Problem(SOURCE, f"the merged bundle would overwrite the shard {out}; "
+                                   "download the shards to another folder", field="merge")])
+    merge_bundles(paths, out, key, None, report=report_fn)
+    verified = verify_bundle(out, key.public_key() if key is not None else None)
+    for name, blob in rendered.items():
+        (ctx.output_dir / name).write_bytes(blob)
+    report = made["report"]
+    info = BundleInfo(out, sha256_file(out), verified.keyid)
+    print(f"copeca-action: merged {len(paths)} shard bundle(s) into {out}", flush=True)
+    data = comment_data(report, info, comment_id=ctx.inputs.comment_id, tasks=_tasks(ctx),
+                        run_url=ctx.event.run_url, full_report=artifact_hint(ctx))
+    return Outcome(comment=data, outputs=output_values(report, info,
+                                                       ctx.output_dir / "report.json"))

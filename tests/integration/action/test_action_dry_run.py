@@ -1,0 +1,151 @@
+"""The entrypoint end to end in dry-run mode: a real webhook payload, the real agent CLIs
+against the scripted model on the fastapi snapshot, the real report and signed bundle, and
+the contract-checking fake GitHub API receiving the comment."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from copeca_action._util.paths import runners_dir
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "unit" / "github"))
+from fake_github import SPEC_PATH, FakeGitHub
+from gh_support import TOKEN, parse_outputs, payload
+
+from copeca_action.bundle import keyid_of, verify_bundle
+from copeca_action.github import OUTPUT_NAMES, RetryPolicy, main, marker, run_engine
+from copeca_action.report import Report
+
+BIN = runners_dir() / "node_modules" / ".bin"
+pytestmark = [
+    pytest.mark.cli,
+    pytest.mark.skipif(not (BIN / "claude").exists(),
+                       reason="Claude Code is not installed (run `make node`)"),
+    pytest.mark.skipif(not SPEC_PATH.is_file(),
+                       reason=f"GitHub contracts not found at {SPEC_PATH}"),
+]
+
+KEY = ("Codertocat", "Hello-World", 2)
+# The demo, reduced for speed: two tasks (one control), Claude Code only, vendor endpoint
+# (dry-run switches it to the scripted model).
+SCENARIO = """\
+name: pr-dry
+tasks:
+  include: ["fastapi/locate-unique-id", "fastapi/control-prompt-words"]
+modes: [baseline, codesearch]
+models: [claude-sonnet-4-5]
+model_runner_map:
+  claude-sonnet-4-5: claude
+repetitions: 2
+budget_usd: 5.0
+timeout_s: 300
+max_turns: 20
+workers: 2
+seed: 7
+thresholds:
+  alert: 0.05
+  fail: 0.10
+  control_tolerance: 0.15
+  min_runs: 2
+"""
+
+
+def _env(tmp_path: Path, api_url: str, key_pem: str) -> dict[str, str]:
+    ws = tmp_path / "ws"
+    (ws / "benchmark").mkdir(parents=True)
+    (ws / "benchmark" / "pr.yaml").write_text(SCENARIO)
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(payload("pull_request.opened")))
+    return {
+        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event), "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_RUN_ID": "4242",
+        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": api_url,
+        "INPUT_SCENARIO": "benchmark/pr.yaml", "INPUT_GITHUB_TOKEN": TOKEN,
+        "INPUT_DRY_RUN": "true", "INPUT_FAIL_ON": "never", "INPUT_SIGNING_KEY": key_pem,
+        "INPUT_ALERT_THRESHOLD": "4%",
+    }
+
+
+def test_dry_run_comments_the_real_report_and_writes_a_verified_bundle(
+        tmp_path: Path) -> None:
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    with FakeGitHub() as fake:
+        env = _env(tmp_path, fake.url, pem)
+        code = main(env, run_engine, policy=RetryPolicy(attempts=2, backoff_s=0.01),
+                    sleep=lambda _: None)
+        assert fake.violations == [], "\n".join(fake.violations)
+        comments = fake.comments[KEY]
+    assert code == 0
+    out = parse_outputs(Path(env["GITHUB_OUTPUT"]))
+    assert set(OUTPUT_NAMES) <= set(out)
+    report = Report.model_validate_json(Path(out["report-path"]).read_text())
+    head = report.headline_comparison
+    assert head is not None and report.records == 8
+    assert report.thresholds.alert == 0.04  # the input overrides the scenario
+    assert out["verdict"] == report.verdict
+    assert out["delta"] == f"{head.delta.estimate:.6g}"
+    cpc = {a.arm: a.cpc_usd for a in report.arms}
+    assert out["cpc-tool"] == f"{cpc[head.tool]:.6g}"
+
+    assert len(comments) == 1
+    body = comments[0]["body"]
+    (tmp_path / "comment.md").write_text(body)  # kept for a look at a failure
+    assert body.startswith(marker("copeca"))
+    assert out["comment-url"] == comments[0]["html_url"]
+    assert report.verdict in body and "vs baseline" in body
+    assert f"{head.delta.estimate * 100:+.1f}%".replace("-", "−") in body
+    assert "**Control**" in body  # the control task's row
+    assert "fastapi/locate-unique-id" in body.replace("\u200b", "")
+    assert "seed 7" in body and out["bundle-sha256"] in body
+    assert keyid_of(key.public_key()) in body
+
+    bundle = Path(out["bundle-path"])
+    verified = verify_bundle(bundle, key.public_key())
+    assert verified.keyid == keyid_of(key.public_key())
+    summary = verified.statement.predicate.summary
+    assert summary is not None and summary.verdict == report.verdict
+    badge = json.loads(Path(out["badge-path"]).read_text())
+    assert set(badge) == {"schemaVersion", "label", "message", "color", "labelColor"}
+    assert report.verdict in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+
+
+def test_dry_run_compare_both_runs_the_base_arm_from_a_worktree_of_the_base(
+        tmp_path: Path) -> None:
+    """compare: both on a tool checkout with a base and a head commit: three arms, the
+    `@base` arm from a worktree of the PR's base commit (removed afterwards)."""
+    env = _env(tmp_path, "", "")
+    ws = Path(env["GITHUB_WORKSPACE"])
+    git = ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    (ws / "tool.txt").write_text("head\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "head"], check=True)
+    event = json.loads(Path(env["GITHUB_EVENT_PATH"]).read_text())
+    event["pull_request"]["base"]["sha"] = base
+    Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps(event))
+    env.update(INPUT_COMPARE="both", INPUT_COMMENT="never", INPUT_SIGNING_KEY="")
+    assert main(env, run_engine) == 0
+    out = parse_outputs(Path(env["GITHUB_OUTPUT"]))
+    report = Report.model_validate_json(Path(out["report-path"]).read_text())
+    assert sorted(a.arm for a in report.arms) == ["baseline", "codesearch", "codesearch@base"]
+    assert report.records == 12 and len(report.comparisons) >= 2
+    worktrees = subprocess.run([*git, "worktree", "list"], check=True, capture_output=True,
+                               text=True).stdout
+    assert len(worktrees.splitlines()) == 1
+    assert "unsigned" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()

@@ -1,0 +1,54 @@
+"""`compare: base-ref`: the tool at the PR's base is a real git worktree of its checkout."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from copeca_action.errors import ConfigError
+from copeca_action.github import ActionContext, EventContext
+from copeca_action.github._engine import base_worktree
+from copeca_action.github._inputs import ActionInputs
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), "-c", "user.name=t", "-c",
+                           "user.email=t@example.com", *args], check=True, text=True,
+                          capture_output=True).stdout.strip()
+
+
+def _ctx(ws: Path, compare: str, base_sha: str | None) -> ActionContext:
+    inputs = ActionInputs(scenario="demo", tool_dir="tool", compare=compare)  # type: ignore[arg-type]
+    event = EventContext(name="pull_request", repository="o/r", pr_number=1,
+                         base_sha=base_sha)
+    return ActionContext(inputs, event, ws, ws / ".copeca")
+
+
+def test_base_ref_is_checked_out_beside_the_head_and_removed_after(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    tool = ws / "tool"
+    tool.mkdir(parents=True)
+    _git(ws, "init", "-q")
+    (tool / "server.py").write_text("OLD\n")
+    _git(ws, "add", ".")
+    _git(ws, "commit", "-qm", "base")
+    base = _git(ws, "rev-parse", "HEAD")
+    (tool / "server.py").write_text("NEW\n")
+    _git(ws, "commit", "-qam", "head")
+    with base_worktree(_ctx(ws, "base-ref", base)) as where:
+        assert where is not None and where.name == "tool"
+        assert (where / "server.py").read_text() == "OLD\n"
+        assert (tool / "server.py").read_text() == "NEW\n"
+    assert not where.exists()
+    assert len(_git(ws, "worktree", "list").splitlines()) == 1
+
+
+def test_baseline_needs_no_worktree_and_base_ref_needs_a_base(tmp_path: Path) -> None:
+    (tmp_path / "tool").mkdir()
+    with base_worktree(_ctx(tmp_path, "baseline", None)) as where:
+        assert where is None
+    with pytest.raises(ConfigError, match="compare"), \
+            base_worktree(_ctx(tmp_path, "both", None)):
+        pass

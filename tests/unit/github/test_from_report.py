@@ -1,0 +1,95 @@
+"""The real Report → the comment's data and the action's outputs: every number the comment
+shows is the report's own."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundle"))
+from bundle_support import record_for
+
+from copeca_action.github import BundleInfo, comment_data, output_values, render_comment
+from copeca_action.plan import build_plan
+from copeca_action.report import Report, Settings, build_report
+from copeca_action.scenario import Task, load_corpus, load_scenario
+
+
+def _report(corpus_root: Path, **update: object) -> tuple[Report, dict[str, Task]]:
+    scenario = load_scenario(corpus_root / "scenarios" / "demo.yaml")
+    corpus = load_corpus(corpus_root)
+    plan = build_plan(scenario, corpus.tasks)
+    records = [record_for(plan, i, **update) for i in range(len(plan.runs))]
+    report = build_report(records, Settings.from_scenario(scenario), scenario=scenario.name)
+    return report, dict(corpus.tasks)
+
+
+def test_comment_data_carries_the_reports_numbers(corpus_root: Path) -> None:
+    report, tasks = _report(corpus_root)
+    head = report.headline_comparison
+    assert head is not None
+    info = BundleInfo(Path("/out/demo.copeca"), "ab" * 32, "cd" * 32)
+    data = comment_data(report, info, comment_id="x", tasks=tasks,
+                        run_url="https://github.com/o/r/actions/runs/1")
+    assert data.verdict == report.verdict
+    assert data.headline is not None and data.headline.versus == "baseline"
+    assert data.headline.estimate.delta == head.delta.estimate
+    assert data.headline.estimate.ci_low == head.delta.low
+    cpc = data.metrics[0]
+    arms = {a.arm: a for a in report.arms}
+    assert head.overall is not None and head.control is not None
+    assert cpc.tool == head.overall.cpc_tool and cpc.baseline == head.overall.cpc_base
+    # the row's values are the ones its delta compares (non-control tasks), not the arm's
+    assert head.overall.cpc_tool != arms[head.tool].cpc_usd
+    assert math.isclose(head.overall.cpc_tool / head.overall.cpc_base - 1,
+                        head.delta.estimate or 0, rel_tol=1e-9)
+    control = [m for m in data.metrics if m.control]
+    assert head.control_delta is not None and len(control) == 1
+    assert control[0].estimate is not None
+    assert control[0].estimate.delta == head.control_delta.estimate
+    assert control[0].tool == head.control.cpc_tool
+    assert {t.task_id for t in data.tasks} == {line.key for line in head.tasks}
+    assert any(t.control for t in data.tasks)
+    assert data.footer is not None and data.footer.seed == report.seed
+    assert data.footer.key_id == "cd" * 32 and data.footer.bundle_name == "demo.copeca"
+    body = render_comment(data)
+    assert "**Control**" in body and "ab" * 32 in body
+    assert not any("unsigned" in w for w in data.warnings)
+    assert data.chart and "```mermaid" in body and "xychart-beta" in body
+
+
+def test_a_chart_that_could_escape_its_fence_is_refused() -> None:
+    import pytest
+    from pydantic import ValidationError
+
+    from copeca_action.github import CommentData
+
+    bad = '```mermaid\nxychart-beta\n    title "x"\n```\n<img src=x onerror=alert(1)>\n```\n'
+    with pytest.raises(ValidationError, match="chart"):
+        CommentData(verdict="inconclusive", chart=bad)
+
+
+def test_unsigned_bundle_and_version_drift_are_warned(corpus_root: Path) -> None:
+    report, tasks = _report(corpus_root)
+    arms = [a.model_copy(update={"cli_versions": [f"2.{i}.0"]})
+            for i, a in enumerate(report.arms)]
+    report = report.model_copy(update={"arms": arms})
+    data = comment_data(report, BundleInfo(Path("b.copeca"), "00" * 32, None), comment_id="x",
+                        tasks=tasks)
+    assert any("unsigned" in w for w in data.warnings)
+    assert any("CLI versions differ" in w for w in data.warnings)
+    assert "unsigned" in render_comment(data)
+
+
+def test_outputs_are_the_headline_numbers(corpus_root: Path) -> None:
+    report, _ = _report(corpus_root)
+    head = report.headline_comparison
+    assert head is not None
+    out = output_values(report, BundleInfo(Path("/o/b.copeca"), "ef" * 32, None),
+                        Path("/o/report.json"))
+    assert out["verdict"] == report.verdict
+    assert math.isclose(float(out["delta"]), head.delta.estimate or 0, rel_tol=1e-5)
+    assert out["bundle-path"] == "/o/b.copeca" and out["report-path"] == "/o/report.json"
+    assert out["bundle-sha256"] == "ef" * 32
+    assert out["cpc-tool"] and out["cpc-baseline"]
