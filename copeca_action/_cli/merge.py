@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from copeca_action._cli._bundle_args import add_check_flags, pubkey_of, scenario_of
+from copeca_action._util.paths import corpus_dir
 from copeca_action.bundle import ReportFn, load_signing_key, merge_bundles, verify_bundle
 from copeca_action.bundle._model import SCENARIO
-from copeca_action.errors import VerificationError
-from copeca_action.scenario import Scenario
+from copeca_action.errors import CopecaError, VerificationError
+from copeca_action.scenario import Scenario, load_corpus, load_scenario
 
 REPORT: Callable[[Scenario, str, Ed25519PrivateKey | None], ReportFn] | None = None
 """Makes the report stage (plan, records → rendered report) from the scenario, its YAML and
@@ -27,7 +28,8 @@ def _conclude_report(scenario: Scenario, scenario_yaml: str,
                      key: Ed25519PrivateKey | None) -> ReportFn:
     from copeca_action.conclude import merged_report  # conclude sits after bundle
 
-    return merged_report(scenario, scenario_yaml, key=key)
+    runners = load_corpus(corpus_dir()).runners  # the prices' age, as `run` reports it
+    return merged_report(scenario, scenario_yaml, runners=runners, key=key)
 
 
 REPORT = _conclude_report
@@ -39,8 +41,10 @@ def _shard_scenario(path: Path) -> tuple[Scenario | None, str]:
     try:
         with zipfile.ZipFile(path) as archive:
             text = archive.read(SCENARIO).decode()
-        return Scenario.model_validate(yaml.safe_load(text)), text
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, yaml.YAMLError):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / SCENARIO).write_text(text)
+            return load_scenario(Path(tmp) / SCENARIO), text
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, CopecaError):
         return None, ""
 
 

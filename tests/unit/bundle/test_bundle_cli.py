@@ -87,5 +87,9 @@ def test_merge_writes_one_verified_bundle(
     runs = sum(arm["runs"] for arm in report["arms"])
     assert runs == len(plan.runs)  # the report covers every shard's records
     assert statement["predicate"]["summary"] is not None
+    bare = tmp_path / "bare.copeca"  # no --scenario: the shards' own scenario.yaml is used
+    assert main(["merge", *paths, "--out", str(bare), "--key", str(keys[0])]) == 0
+    with zipfile.ZipFile(bare) as merged:
+        assert "report.md" in merged.namelist()
     assert main(["merge", paths[0], "--out", str(tmp_path / "half.copeca")]) == 14
     assert "shard(s) 2/2 absent" in capsys.readouterr().err
