@@ -168,8 +168,11 @@ def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,
     """Report files and (with `bundle`) the signed bundle, verified; completeness is checked
     against the tasks only for a whole plan, not a shard."""
     cfg = prep.cfg
-    whole = prep.plan.shard is None
-    return conclude(cfg.out.root, prep.scenario_path, cfg.scenario, prep.plan,
+    plan = prep.plan
+    if cfg.scenario.adaptive is not None and cfg.scenario.adaptive.enabled:
+        plan = cfg.out.existing_plan() or plan  # the rounds actually planned
+    whole = plan.shard is None
+    return conclude(cfg.out.root, prep.scenario_path, cfg.scenario, plan,
                     runners=cfg.corpus.runners, tasks=cfg.corpus.tasks if whole else None,
                     key=key, bundle_path=bundle)
 

@@ -10,14 +10,17 @@ from copeca_action.agent._invocation import (
     prepare_run,
 )
 from copeca_action.agent._process import AgentResult, run_agent
+from copeca_action.agent._watchdog import WATCHDOG, Watchdog
 
 __all__ = [
     "BASE_ENV",
     "BIN_DIR_ENV",
     "PLACEHOLDER_KEY",
     "PROXY_ENV",
+    "WATCHDOG",
     "AgentInvocation",
     "AgentResult",
+    "Watchdog",
     "cli_version",
     "prepare_run",
     "resolve_binary",

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from copeca_action._util.model import RecordModel
 from copeca_action.agent._invocation import AgentInvocation
+from copeca_action.agent._watchdog import WATCHDOG
 from copeca_action.errors import InfraError
 
 GRACE_S = 2.0
@@ -82,16 +83,19 @@ def run_agent(inv: AgentInvocation, timeout_s: float,
                                     start_new_session=True)
         except OSError as exc:
             raise InfraError(f"cannot start {inv.argv[0]}: {exc}") from exc
+        WATCHDOG.watch(proc.pid)  # killed with its group if the harness dies (even kill -9)
         try:
             why = _wait(proc, start + timeout_s, cancel)
         except BaseException:
             _stop(proc)
+            WATCHDOG.forget(proc.pid)
             raise
         if why is not None:
             _stop(proc)
         else:
             # The CLI is done; anything it left behind in its group (MCP servers, shells) goes.
             _kill_group(proc.pid, signal.SIGKILL)
+        WATCHDOG.forget(proc.pid)
     return AgentResult(exit_code=None if why else proc.returncode, pid=proc.pid,
                        timed_out=why == "timeout", cancelled=why == "cancel",
                        duration_s=round(time.monotonic() - start, 3),

@@ -41,6 +41,7 @@ from copeca_action.bundle._zipread import Limits, SafeZip
 from copeca_action.errors import VerificationError
 from copeca_action.plan import RunPlan, build_plan, shard_plan
 from copeca_action.records import RunRecord
+from copeca_action.report import schedule
 from copeca_action.scenario import Scenario, Task
 
 M = TypeVar("M", bound=BaseModel)
@@ -153,8 +154,15 @@ def _read_records(archive: SafeZip) -> tuple[list[RunRecord], dict[str, RunRecor
 
 
 def expected_plan(bundled: RunPlan, scenario: Scenario, tasks: Mapping[str, Task]) -> RunPlan:
-    """The plan the scenario and corpus give today, sliced like the bundle's shard."""
-    plan = build_plan(scenario, tasks, compare=bundled.compare)
+    """The plan the scenario and corpus give today, sliced like the bundle's shard. Under
+    adaptive sampling the engine plans only the rounds it ran, so the repetition count is the
+    bundle's own, provided it is one of the scenario's looks (else the scenario's maximum)."""
+    reps = None
+    adaptive = scenario.adaptive
+    if adaptive is not None and adaptive.enabled and bundled.runs:
+        done = max(r.repetition for r in bundled.runs) + 1
+        reps = done if done in schedule(adaptive) else adaptive.max_repetitions
+    plan = build_plan(scenario, tasks, compare=bundled.compare, repetitions=reps)
     return shard_plan(plan, bundled.shard) if bundled.shard else plan
 
 

@@ -5,8 +5,17 @@ from copeca_action.conclude._conclude import (
     Concluded,
     check_bundle,
     conclude,
+    merged_report,
     settings_for,
     summary_of,
 )
 
-__all__ = ["REPORT_FILES", "Concluded", "check_bundle", "conclude", "settings_for", "summary_of"]
+__all__ = [
+    "REPORT_FILES",
+    "Concluded",
+    "check_bundle",
+    "conclude",
+    "merged_report",
+    "settings_for",
+    "summary_of",
+]

@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from copeca_action._util.hashing import sha256_file
 from copeca_action.bundle import (
     RenderedReport,
+    ReportFn,
     Summary,
     VerifiedBundle,
     contents_from_output,
@@ -25,7 +26,7 @@ from copeca_action.bundle import (
 )
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan
-from copeca_action.records import read_records
+from copeca_action.records import RunRecord, read_records
 from copeca_action.render import coverage_curves, report_files, run_points
 from copeca_action.report import Report, Settings, build_report
 from copeca_action.scenario import Runner, Scenario, Task
@@ -108,3 +109,20 @@ def check_bundle(path: Path, key: Ed25519PrivateKey | None, scenario: Scenario,
     against the scenario only when the tasks are known and the bundle is a whole plan."""
     public = key.public_key() if key is not None else None
     return verify_bundle(path, public, scenario if tasks is not None else None, tasks)
+
+
+def merged_report(scenario: Scenario, scenario_yaml: str, *,
+                  runners: Mapping[str, Runner] | None = None,
+                  key: Ed25519PrivateKey | None = None) -> ReportFn:
+    """The report hook of `merge`: the same Report and files `conclude` writes, built from the
+    merged plan's records, so a merged bundle reads like an unsharded one."""
+    keyid = keyid_of(key.public_key()) if key is not None else None
+
+    def make(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
+        report = build_report(records, settings_for(scenario, runners or {}),
+                              scenario=scenario.name)
+        files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
+                             keyid=keyid, scenario_yaml=scenario_yaml)
+        return RenderedReport(summary_of(report), files)
+
+    return make

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ from copeca_action.agent import cli_version, resolve_binary
 from copeca_action.engine._flags import DEFAULT_RULES, FlagRules
 from copeca_action.engine._outdir import OutputDir
 from copeca_action.errors import ConfigError, WorkspaceError
+from copeca_action.evaluate import Sandbox, make_sandbox
 from copeca_action.plan import RunPlan
 from copeca_action.scenario import Corpus, Mode, Runner, Scenario, Task
 from copeca_action.workspace import (
@@ -52,6 +54,8 @@ class EngineConfig:
     """`{python}` in modes and test commands: the harness's own interpreter."""
     reuse_worktrees: bool = True
     """Reset a finished run's worktree for the next run instead of making a new one."""
+    eval_backend: str = "local"
+    """Sandbox that runs the hidden tests of `patch` tasks (`local` or `docker`)."""
 
 
 @dataclass
@@ -66,6 +70,20 @@ class Resolved:
     cli_versions: dict[str, str | None] = field(default_factory=dict)
     pool: WorktreePool | None = None
     """Set by the scheduler when worktrees are reused."""
+    _sandboxes: dict[str, Sandbox] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def eval_sandbox(self, backend: str) -> Sandbox:
+        """One sandbox per backend for the whole scenario, made on first use."""
+        with self._lock:
+            if backend not in self._sandboxes:
+                self._sandboxes[backend] = make_sandbox(backend)
+            return self._sandboxes[backend]
+
+    def close(self) -> None:
+        for sandbox in self._sandboxes.values():
+            sandbox.close()
+        self._sandboxes.clear()
 
     def snapshot_for(self, task: Task) -> Snapshot:
         return self.snapshots[(task.repo, task.commit)]

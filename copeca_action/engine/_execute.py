@@ -5,6 +5,7 @@ process), `finish` (parse, cost, grade, validity, flags, record, cleanup)."""
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import shlex
 import shutil
 import subprocess
@@ -18,9 +19,11 @@ from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
 from copeca_action.engine._validity import tool_adopted
 from copeca_action.errors import CopecaError, InfraError
+from copeca_action.evaluate import BaseRepo, TestFileRules, evaluate_task_patch_at, write_eval
 from copeca_action.grade import GradeResult, grade_answer, grade_test
 from copeca_action.plan import PlannedRun
-from copeca_action.records import Outcome, RunRecord
+from copeca_action.records import Outcome, RetrievalSummary, RunRecord
+from copeca_action.retrieval import record_retrieval
 from copeca_action.scenario import Task
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
 from copeca_action.workspace import (
@@ -28,10 +31,12 @@ from copeca_action.workspace import (
     WorktreePool,
     add_worktree,
     capture_patch,
+    clean_tree,
     instruction_files,
     remove_worktree,
 )
 
+_LOG = logging.getLogger(__name__)
 SETUP_TIMEOUT_S = 600
 GRADER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
@@ -200,9 +205,12 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     outcome, error = _outcome(result, transcript, prep.task)
     workdir = Path(prep.worktree.path)
     run_dir = cfg.out.run_dir(prep.run.run_id)
-    (run_dir / "patch.diff").write_text(capture_patch(workdir, prep.worktree.commit))
-    grade = _grade(cfg, res, prep.task, transcript, workdir, run_dir)
+    patch_text = capture_patch(workdir, prep.worktree.commit)
+    (run_dir / "patch.diff").write_text(patch_text)
+    grade = _grade(cfg, res, prep.task, transcript, workdir, run_dir, patch_text,
+                   Path(prep.worktree.git_dir), prep.worktree.commit)
     (run_dir / "grade.json").write_text(grade.model_dump_json(indent=2) + "\n")
+    retrieval = _retrieval(cfg, prep, transcript, patch_text)
     correct = grade.correct and outcome == "ok"
     flags = list(prep.flags) + flags_for(
         transcript, correct=correct, cost_usd=cost.used_usd,
@@ -220,7 +228,25 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         "tool_calls": len(transcript.tool_calls),
         "tool_adopted": tool_adopted(res.modes[prep.run.arm].validity, transcript, workdir),
         "viewed_spans": list(getattr(transcript, "viewed_spans", []) or []),
-        "flags": flags})
+        "retrieval": retrieval, "flags": flags})
+
+
+def _retrieval(cfg: EngineConfig, prep: Prepared, transcript: Transcript,
+               patch_text: str) -> RetrievalSummary | None:
+    """Retrieval metrics against a clean copy of the tree the agent started from (its own
+    edits must not move the gold lines); the worktree path is the alias it saw."""
+    task, wt = prep.task, prep.worktree
+    assert task is not None and wt is not None
+    if not task.gold_context and not task.gold_edit_lines:
+        return None
+    try:
+        clean = clean_tree(Path(wt.git_dir), wt.commit, cfg.out.worktrees / "clean")
+        return record_retrieval(transcript, task, clean, patch_text, prep.run.run_id,
+                                aliases=(wt.path,))
+    except (CopecaError, OSError) as exc:  # metrics are a side result: never fail the run
+        prep.flags.append("retrieval_error")
+        _LOG.warning("retrieval metrics of %s failed: %s", prep.run.run_id, exc)
+        return None
 
 
 def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[Outcome, str | None]:
@@ -240,7 +266,8 @@ def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[O
 
 
 def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
-           workdir: Path, run_dir: Path) -> GradeResult:
+           workdir: Path, run_dir: Path, patch_text: str, git_dir: Path,
+           commit: str) -> GradeResult:
     grading = task.grading
     if grading.answer is not None:
         return grade_answer(transcript.answer, grading.answer)
@@ -253,6 +280,29 @@ def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
         values = {"python": cfg.python, "workdir": str(workdir),
                   "setup_dir": str(setup_dir) if setup_dir else ""}
         return grade_test(workdir, grading.test, env, values)
-    return GradeResult(kind="patch", correct=False, detail={
-        "error": "patch grading needs the patch-evaluation stage; not run by this engine"})
+    return _grade_patch(cfg, res, task, run_dir, patch_text, git_dir, commit)
+
+
+def _grade_patch(cfg: EngineConfig, res: Resolved, task: Task, run_dir: Path, patch_text: str,
+                 git_dir: Path, commit: str) -> GradeResult:
+    """The run's sanitised patch on a clean tree of the start commit, plus the task's hidden
+    tests, in the sandbox. A harness failure is the harness's, not the agent's: InfraError
+    (the run is retried), with eval.json kept for a look."""
+    task_file = cfg.corpus.task_files[task.id]
+    spec = cfg.store.spec(task.repo)
+    result = evaluate_task_patch_at(BaseRepo(git_dir, commit), task, task_file, patch_text,
+                                    res.eval_sandbox(cfg.eval_backend),
+                                    TestFileRules.from_patterns(spec.test_patterns))
+    write_eval(run_dir, result)
+    if result.error is not None:
+        raise InfraError(f"patch evaluation failed (harness, not agent): {result.error}")
+    feature = result.feature1
+    return GradeResult(kind="patch", correct=result.both_passed, detail={
+        "exit_code": feature.exit_code if feature else None,
+        "tests_passed": feature.tests_passed if feature else 0,
+        "tests_failed": feature.tests_failed if feature else 0,
+        "tests_total": feature.tests_total if feature else 0,
+        "timed_out": feature.timed_out if feature else False,
+        "applied": {k: v.applied for k, v in result.patches.items()},
+        "backend": result.backend, "eval": "eval.json"})
 

@@ -72,13 +72,17 @@ class OutputDir:
         except ValueError as exc:
             raise ConfigError(f"{self.plan_path} is not a readable plan: {exc}") from exc
 
-    def claim(self, plan: RunPlan, scenario_text: str, resume: bool) -> None:
+    def claim(self, plan: RunPlan, scenario_text: str, resume: bool,
+              grow: bool = False) -> None:
         """Write the plan, or check that the folder holds this very plan when resuming.
-        Two scenarios (or two versions of one) never share an output folder."""
+        Two scenarios (or two versions of one) never share an output folder. `grow`: an
+        adaptive round may extend the folder's plan (same scenario, a superset of runs)."""
         old = self.existing_plan()
         has_results = self.results.is_file() and self.results.stat().st_size > 0
-        if old is not None and (old.scenario != plan.scenario
-                                or old.plan_digest != plan.plan_digest):
+        grows = (grow and old is not None and old.scenario_hash == plan.scenario_hash
+                 and set(old.run_ids()) <= set(plan.run_ids()))
+        if old is not None and not grows and (old.scenario != plan.scenario
+                                              or old.plan_digest != plan.plan_digest):
             what = (f"scenario {old.scenario!r}" if old.scenario != plan.scenario
                     else f"another version of {plan.scenario!r} (plan "
                          f"{old.plan_digest[:12]}, now {plan.plan_digest[:12]})")
@@ -91,8 +95,8 @@ class OutputDir:
             raise ConfigError(f"{self.root} has results.jsonl but no plan.json; refusing to "
                               "guess what it belongs to")
         self.root.mkdir(parents=True, exist_ok=True)
-        _write_atomic(self.plan_path, plan.model_dump_json(indent=2) + "\n")
-        _write_atomic(self.scenario_path, scenario_text)
+        write_atomic(self.plan_path, plan.model_dump_json(indent=2) + "\n")
+        write_atomic(self.scenario_path, scenario_text)
 
     def records(self) -> list[RunRecord]:
         return read_records(self.results) if self.results.is_file() else []
@@ -107,7 +111,8 @@ class OutputDir:
             shutil.rmtree(self.worktrees, ignore_errors=True)
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never half of one."""
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
     os.replace(tmp, path)

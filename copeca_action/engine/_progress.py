@@ -18,6 +18,8 @@ class ProgressSink(Protocol):
 
     def update(self, record: RunRecord, final: bool) -> None: ...
 
+    def warn(self, text: str) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -62,6 +64,9 @@ class PlainProgress:
     def close(self) -> None:
         pass
 
+    def warn(self, text: str) -> None:
+        print(f"warning: {text}", file=self.stream, flush=True)
+
 
 class RichProgress:
     def __init__(self, console: Console | None = None) -> None:
@@ -93,6 +98,9 @@ class RichProgress:
     def close(self) -> None:
         self.progress.stop()
 
+    def warn(self, text: str) -> None:
+        self.console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
+
 
 def make_progress(plain: bool | None = None) -> ProgressSink:
     """Rich when stderr is a terminal (and not forced plain), else plain lines."""
@@ -109,4 +117,7 @@ class NullProgress:
         pass
 
     def close(self) -> None:
+        pass
+
+    def warn(self, text: str) -> None:
         pass

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from copeca_action.engine._adaptive import adaptive_of, run_rounds
 from copeca_action.engine._budget import Budget
 from copeca_action.engine._context import EngineConfig, Resolved, resolve
 from copeca_action.engine._execute import (
@@ -39,6 +40,7 @@ from copeca_action.engine._outdir import FINISHED
 from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.plan import PlannedRun, RunPlan
 from copeca_action.records import RunRecord, append_record, latest_by_run_id
+from copeca_action.transcript import pricing_age_warning
 from copeca_action.workspace import WorktreePool, prune_worktrees
 
 POLL_S = 0.05
@@ -58,6 +60,10 @@ class RunStats:
     """Per agent slot, the time between one agent's end and the next agent's start."""
     timings: list[dict[str, float]] = field(default_factory=list)
     wall_s: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    """Shown when the run started (e.g. a runner's prices not checked for 60 days)."""
+    plan: RunPlan | None = None
+    """The plan that was run: under adaptive sampling, every round up to the last one."""
 
     @property
     def final(self) -> list[RunRecord]:
@@ -229,13 +235,47 @@ def _signals(handler: signal.Handlers | object) -> Iterator[None]:
 
 def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
              scenario_text: str = "", progress: ProgressSink | None = None) -> RunStats:
-    """Run (or continue) a plan into cfg.out. Raises before any run when preflight fails."""
+    """Run (or continue) a plan into cfg.out. Raises before any run when preflight fails.
+    With `adaptive:` in the scenario the plan's repetitions are replaced by rounds (see
+    engine/_adaptive.py); `RunStats.plan` is then the effective plan."""
+    adaptive = adaptive_of(cfg)
+    if adaptive is None:
+        stats = _run_once(cfg, plan, resume, scenario_text, progress)
+        stats.plan = plan
+        return stats
+    total = RunStats()
+
+    def one_round(round_plan: RunPlan, round_resume: bool) -> tuple[bool, bool]:
+        stats = _run_once(cfg, round_plan, round_resume, scenario_text, progress, grow=True,
+                          warn=not total.records)
+        total.warnings += stats.warnings
+        total.records += stats.records
+        total.retries += stats.retries
+        total.slot_waits_s += stats.slot_waits_s
+        total.timings += stats.timings
+        total.wall_s += stats.wall_s
+        total.interrupted, total.budget_stopped = stats.interrupted, stats.budget_stopped
+        total.planned, total.skipped_finished = stats.planned, stats.skipped_finished
+        return stats.interrupted, stats.budget_stopped
+
+    total.plan = run_rounds(cfg, plan, adaptive, one_round, resume)
+    return total
+
+
+def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str,
+              progress: ProgressSink | None, grow: bool = False, warn: bool = True) -> RunStats:
     progress = progress or NullProgress()
+    stats_warnings: list[str] = []
     out = cfg.out
     out.acquire()
     try:
-        out.claim(plan, scenario_text, resume)
+        out.claim(plan, scenario_text, resume, grow=grow)
         res = resolve(cfg, plan)
+        if warn:
+            for runner in res.runners.values():
+                if (text := pricing_age_warning(runner)) is not None:
+                    stats_warnings.append(text)
+                    progress.warn(text)
         out.clear_worktrees()
         for snap in res.snapshots.values():
             prune_worktrees(Path(snap.git_dir))
@@ -255,8 +295,10 @@ def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
             progress.close()
             if res.pool is not None:
                 res.pool.close()
+            res.close()
             out.clear_worktrees()
         stats.skipped_finished = len(plan.runs) - len(todo)
+        stats.warnings = stats_warnings
         return stats
     finally:
         out.release()

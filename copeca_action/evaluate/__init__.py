@@ -31,7 +31,11 @@ from copeca_action.evaluate._patch import (
     normalize_patch,
     sanitize_patch,
 )
-from copeca_action.evaluate._resolve import CorpusResolver, evaluate_task_patch
+from copeca_action.evaluate._resolve import (
+    CorpusResolver,
+    evaluate_task_patch,
+    evaluate_task_patch_at,
+)
 from copeca_action.evaluate._results import TestCounts, parse_test_output
 from copeca_action.evaluate._sandbox import (
     ExecResult,
@@ -76,6 +80,7 @@ __all__ = [
     "evaluate_experiment",
     "evaluate_solo",
     "evaluate_task_patch",
+    "evaluate_task_patch_at",
     "extract_patch",
     "make_sandbox",
     "normalize_patch",

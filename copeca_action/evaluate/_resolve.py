@@ -14,7 +14,7 @@ from typing import Any
 
 from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.evaluate._docker import build_image, docker_client
-from copeca_action.evaluate._evaluate import evaluate_solo
+from copeca_action.evaluate._evaluate import evaluate_solo, now_iso
 from copeca_action.evaluate._git import BaseRepo, base_repo
 from copeca_action.evaluate._logs import LoggedRun, Resolved
 from copeca_action.evaluate._models import EvalResult, FeatureSpec
@@ -123,6 +123,18 @@ def evaluate_task_patch(task: Task, task_file: Path, checkout: Path, patch: str,
                         sandbox: Sandbox, rules: TestFileRules | None = None) -> EvalResult:
     """Grade one `patch` task's run: the agent's patch (from `extract_patch`) against the
     task's hidden tests on a clean tree made from `checkout` (what the engine calls)."""
-    spec = feature_spec(task, task_file, 1)
-    return evaluate_solo(base_repo(checkout, task.commit), [spec], patch, sandbox,
-                         repo=task.repo, task_id=task.id, rules=rules)
+    return evaluate_task_patch_at(base_repo(checkout, task.commit), task, task_file, patch,
+                                  sandbox, rules)
+
+
+def evaluate_task_patch_at(base: BaseRepo, task: Task, task_file: Path, patch: str,
+                           sandbox: Sandbox, rules: TestFileRules | None = None) -> EvalResult:
+    """`evaluate_task_patch` from a known base (the engine's snapshot repo and start commit).
+    A task file problem (tests patch missing) comes back as the result's error."""
+    try:
+        spec = feature_spec(task, task_file, 1)
+    except CopecaError as exc:
+        return EvalResult(repo=task.repo, task_id=task.id, features=[1], setting="solo",
+                          error=str(exc), evaluated_at=now_iso())
+    return evaluate_solo(base, [spec], patch, sandbox, repo=task.repo, task_id=task.id,
+                         rules=rules)

@@ -10,6 +10,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from copeca_action.agent import WATCHDOG
 from copeca_action.grade._result import GradeResult
 from copeca_action.scenario import TestGrading
 
@@ -49,12 +50,15 @@ def grade_test(workdir: Path, spec: TestGrading, env: Mapping[str, str],
             "argv": argv, "exit_code": None, "timed_out": False,
             "error": f"cannot start the test command: {exc}"})
     timed_out = False
+    WATCHDOG.watch(proc.pid)  # the group dies with the harness, even on kill -9
     try:
         raw, _ = proc.communicate(timeout=spec.timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
         _kill_group(proc)
         raw, _ = proc.communicate()
+    finally:
+        WATCHDOG.forget(proc.pid)
     output = raw.decode("utf-8", "replace")
     code = proc.returncode
     return GradeResult(kind="test", correct=code == 0 and not timed_out, detail={

@@ -4,7 +4,10 @@ history), planted bugs committed *into* the snapshot commit so neither `git diff
 
 from __future__ import annotations
 
+import io
 import shutil
+import subprocess
+import tarfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -138,3 +141,31 @@ def prune_worktrees(git_dir: Path, under: Path | None = None) -> int:
     with file_lock(git_dir / "copeca-worktree.lock"):
         git(["worktree", "prune"], git_dir=git_dir, check=False)
     return removed
+
+
+def clean_tree(git_dir: Path, commit: str, root: Path) -> Path:
+    """A read-only export of `commit` at `root/<commit>`, made once and shared (retrieval
+    metrics read the tree the agent started from, not the one it edited)."""
+    dest = root / commit
+    if (dest / ".copeca-complete").is_file():
+        return dest
+    root.mkdir(parents=True, exist_ok=True)
+    with file_lock(root / f"{commit}.lock"):
+        if (dest / ".copeca-complete").is_file():
+            return dest
+        try:
+            proc = subprocess.run(["git", "--git-dir", str(git_dir), "archive", "--format=tar",
+                                   commit], capture_output=True, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except FileNotFoundError as exc:
+            raise WorkspaceError("git is not installed") from exc
+        if proc.returncode != 0:
+            raise WorkspaceError(f"git archive {commit} in {git_dir} failed: "
+                                 f"{proc.stderr.decode(errors='replace').strip()}")
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir()
+        with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
+            tar.extractall(dest, filter="data")
+        (dest / ".copeca-complete").touch()
+    return dest

@@ -91,3 +91,30 @@ def test_missing_binary_raises_infra_error(tmp_path: Path) -> None:
                                                       "argv": [str(tmp_path / "gone")]})
     with pytest.raises(InfraError):
         run_agent(inv, timeout_s=5)
+
+
+_HARNESS = """
+import sys
+from copeca_action.agent import AgentInvocation, run_agent
+run_agent(AgentInvocation.model_validate_json(sys.argv[1]), 120)
+"""
+
+
+def test_kill_9_of_the_harness_leaves_no_agent_process(tmp_path: Path) -> None:
+    """A real SIGKILL of the harness: the watchdog kills the agent's whole group."""
+    import signal
+    import subprocess
+    import sys
+
+    pids = tmp_path / "pids"
+    inv = _inv(tmp_path, f'sleep 120 & echo "$$ $!" > {pids}.tmp; mv {pids}.tmp {pids}; wait')
+    harness = subprocess.Popen([sys.executable, "-c", _HARNESS, inv.model_dump_json()])
+    deadline = time.monotonic() + 20
+    while not pids.exists():
+        assert harness.poll() is None and time.monotonic() < deadline, "agent never started"
+        time.sleep(0.02)
+    agent, child = (int(p) for p in pids.read_text().split())
+    assert _alive(agent) and _alive(child)
+    harness.send_signal(signal.SIGKILL)
+    harness.wait()
+    assert _gone(agent, within=30) and _gone(child, within=30)  # the watchdog may still be starting

@@ -74,7 +74,22 @@ def test_merge_writes_one_verified_bundle(
     out = tmp_path / "all.copeca"
     assert main(["merge", *paths, "--out", str(out), "--key", str(keys[0]),
                  "--pubkey", str(keys[1]), "--scenario", str(demo[2])]) == 0
-    assert f"{len(plan.runs)} runs" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert f"{len(plan.runs)} runs" in printed and "no report" not in printed
     assert main(["verify", str(out), "--pubkey", str(keys[1])]) == 0
+    import json
+    import zipfile
+    with zipfile.ZipFile(out) as merged:
+        names = set(merged.namelist())
+        assert {"report.json", "report.md", "report.html"} <= names
+        report = json.loads(merged.read("report.json"))
+        statement = json.loads(merged.read("statement.json"))
+    runs = sum(arm["runs"] for arm in report["arms"])
+    assert runs == len(plan.runs)  # the report covers every shard's records
+    assert statement["predicate"]["summary"] is not None
+    bare = tmp_path / "bare.copeca"  # no --scenario: the shards' own scenario.yaml is used
+    assert main(["merge", *paths, "--out", str(bare), "--key", str(keys[0])]) == 0
+    with zipfile.ZipFile(bare) as merged:
+        assert "report.md" in merged.namelist()
     assert main(["merge", paths[0], "--out", str(tmp_path / "half.copeca")]) == 14
     assert "shard(s) 2/2 absent" in capsys.readouterr().err

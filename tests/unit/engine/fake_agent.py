@@ -5,6 +5,7 @@ answer (str), cost (float), exit (int), sleep (s), garbage (bool: print non-JSON
 tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens (int),
 edit ([file, old, new]), piddir (str: write our pid there), touch (str: create this file),
 fail_once_dir (str: exit 1 without output the first time this key is seen).
+FAKE_COST_SCALE in the environment multiplies the reported cost (a cheaper arm).
 """
 
 import json
@@ -65,7 +66,8 @@ def main() -> int:
     code = int(spec.get("exit", 0))
     emit({"type": "result", "subtype": "success" if code == 0 else "error_during_execution",
           "is_error": code != 0, "num_turns": len(turns), "duration_ms": 5,
-          "result": spec.get("answer", "done"), "total_cost_usd": float(spec.get("cost", 0.01)),
+          "result": spec.get("answer", "done"), "total_cost_usd": float(spec.get("cost", 0.01))
+          * float(os.environ.get("FAKE_COST_SCALE", "1")),
           "usage": total, "session_id": "s"})
     return code
 

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 from engine_helpers import config, fake, make_corpus, scenario
 
 from copeca_action.engine import run_plan
@@ -188,3 +190,133 @@ def test_bad_mutation_and_missing_tool_dir_stop_before_any_run(tmp_path: Path) -
     cfg2 = config(tmp_path / "b", corpus2, scenario(modes=["tool"]))
     with pytest.raises(ConfigError, match="--tool-dir"):
         _run(cfg2)
+
+
+def test_retrieval_is_scored_per_run_when_the_task_has_gold(tmp_path: Path) -> None:
+    gold = [{"file": "app.py", "lines": [1, 2]}]
+    corpus = make_corpus(tmp_path, {
+        "reads": {"prompt": fake(answer="42", tools=[["Read", {"file_path": "app.py"}]],
+                                 turns=[[100, 0], [100, 0]]), "gold_context": gold},
+        "blind": {"prompt": fake(answer="42"), "gold_context": gold},
+        "nogold": {"prompt": fake(answer="42")},
+    })
+    cfg = config(tmp_path, corpus, scenario())
+    _run(cfg)
+    by_task = {r.task_id: r for r in read_records(cfg.out.results)}
+    reads, blind = by_task["app/reads"].retrieval, by_task["app/blind"].retrieval
+    assert reads is not None and reads.file is not None and reads.file.coverage == 1.0
+    assert blind is not None and blind.file is not None and blind.file.coverage == 0.0
+    assert by_task["app/nogold"].retrieval is None
+    assert "retrieval_error" not in by_task["app/reads"].flags
+
+
+HIDDEN_TESTS = """diff --git a/test_hidden.py b/test_hidden.py
+new file mode 100644
+--- /dev/null
++++ b/test_hidden.py
+@@ -0,0 +1,2 @@
++from app import answer
++assert answer() == 43, answer()
+"""
+
+
+def test_patch_task_is_evaluated_on_a_clean_tree_with_hidden_tests(tmp_path: Path) -> None:
+    def patch_task(prompt: str, tests: str = "hidden.diff") -> dict[str, object]:
+        return {"type": "edit", "category": "fix", "prompt": prompt, "grading": {"patch": {
+            "tests_patch": tests, "command": ["python3", "test_hidden.py"], "timeout_s": 60}}}
+    corpus = make_corpus(tmp_path, {
+        "fixed": patch_task(fake(edit=["app.py", "return 42", "return 43"], answer="done")),
+        "unfixed": patch_task(fake(answer="did nothing")),
+        "cheat": patch_task(fake(edit=["test_app.py", "== 42", "== 42 or True"],
+                                 answer="done")),
+        "broken": patch_task(fake(edit=["app.py", "return 42", "return 43"], answer="done"),
+                             tests="missing.diff"),
+    })
+    (corpus / "tasks" / "app" / "hidden.diff").write_text(HIDDEN_TESTS)
+    cfg = config(tmp_path, corpus, scenario())
+    _run(cfg)
+    records = read_records(cfg.out.results)
+    final = {r.task_id: r for r in records}
+    fixed = final["app/fixed"]
+    assert fixed.outcome == "ok" and fixed.correct and fixed.grading["kind"] == "patch"
+    assert fixed.grading["exit_code"] == 0
+    eval_json = cfg.out.run_dir(fixed.run_id) / "eval.json"
+    assert '"both_passed": true' in eval_json.read_text()
+    unfixed = final["app/unfixed"]
+    assert unfixed.outcome == "ok" and not unfixed.correct and unfixed.grading["exit_code"] != 0
+    assert not final["app/cheat"].correct
+    broken = [r for r in records if r.task_id == "app/broken"]
+    assert [r.outcome for r in broken] == ["infra_error"] * cfg.max_attempts
+    assert broken[-1].error is not None and "harness" in broken[-1].error
+    assert not any(cfg.out.worktrees.glob("wt-*"))
+
+
+def _adaptive_corpus(tmp_path: Path, tool_scale: str) -> Path:
+    tasks = {f"t{i}": {"prompt": fake(answer="42", cost=0.05)} for i in range(6)}
+    return make_corpus(tmp_path, tasks, modes={"tool": {"env": {"FAKE_COST_SCALE": tool_scale}}})
+
+
+def test_adaptive_stops_when_decided_and_plans_only_the_rounds_run(tmp_path: Path) -> None:
+    from copeca_action.bundle import check_completeness
+    from copeca_action.bundle._verify import expected_plan
+
+    corpus = _adaptive_corpus(tmp_path, "0.2")
+    sc = scenario(modes=["baseline", "tool"], repetitions=5,
+                  adaptive={"min_repetitions": 2, "max_repetitions": 5, "step": 1})
+    cfg = config(tmp_path, corpus, sc)
+    _, stats = _run(cfg)
+    records = read_records(cfg.out.results)
+    looks = json.loads((cfg.out.root / "adaptive.json").read_text())["looks"]
+    assert looks[-1]["stop"] and looks[-1]["verdict"] == "improvement"
+    decided_at = looks[-1]["repetitions"]
+    assert decided_at < 5  # repetitions 3 and 4 never ran, nor were they planned
+    assert {r.repetition for r in records} == set(range(decided_at))
+    assert not any(r.outcome == "budget_stop" for r in records)
+    effective = cfg.out.existing_plan()
+    assert effective is not None and stats.plan == effective
+    assert len(effective.runs) == 12 * decided_at
+    expected = expected_plan(effective, sc, cfg.corpus.tasks)
+    assert expected.plan_digest == effective.plan_digest
+    assert check_completeness(expected.runs, records, {
+        r.run_id: r for r in records}).ok
+    # the whole path: report, bundle, and its verification against the scenario
+    from copeca_action.conclude import conclude
+
+    scenario_path = tmp_path / "scenario.yaml"
+    scenario_path.write_text(yaml.safe_dump(sc.model_dump(mode="json")))
+    done = conclude(cfg.out.root, scenario_path, sc, effective, runners=cfg.corpus.runners,
+                    tasks=cfg.corpus.tasks, bundle_path=tmp_path / "b.copeca")
+    assert done.report.verdict == "improvement" and done.bundle_sha256 is not None
+
+
+def test_adaptive_runs_round_by_round_to_the_maximum_when_undecided(tmp_path: Path) -> None:
+    corpus = _adaptive_corpus(tmp_path, "1")
+    sc = scenario(modes=["baseline", "tool"], repetitions=1,
+                  adaptive={"min_repetitions": 1, "max_repetitions": 3, "step": 1})
+    cfg = config(tmp_path, corpus, sc)
+    _, stats = _run(cfg)
+    assert {r.repetition for r in read_records(cfg.out.results)} == {0, 1, 2}
+    assert stats.plan is not None and len(stats.plan.runs) == 36
+    looks = json.loads((cfg.out.root / "adaptive.json").read_text())["looks"]
+    assert [look["repetitions"] for look in looks] == [1, 2, 3]
+    assert looks[-1]["stop"] and not looks[0]["stop"]
+
+
+def test_stale_pricing_is_warned_when_the_run_starts(tmp_path: Path) -> None:
+    import io
+
+    import yaml
+
+    from copeca_action.engine import PlainProgress
+
+    corpus = make_corpus(tmp_path, {"right": {"prompt": fake(answer="42")}})
+    runner_file = tmp_path / "runners" / "fake.yaml"
+    data = yaml.safe_load(runner_file.read_text())
+    runner_file.write_text(yaml.safe_dump({**data, "pricing_updated": "2020-01-01"}))
+    cfg = config(tmp_path, corpus, scenario())
+    stream = io.StringIO()
+    plan = build_plan(cfg.scenario, cfg.corpus.tasks)
+    stats = run_plan(cfg, plan, progress=PlainProgress(stream))
+    assert len(stats.warnings) == 1 and "pricing_updated is 2020-01-01" in stats.warnings[0]
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith("warning: runner 'fake'") and lines[1].startswith("running 1")
