@@ -19,6 +19,7 @@ import tempfile
 from pathlib import Path
 
 from copeca_action.scenario import RepoSpec, load_corpus
+from copeca_action.workspace._debian import download_orig
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,12 +36,8 @@ def _download(spec: RepoSpec, into: Path) -> Path:
                        check=True)
         want = pin.sha256
     elif spec.debian is not None:
-        pin_d = spec.debian
-        # --tar-only: the upstream tarballs, not Debian's packaging (which may be gone from
-        # the mirror while the orig tarball is still served).
-        subprocess.run(["apt-get", "source", "--download-only", "--tar-only", "-qq",
-                        pin_d.package], cwd=into, check=True)
-        want = pin_d.sha256
+        # the snapshot store's apt download: checks the sha256 and names the file as the pool does
+        return download_orig(spec.debian, into)
     else:
         raise SystemExit("no sdist or debian origin")
     for path in into.glob("*.tar.gz"):

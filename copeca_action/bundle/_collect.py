@@ -18,10 +18,11 @@ from copeca_action.errors import BundleError
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord, latest_by_run_id, read_records
 
-AGENT_STATE_DIRS = frozenset({"config", "home", "tmp"})
+AGENT_STATE_DIRS = frozenset({"config", "home", "tmp", "grade-home"})
 """Top-level folders of a run dir that hold the agent CLI's own state (its fresh config dir,
-HOME and TMPDIR): sessions, caches, settings. They are not evidence and may hold what no
-bundle should carry, so they stay out; the transcript, patch, grade and eval go in."""
+HOME and TMPDIR) or the grader's HOME (build caches): sessions, caches, settings. They are
+not evidence and may hold what no bundle should carry, so they stay out; the transcript,
+patch, grade and eval go in."""
 
 
 def collect_run_files(output_dir: Path, records: list[RunRecord]) -> dict[str, dict[str, Source]]:

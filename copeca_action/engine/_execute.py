@@ -277,6 +277,9 @@ def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
         home.mkdir(exist_ok=True)
         env.update(HOME=str(home), TMPDIR=str(home), PYTHONDONTWRITEBYTECODE="1")
         setup_dir = res.setup_dirs.get(task.repo)
+        if setup_dir is not None and (setup_dir / "node_modules").is_dir():
+            # as `validate --deep` does: node commands find the set-up's dependencies here
+            env["NODE_PATH"] = str(setup_dir / "node_modules")
         values = {"python": cfg.python, "workdir": str(workdir),
                   "setup_dir": str(setup_dir) if setup_dir else ""}
         return grade_test(workdir, grading.test, env, values)

@@ -181,12 +181,18 @@ def commit_tree(work_tree: Path, git_dir: Path, message: str) -> str:
 
 def snapshot_sdist(archive: Path, pin: SdistPin, git_dir: Path) -> str:
     """Unpack `archive` and commit it into `git_dir`; returns the snapshot commit."""
+    message = f"{pin.name} {pin.version} (sdist sha256 {pin.sha256})"
+    return snapshot_archive(archive, git_dir, message, f"sdist-{pin.version}")
+
+
+def snapshot_archive(archive: Path, git_dir: Path, message: str, tag: str) -> str:
+    """Unpack any source archive (top folder stripped) into one deterministic commit on
+    `main` and `refs/tags/<tag>`: shared by the sdist and Debian origins."""
     with tempfile.TemporaryDirectory(prefix="copeca-sdist-") as tmp:
         root = unpack(archive, Path(tmp))
         _drop_nested_git(root)
-        message = f"{pin.name} {pin.version} (sdist sha256 {pin.sha256})"
         commit = commit_tree(root, git_dir, message)
-    ref = f"refs/tags/sdist-{pin.version}"
+    ref = f"refs/tags/{tag.replace('~', '_').replace(':', '_')}"
     git(["update-ref", ref, commit], git_dir=git_dir)
     git(["symbolic-ref", "HEAD", "refs/heads/main"], git_dir=git_dir)
     git(["update-ref", "refs/heads/main", commit], git_dir=git_dir)

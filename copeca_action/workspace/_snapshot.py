@@ -1,6 +1,6 @@
 """The snapshot cache: one bare git repo per repository origin, from which every run gets a
-worktree. Git pins are mirrors, sdist pins one deterministic commit, local pins a mirror of
-the user's clone. Fetching may use the network; everything after it is offline."""
+worktree. Git pins are mirrors, sdist and Debian pins one deterministic commit, local pins a
+mirror of the user's clone. Fetching may use the network; everything after it is offline."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from copeca_action._util.model import RecordModel
 from copeca_action._util.paths import corpus_dir
 from copeca_action.errors import WorkspaceError
 from copeca_action.scenario import RepoSpec
+from copeca_action.workspace._debian import download_orig, find_local_orig, snapshot_debian
 from copeca_action.workspace._git import git, has_commit, rev_parse
 from copeca_action.workspace._lock import file_lock
 from copeca_action.workspace._sdist import (
@@ -26,9 +27,10 @@ from copeca_action.workspace._sdist import (
     snapshot_sdist,
 )
 
-Origin = Literal["sdist", "local", "git"]
-ORIGIN_ORDER: tuple[Origin, ...] = ("sdist", "local", "git")
-"""A repository's snapshot comes from the first origin it has, in this order."""
+Origin = Literal["sdist", "debian", "local", "git"]
+ORIGIN_ORDER: tuple[Origin, ...] = ("sdist", "debian", "local", "git")
+"""A repository's snapshot comes from the first origin it has, in this order (the ones that
+work offline from a registry file first)."""
 
 
 class Snapshot(RecordModel):
@@ -39,9 +41,9 @@ class Snapshot(RecordModel):
     git_dir: str
     """Absolute path of the bare repository worktrees are added from."""
     commit: str
-    """The pinned commit (sdist: the deterministic snapshot commit)."""
+    """The pinned commit (sdist, debian: the deterministic snapshot commit)."""
     source: str
-    """The URL, sdist file name + sha256, or local path it came from."""
+    """The URL, sdist/Debian file name + sha256, or local path it came from."""
     fetched_at: dt.datetime
 
 
@@ -64,8 +66,8 @@ def origin_of(spec: RepoSpec, commit_override: str | None = None) -> Origin:
 
 
 class SnapshotStore:
-    """The cache folder: `downloads/` (sdist files), `repos/<repo>.<origin>.git` (bare repos)
-    with a `.json` beside each, `setup/` (per-snapshot set-up folders)."""
+    """The cache folder: `downloads/` (sdist and Debian tarballs), `repos/<repo>.<origin>.git`
+    (bare repos) with a `.json` beside each, `setup/` (per-snapshot set-up folders)."""
 
     def __init__(self, root: Path, repos: Mapping[str, RepoSpec],
                  sdist_dirs: Sequence[Path] | None = None) -> None:
@@ -105,6 +107,8 @@ class SnapshotStore:
                 return existing
             if origin == "sdist":
                 return self._fetch_sdist(repo, spec, network)
+            if origin == "debian":
+                return self._fetch_debian(repo, spec, network)
             if origin == "git":
                 return self._fetch_git(repo, spec, network)
             return self._fetch_local(repo, spec)
@@ -134,6 +138,8 @@ class SnapshotStore:
             return spec.git is not None and snap.commit == spec.git.commit
         if snap.origin == "sdist":
             return spec.sdist is not None and spec.sdist.sha256 in snap.source
+        if snap.origin == "debian":
+            return spec.debian is not None and spec.debian.sha256 in snap.source
         return True  # local: refreshed explicitly (refresh=True) to pick up a new HEAD
 
     def _fetch_sdist(self, repo: str, spec: RepoSpec, network: bool) -> Snapshot:
@@ -150,6 +156,22 @@ class SnapshotStore:
         commit = snapshot_sdist(archive, pin, git_dir)
         return self._write_meta(Snapshot(
             repo=repo, origin="sdist", git_dir=str(git_dir), commit=commit,
+            source=f"{archive.name} sha256:{pin.sha256}", fetched_at=_now()))
+
+    def _fetch_debian(self, repo: str, spec: RepoSpec, network: bool) -> Snapshot:
+        pin = spec.debian
+        assert pin is not None
+        archive = find_local_orig(pin, self.sdist_dirs)
+        if archive is None:
+            if not network:
+                raise WorkspaceError(f"the Debian tarball {pin.filename} (sha256 "
+                                     f"{pin.sha256[:12]}…) is not in "
+                                     + ", ".join(str(d) for d in self.sdist_dirs))
+            archive = download_orig(pin, self.downloads)
+        git_dir = self.git_dir(repo, "debian")
+        commit = snapshot_debian(archive, pin, git_dir)
+        return self._write_meta(Snapshot(
+            repo=repo, origin="debian", git_dir=str(git_dir), commit=commit,
             source=f"{archive.name} sha256:{pin.sha256}", fetched_at=_now()))
 
     def _fetch_git(self, repo: str, spec: RepoSpec, network: bool) -> Snapshot:
@@ -235,7 +257,27 @@ class SnapshotStore:
             problems.append(f"{snap.repo}: the git pin changed; fetch again")
         elif snap.origin == "sdist":
             problems += self._verify_sdist(snap, spec)
+        elif snap.origin == "debian":
+            problems += self._verify_debian(snap, spec)
         return problems
+
+    def _verify_debian(self, snap: Snapshot, spec: RepoSpec) -> list[str]:
+        pin = spec.debian
+        if pin is None or pin.sha256 not in snap.source:
+            return [f"{snap.repo}: the Debian pin changed; fetch again"]
+        archive = find_local_orig(pin, self.sdist_dirs)
+        if archive is None:
+            return [f"{snap.repo}: {pin.filename} with sha256 {pin.sha256[:12]}… is gone from "
+                    "the cache (the snapshot itself is intact)"]
+        probe = self.root / "repos" / f".verify-{snap.repo}.git"
+        try:
+            again = snapshot_debian(archive, pin, probe)
+        finally:
+            _rmtree(probe)
+        if again != snap.commit:
+            return [f"{snap.repo}: unpacking the Debian tarball again gives commit {again}, "
+                    f"the cache holds {snap.commit}"]
+        return []
 
     def _verify_sdist(self, snap: Snapshot, spec: RepoSpec) -> list[str]:
         pin = spec.sdist

@@ -67,6 +67,7 @@ def test_the_agents_own_state_stays_out(tmp_path: Path, plan: RunPlan, demo) -> 
     record = record_for(plan, 0)
     run = out / "runs" / record.run_id
     for name in ("config/.claude.json", "home/.bashrc", "tmp/x", "stdout.jsonl",
+                 "grade-home/.cache/go-build/README",
                  "eval/eval.json"):
         (run / name).parent.mkdir(parents=True, exist_ok=True)
         (run / name).write_text("x")

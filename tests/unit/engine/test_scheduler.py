@@ -320,3 +320,21 @@ def test_stale_pricing_is_warned_when_the_run_starts(tmp_path: Path) -> None:
     assert len(stats.warnings) == 1 and "pricing_updated is 2020-01-01" in stats.warnings[0]
     lines = stream.getvalue().splitlines()
     assert lines[0].startswith("warning: runner 'fake'") and lines[1].startswith("running 1")
+
+
+def test_test_grader_finds_the_setup_node_modules_by_node_path(tmp_path: Path) -> None:
+    import yaml
+
+    test_cmd = ["sh", "-c", 'test -f "$NODE_PATH/dep/index.js"']
+    corpus = make_corpus(tmp_path, {
+        "node": {"type": "edit", "category": "fix", "prompt": fake(answer="did nothing"),
+                 "grading": {"test": {"command": test_cmd, "mutations": [
+                     {"file": "app.py", "search": "return 42", "replace": "return 42 "}]}}}})
+    repos = yaml.safe_load((corpus / "repos.yaml").read_text())
+    repos["repos"]["app"]["setup"] = [["mkdir", "-p", "node_modules/dep"],
+                                      ["touch", "node_modules/dep/index.js"]]
+    (corpus / "repos.yaml").write_text(yaml.safe_dump(repos))
+    cfg = config(tmp_path, corpus, scenario())
+    _run(cfg)
+    (record,) = read_records(cfg.out.results)
+    assert record.correct, record.grading
