@@ -125,14 +125,20 @@ def unpack(archive: Path, dest: Path) -> Path:
             zf.extractall(dest)
     else:
         with tarfile.open(archive) as tf:
-            members = tf.getmembers()
-            _check_size(archive, sum(m.size for m in members))
-            if hasattr(tarfile, "data_filter"):
-                tf.extractall(dest, filter="data")
-            else:  # Python < 3.11.4 (Debian bookworm's 3.11.2): the same checks by hand
-                tf.extractall(dest, members=_safe_members(archive, members))
+            extract_tar(tf, dest, archive)
     tops = [p for p in dest.iterdir()]
     return tops[0] if len(tops) == 1 and tops[0].is_dir() else dest
+
+
+def extract_tar(tf: tarfile.TarFile, dest: Path, label: Path) -> None:
+    """Extract with the "data" filter's safety: its own where Python has it, else the same
+    checks by hand (Python < 3.11.4, such as Debian bookworm's 3.11.2 in the image)."""
+    members = tf.getmembers()
+    _check_size(label, sum(m.size for m in members))
+    if hasattr(tarfile, "data_filter"):
+        tf.extractall(dest, filter="data")
+    else:
+        tf.extractall(dest, members=_safe_members(label, members))
 
 
 def _safe_members(archive: Path, members: list[tarfile.TarInfo]) -> list[tarfile.TarInfo]:

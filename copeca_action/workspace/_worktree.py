@@ -16,6 +16,7 @@ from copeca_action.errors import WorkspaceError
 from copeca_action.scenario import Mutation
 from copeca_action.workspace._git import git, rev_parse
 from copeca_action.workspace._lock import file_lock
+from copeca_action.workspace._sdist import extract_tar
 
 INSTRUCTION_FILES = ("CLAUDE.md", "AGENTS.md", "CLAUDE.local.md", ".claude", "AGENTS.override.md")
 """Files an agent CLI reads as instructions on its own: their presence changes behaviour."""
@@ -166,6 +167,6 @@ def clean_tree(git_dir: Path, commit: str, root: Path) -> Path:
             shutil.rmtree(dest)
         dest.mkdir()
         with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
-            tar.extractall(dest, filter="data")
+            extract_tar(tar, dest, git_dir)
         (dest / ".copeca-complete").touch()
     return dest
