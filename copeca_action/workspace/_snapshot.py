@@ -9,7 +9,7 @@ import json
 import os
 import shlex
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -145,34 +145,38 @@ class SnapshotStore:
     def _fetch_sdist(self, repo: str, spec: RepoSpec, network: bool) -> Snapshot:
         pin = spec.sdist
         assert pin is not None
-        archive = find_local_sdist(pin, self.sdist_dirs)
-        if archive is None:
-            if not network:
-                raise WorkspaceError(f"the sdist {pin.name} {pin.version} (sha256 "
-                                     f"{pin.sha256[:12]}…) is not in "
-                                     + ", ".join(str(d) for d in self.sdist_dirs))
-            archive = download_sdist(pin, self.downloads)
-        git_dir = self.git_dir(repo, "sdist")
-        commit = snapshot_sdist(archive, pin, git_dir)
-        return self._write_meta(Snapshot(
-            repo=repo, origin="sdist", git_dir=str(git_dir), commit=commit,
-            source=f"{archive.name} sha256:{pin.sha256}", fetched_at=_now()))
+        return self._fetch_archive(
+            repo, "sdist", pin.sha256, f"the sdist {pin.name} {pin.version}", network,
+            find=lambda: find_local_sdist(pin, self.sdist_dirs),
+            download=lambda: download_sdist(pin, self.downloads),
+            snapshot=lambda archive, git_dir: snapshot_sdist(archive, pin, git_dir))
 
     def _fetch_debian(self, repo: str, spec: RepoSpec, network: bool) -> Snapshot:
         pin = spec.debian
         assert pin is not None
-        archive = find_local_orig(pin, self.sdist_dirs)
+        return self._fetch_archive(
+            repo, "debian", pin.sha256, f"the Debian tarball {pin.filename}", network,
+            find=lambda: find_local_orig(pin, self.sdist_dirs),
+            download=lambda: download_orig(pin, self.downloads),
+            snapshot=lambda archive, git_dir: snapshot_debian(archive, pin, git_dir))
+
+    def _fetch_archive(self, repo: str, origin: Origin, sha256: str, label: str,
+                       network: bool, *, find: Callable[[], Path | None],
+                       download: Callable[[], Path],
+                       snapshot: Callable[[Path, Path], str]) -> Snapshot:
+        """A pinned archive (sdist or Debian tarball): found locally or downloaded, checked,
+        unpacked into one deterministic commit."""
+        archive = find()
         if archive is None:
             if not network:
-                raise WorkspaceError(f"the Debian tarball {pin.filename} (sha256 "
-                                     f"{pin.sha256[:12]}…) is not in "
+                raise WorkspaceError(f"{label} (sha256 {sha256[:12]}…) is not in "
                                      + ", ".join(str(d) for d in self.sdist_dirs))
-            archive = download_orig(pin, self.downloads)
-        git_dir = self.git_dir(repo, "debian")
-        commit = snapshot_debian(archive, pin, git_dir)
+            archive = download()
+        git_dir = self.git_dir(repo, origin)
+        commit = snapshot(archive, git_dir)
         return self._write_meta(Snapshot(
-            repo=repo, origin="debian", git_dir=str(git_dir), commit=commit,
-            source=f"{archive.name} sha256:{pin.sha256}", fetched_at=_now()))
+            repo=repo, origin=origin, git_dir=str(git_dir), commit=commit,
+            source=f"{archive.name} sha256:{sha256}", fetched_at=_now()))
 
     def _fetch_git(self, repo: str, spec: RepoSpec, network: bool) -> Snapshot:
         pin = spec.git
