@@ -70,9 +70,13 @@ def arm_table(experiments: int, resamples: int, rng: np.random.Generator) -> lis
                                  resamples, rng)
                 print(f"| {acc} | {tasks} | {reps} | {r['true_cpc']:.2f} | {r['cpc']:.3f} | "
                       f"{r['accuracy']:.3f} | {r['accuracy_bootstrap']:.3f} | "
-                      f"{r['zero']:.3f} | {r['median_log_width']:.2f} |", flush=True)
+                      f"{r['zero']:.3f} | {_width(r['median_log_width'])} |", flush=True)
                 rows.append({"accuracy": acc, "tasks": tasks, "reps": reps, **r})
     return rows
+
+
+def _width(value: float) -> str:
+    return "none finite" if np.isnan(value) else f"{value:.2f}"
 
 
 def sequential_table(experiments: int, resamples: int, rng: np.random.Generator) -> list[dict]:
