@@ -18,9 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from copeca_action._cli.run import Prepared, conclude_prepared, execute, prepare_scenario
 from copeca_action._util.hashing import sha256_file
 from copeca_action._util.paths import corpus_dir
-from copeca_action.bundle import (
-    keyid_of,
-)
+from copeca_action.bundle import keyid_of
 from copeca_action.bundle._sign import parse_private_key
 from copeca_action.conclude import merge_shards, shard_scenario
 from copeca_action.errors import ConfigError, CopecaError, Problem
