@@ -85,10 +85,9 @@ def conclude(out_dir: Path, scenario_path: Path, scenario: Scenario, plan: RunPl
     if not results.is_file():
         raise ConfigError(f"{results}: no results to conclude; run the scenario first")
     records = read_records(results)
-    report = build_report(records, settings_for(scenario, runners), scenario=scenario.name)
     keyid = keyid_of(key.public_key()) if key is not None else None
-    files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
-                         keyid=keyid, scenario_yaml=scenario_path.read_text())
+    report, files = report_and_files(records, scenario, scenario_path.read_text(),
+                                     runners=runners, keyid=keyid)
     written = {}
     for name, data in files.items():
         (out_dir / name).write_bytes(data)
@@ -111,18 +110,31 @@ def check_bundle(path: Path, key: Ed25519PrivateKey | None, scenario: Scenario,
     return verify_bundle(path, public, scenario if tasks is not None else None, tasks)
 
 
+def report_and_files(records: list[RunRecord], scenario: Scenario, scenario_yaml: str, *,
+                     runners: Mapping[str, Runner], keyid: str | None
+                     ) -> tuple[Report, dict[str, bytes]]:
+    """The Report and its files (report.json, .md, .html): one recipe for a run and a
+    merge."""
+    report = build_report(records, settings_for(scenario, runners), scenario=scenario.name)
+    files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
+                         keyid=keyid, scenario_yaml=scenario_yaml)
+    return report, dict(files)
+
+
 def merged_report(scenario: Scenario, scenario_yaml: str, *,
                   runners: Mapping[str, Runner] | None = None,
-                  key: Ed25519PrivateKey | None = None) -> ReportFn:
+                  key: Ed25519PrivateKey | None = None,
+                  made: dict[str, Report] | None = None) -> ReportFn:
     """The report hook of `merge`: the same Report and files `conclude` writes, built from the
-    merged plan's records, so a merged bundle reads like an unsharded one."""
+    merged plan's records, so a merged bundle reads like an unsharded one. With `made`, the
+    Report is also left there under "report"."""
     keyid = keyid_of(key.public_key()) if key is not None else None
 
     def make(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
-        report = build_report(records, settings_for(scenario, runners or {}),
-                              scenario=scenario.name)
-        files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
-                             keyid=keyid, scenario_yaml=scenario_yaml)
+        report, files = report_and_files(records, scenario, scenario_yaml,
+                                         runners=runners or {}, keyid=keyid)
+        if made is not None:
+            made["report"] = report
         return RenderedReport(summary_of(report), files)
 
     return make

@@ -25,6 +25,7 @@ from copeca_action.github._checks import create_check_run
 from copeca_action.github._client import GitHubClient, RetryPolicy
 from copeca_action.github._comment_data import (
     AdoptionLine,
+    Bounds,
     CapabilityRow,
     CommentData,
     Estimate,
@@ -60,6 +61,7 @@ __all__ = [
     "ActionInputs",
     "AdoptionLine",
     "BadgeInput",
+    "Bounds",
     "BundleInfo",
     "CapabilityRow",
     "CommentData",

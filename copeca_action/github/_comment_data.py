@@ -48,6 +48,14 @@ class AdoptionLine(RecordModel):
     estimate: Estimate
 
 
+class Bounds(RecordModel):
+    """One arm's own interval for a row's value, at the table's confidence level."""
+
+    low: float
+    high: float | None
+    """None: unbounded above (a cost per correct when nothing was correct)."""
+
+
 class MetricRow(RecordModel):
     """One row of Metric | Baseline | Tool | Δ (95% CI)."""
 
@@ -60,6 +68,10 @@ class MetricRow(RecordModel):
     """`points`: the delta of two fractions in percentage points (accuracy), not a ratio."""
     control: bool = False
     """The control row: tasks the tool cannot help with; its delta should be ~0."""
+    baseline_ci: Bounds | None = None
+    """The base arm's interval for `baseline` (cost per correct, accuracy); a None value with
+    an unbounded interval is a cost per correct of ∞ (nothing correct)."""
+    tool_ci: Bounds | None = None
 
 
 class CapabilityRow(RecordModel):

@@ -10,7 +10,6 @@ import glob
 import os
 import subprocess
 import tempfile
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,25 +18,15 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from copeca_action._cli.run import Prepared, conclude_prepared, execute, prepare_scenario
 from copeca_action._util.hashing import sha256_file
 from copeca_action._util.paths import corpus_dir
-from copeca_action.bundle import (
-    RenderedReport,
-    keyid_of,
-    merge_bundles,
-    verify_bundle,
-)
-from copeca_action.bundle._model import SCENARIO
+from copeca_action.bundle import keyid_of
 from copeca_action.bundle._sign import parse_private_key
-from copeca_action.conclude import settings_for, summary_of
+from copeca_action.conclude import merge_shards, shard_scenario
 from copeca_action.errors import ConfigError, CopecaError, Problem
 from copeca_action.github._action import ActionContext, Outcome, artifact_name
 from copeca_action.github._files import annotate
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
 from copeca_action.github._inputs import SOURCE
-from copeca_action.plan import RunPlan
-from copeca_action.records import RunRecord
-from copeca_action.render import coverage_curves, report_files, run_points
-from copeca_action.report import Report, build_report
-from copeca_action.scenario import Scenario, Task, find_corpus_root, load_corpus, load_scenario
+from copeca_action.scenario import Task, find_corpus_root, load_corpus, load_scenario
 
 KEY_ENV = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY"}
 
@@ -191,22 +180,14 @@ def merge_paths(ctx: ActionContext) -> list[Path]:
     return found
 
 
-def _shard_scenario(path: Path, ctx: ActionContext) -> tuple[Scenario, str]:
-    """The scenario the shards ran (bundled in each; merge_bundles verifies them all), with
-    the thresholds they ran with, then the inputs' thresholds over them."""
-    with zipfile.ZipFile(path) as archive:
-        text = archive.read(SCENARIO).decode()
-        thresholds = dict(verify_bundle(path).statement.predicate.thresholds)
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / SCENARIO).write_text(text)
-        scenario = load_scenario(Path(tmp) / SCENARIO)
-    merged = {**scenario.thresholds.model_dump(), **thresholds}
+def _threshold_inputs(ctx: ActionContext) -> dict[str, float]:
+    """The inputs' thresholds, laid over those the shards ran with."""
+    out: dict[str, float] = {}
     if ctx.inputs.alert_threshold is not None:
-        merged["alert"] = ctx.inputs.alert_threshold
+        out["alert"] = ctx.inputs.alert_threshold
     if ctx.inputs.fail_threshold is not None:
-        merged["fail"] = ctx.inputs.fail_threshold
-    scenario = Scenario.model_validate({**scenario.model_dump(), "thresholds": merged})
-    return scenario, text
+        out["fail"] = ctx.inputs.fail_threshold
+    return out
 
 
 def _tasks(ctx: ActionContext) -> dict[str, Task]:
@@ -219,36 +200,26 @@ def _tasks(ctx: ActionContext) -> dict[str, Task]:
 
 def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
     """`merge:` verify the shard bundles, compute the report once over all their records,
-    write one signed bundle (verified again) and the report files; runs nothing."""
+    write one signed bundle (verified again) and the report files; runs nothing. The bundle
+    and report are the ones `copeca-action merge` writes (`conclude.merge_shards`)."""
     paths = merge_paths(ctx)
-    scenario, text = _shard_scenario(paths[0], ctx)
-    runners = load_corpus(corpus_dir()).runners
-    keyid = keyid_of(key.public_key()) if key is not None else None
-    made: dict[str, Report] = {}
-    rendered: dict[str, bytes] = {}
-
-    def report_fn(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
-        report = build_report(records, settings_for(scenario, runners), scenario=scenario.name)
-        files = report_files(report, runs=run_points(records),
-                             coverage=coverage_curves(records), keyid=keyid,
-                             scenario_yaml=text)
-        made["report"] = report
-        rendered.update(files)
-        return RenderedReport(summary_of(report), files)
-
     ctx.output_dir.mkdir(parents=True, exist_ok=True)
-    out = ctx.output_dir / f"{scenario.name}.copeca"
+    which = shard_scenario(paths[0], _threshold_inputs(ctx))
+    out = ctx.output_dir / f"{which.scenario.name if which else 'merged'}.copeca"
     if out.resolve() in {p.resolve() for p in paths}:
         raise ConfigError([Problem(SOURCE, f"the merged bundle would overwrite the shard {out}; "
                                    "download the shards to another folder", field="merge")])
-    merge_bundles(paths, out, key, None, report=report_fn)
-    verified = verify_bundle(out, key.public_key() if key is not None else None)
-    for name, blob in rendered.items():
+    merged = merge_shards(paths, out, key=key, runners=load_corpus(corpus_dir()).runners,
+                          scenario=which)
+    if merged.report is None:
+        raise CopecaError(f"{paths[0]}: no readable scenario.yaml, so the merged bundle has "
+                          "no report to comment with")
+    for name, blob in merged.files.items():
         (ctx.output_dir / name).write_bytes(blob)
-    report = made["report"]
-    info = BundleInfo(out, sha256_file(out), verified.keyid)
+    info = BundleInfo(out, sha256_file(out), keyid_of(key.public_key()) if key else None)
     print(f"copeca-action: merged {len(paths)} shard bundle(s) into {out}", flush=True)
-    data = comment_data(report, info, comment_id=ctx.inputs.comment_id, tasks=_tasks(ctx),
-                        run_url=ctx.event.run_url, full_report=artifact_hint(ctx))
-    return Outcome(comment=data, outputs=output_values(report, info,
+    data = comment_data(merged.report, info, comment_id=ctx.inputs.comment_id,
+                        tasks=_tasks(ctx), run_url=ctx.event.run_url,
+                        full_report=artifact_hint(ctx))
+    return Outcome(comment=data, outputs=output_values(merged.report, info,
                                                        ctx.output_dir / "report.json"))

@@ -14,6 +14,7 @@ from pathlib import Path
 from copeca_action import __version__
 from copeca_action.github._comment_data import (
     AdoptionLine,
+    Bounds,
     CapabilityRow,
     CommentData,
     Estimate,
@@ -26,7 +27,7 @@ from copeca_action.github._comment_data import (
     Unit,
 )
 from copeca_action.render import mermaid_chart
-from copeca_action.report import ArmSummary, Comparison, Interval, Report
+from copeca_action.report import ArmInterval, ArmSummary, Comparison, Interval, Report
 from copeca_action.scenario import Task
 
 _FRACTION_WORDS = ("coverage", "precision", "recall", "f1", "auc", "redundancy")
@@ -64,18 +65,33 @@ def _ratio(tool: float | None, base: float | None) -> Estimate | None:
     return Estimate(delta=tool / base - 1)
 
 
+def cpc_bounds(i: ArmInterval | None) -> Bounds | None:
+    if i is None or i.cpc_low is None or i.cpc_high is None:
+        return None
+    return Bounds(low=i.cpc_low, high=finite(i.cpc_high))
+
+
+def accuracy_bounds(i: ArmInterval | None) -> Bounds | None:
+    return None if i is None else Bounds(low=i.accuracy_low, high=i.accuracy_high)
+
+
 def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[MetricRow]:
     """Cost per correct and accuracy on the headline's tasks (non-control, as `delta`), when
-    the report carries them; spend and runs are the whole arm's."""
+    the report carries them, each with its arm's own interval; spend and runs are the whole
+    arm's."""
     main = c.overall
     cpc_b, cpc_t = (main.cpc_base, main.cpc_tool) if main else (base.cpc_usd, tool.cpc_usd)
     acc_b, acc_t = ((main.accuracy_base, main.accuracy_tool) if main
                     else (base.accuracy, tool.accuracy))
+    ib, it = (main.interval_base, main.interval_tool) if main else (base.interval,
+                                                                    tool.interval)
     rows = [MetricRow(metric="Cost per correct", unit="usd", baseline=finite(cpc_b),
-                      tool=finite(cpc_t), estimate=estimate(c.delta))]
+                      tool=finite(cpc_t), estimate=estimate(c.delta),
+                      baseline_ci=cpc_bounds(ib), tool_ci=cpc_bounds(it))]
     acc = None if acc_b is None or acc_t is None else Estimate(delta=acc_t - acc_b)
     rows.append(MetricRow(metric="Accuracy", unit="fraction", baseline=acc_b, tool=acc_t,
-                          estimate=acc, delta_kind="points"))
+                          estimate=acc, delta_kind="points", baseline_ci=accuracy_bounds(ib),
+                          tool_ci=accuracy_bounds(it)))
     rows.append(MetricRow(metric="Spend", unit="usd", baseline=base.spend_usd,
                           tool=tool.spend_usd, estimate=_ratio(tool.spend_usd, base.spend_usd)))
     rows.append(MetricRow(metric="Runs", unit="count", baseline=base.runs, tool=tool.runs))
@@ -88,7 +104,9 @@ def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[Metri
         rows.append(MetricRow(metric="Cost per correct", unit="usd",
                               baseline=finite(ctl.cpc_base) if ctl else None,
                               tool=finite(ctl.cpc_tool) if ctl else None,
-                              estimate=estimate(c.control_delta), control=True))
+                              estimate=estimate(c.control_delta), control=True,
+                              baseline_ci=cpc_bounds(ctl.interval_base) if ctl else None,
+                              tool_ci=cpc_bounds(ctl.interval_tool) if ctl else None))
     return rows
 
 

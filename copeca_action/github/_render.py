@@ -14,7 +14,7 @@ from typing import Any
 
 import jinja2
 
-from copeca_action.github._comment_data import CommentData, Estimate, MetricRow
+from copeca_action.github._comment_data import Bounds, CommentData, Estimate, MetricRow
 from copeca_action.github._comments import MAX_COMMENT_CHARS, marker, state_marker
 from copeca_action.github._markdown import (
     Safe,
@@ -78,6 +78,25 @@ def headline_text(data: CommentData) -> Safe:
     conf = data.footer.confidence if data.footer else 0.95
     return Safe(f"{escape_md(h.metric, 80)} {estimate_text(h.estimate, True, confidence=conf)}"
                 f" vs {escape_md(h.versus, 80)}")
+
+
+def arm_value(value: float | None, ci: Bounds | None, unit: str) -> Safe:
+    """An arm's cell, compactly: `$0.41 (0.33–0.52)`, `61.5% (48–74%)`; a cost per correct
+    with nothing correct: `∞ (≥ $1.20)`."""
+    if ci is None:
+        return value_text(value, unit)
+    if unit == "fraction":
+        rng = f"{ci.low * 100:.0f}–{ci.high * 100:.0f}%" if ci.high is not None else ""
+    else:
+        low = value_text(ci.low, unit)
+        if ci.high is None:
+            if value is None:
+                return Safe(f"∞ (≥ {low})")
+            rng = f"{low.removeprefix('$')}–∞"
+        else:
+            rng = f"{low.removeprefix('$')}–{value_text(ci.high, unit).removeprefix('$')}"
+    head = value_text(value, unit)
+    return Safe(f"{head} ({rng})" if rng else head)
 
 
 def row_delta(row: MetricRow) -> Safe:
@@ -144,7 +163,7 @@ def _render_level(data: CommentData, level: int, task_cap: int | None = None) ->
         headline=headline_text(data), conf=Safe(f"{conf * 100:g}"),
         pct=lambda v: value_text(v, "fraction"), value=value_text,
         estimate=lambda e, c=False: estimate_text(e, c, confidence=conf),
-        row_delta=row_delta, footer=footer_text(data), chart=Safe(data.chart),
+        row_delta=row_delta, arm=arm_value, footer=footer_text(data), chart=Safe(data.chart),
         truncation_note=_truncation_note(data, max(level, 1), cap))
 
 

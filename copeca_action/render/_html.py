@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.render import _svg
 from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
-from copeca_action.report import Comparison, Interval, Line, Report
+from copeca_action.report import ArmInterval, ArmSummary, Comparison, Interval, Line, Report
 
 TEMPLATES = "templates"
 
@@ -432,8 +432,13 @@ def _aware(t: dt.datetime | None) -> dt.datetime:
 
 
 def arms_table(report: Report) -> Table:
+    """Per arm over every task it ran; each arm's cost per correct and accuracy come with
+    their own intervals (`ArmSummary.interval`)."""
+    level = next((f" ({a.interval.level * 100:.4g}% CI)" for a in report.arms if a.interval),
+                 " (CI)")
     rows = [[Cell(a.arm), Cell(str(a.runs), a.runs), _usd_cell(a.spend_usd),
-             Cell(str(a.correct), a.correct), _share_cell(a.accuracy), _usd_cell(a.cpc_usd),
+             Cell(str(a.correct), a.correct), _share_cell(a.accuracy),
+             _accuracy_ci_cell(a.interval), _usd_cell(a.cpc_usd), _cpc_ci_cell(a),
              _share_cell(a.adoption_rate),
              Cell("n/a" if a.mean_turns is None else f"{a.mean_turns:.1f}", a.mean_turns),
              Cell("n/a" if a.mean_tool_calls is None else f"{a.mean_tool_calls:.1f}",
@@ -442,9 +447,28 @@ def arms_table(report: Report) -> Table:
              Cell(str(a.infra_errors), a.infra_errors), Cell(str(a.not_run), a.not_run)]
             for a in report.arms]
     return Table("arms-table", "Arms", ["arm", "runs", "spend", "correct", "accuracy",
-                                        "cost per correct", "adoption", "mean turns",
+                                        f"accuracy{level}", "cost per correct",
+                                        f"cost per correct{level}", "adoption", "mean turns",
                                         "mean tool calls", "agent time", "infra errors",
-                                        "not run"], rows, frozenset(range(1, 12)))
+                                        "not run"], rows, frozenset(range(1, 14)))
+
+
+def _accuracy_ci_cell(i: ArmInterval | None) -> Cell:
+    if i is None:
+        return Cell("n/a")
+    return Cell(f"{i.accuracy_low:.0%} – {i.accuracy_high:.0%}", i.accuracy_low)
+
+
+def _cpc_ci_cell(a: ArmSummary) -> Cell:
+    """The interval's text; sorted by its lower bound. Nothing correct: only a lower bound."""
+    i = a.interval
+    if i is None:
+        return Cell("n/a")
+    if i.cpc_low is None or i.cpc_high is None:
+        return Cell("one task: no interval")
+    if math.isinf(a.cpc_usd):
+        return Cell(f"≥ {usd(i.cpc_low)} (nothing correct)", i.cpc_low)
+    return Cell(f"{usd(i.cpc_low)} – {usd(i.cpc_high)}", i.cpc_low)
 
 
 def flags_table(report: Report) -> Table | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from copeca_action.report import (
+    ArmInterval,
     ArmSummary,
     Comparison,
     Interval,
@@ -38,6 +39,34 @@ def share(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 
+def cpc_range(i: ArmInterval | None) -> str:
+    """An arm's cost-per-correct interval: "[$a, $b]", "[$a, ∞)" when nothing (or, in a
+    resample, nothing) was correct, "" with no interval."""
+    if i is None or i.cpc_low is None or i.cpc_high is None:
+        return ""
+    high = "∞)" if math.isinf(i.cpc_high) else f"{usd(i.cpc_high)}]"
+    return f"[{usd(i.cpc_low)}, {high}"
+
+
+def cpc_text(value: float, i: ArmInterval | None) -> str:
+    """Cost per correct with its interval; ∞ says why (nothing correct) and how low the
+    data allow it to be."""
+    if math.isinf(value):
+        low = f" (nothing correct; ≥ {usd(i.cpc_low)})" if i and i.cpc_low is not None else \
+            " (nothing correct)"
+        return "∞" + low
+    if i is not None and i.cpc_low is None:
+        return f"{usd(value)} (one task: no interval)"
+    rng = cpc_range(i)
+    return f"{usd(value)} {rng}" if rng else usd(value)
+
+
+def accuracy_text(value: float | None, i: ArmInterval | None) -> str:
+    if value is None or i is None:
+        return share(value)
+    return f"{share(value)} [{i.accuracy_low:.0%}, {i.accuracy_high:.0%}]"
+
+
 def interval_text(i: Interval | None) -> str:
     if i is None:
         return "n/a"
@@ -66,12 +95,16 @@ def headline_md(report: Report) -> str:
 
 
 def arms_table(arms: list[ArmSummary]) -> str:
-    rows = ["| arm | runs | spend | correct | accuracy | cost per correct | adoption | "
-            "infra errors | not run |",
+    """Per arm over every task it ran (control included); brackets: the arm's own interval
+    (`ArmInterval`: its level, the tasks resampled)."""
+    level = next((f" ({a.interval.level * 100:.4g}% CI)" for a in arms if a.interval), "")
+    rows = [f"| arm | runs | spend | correct | accuracy{level} | cost per correct{level} | "
+            "adoption | infra errors | not run |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for a in arms:
         rows.append(f"| {a.arm} | {a.runs} | {usd(a.spend_usd)} | {a.correct} | "
-                    f"{share(a.accuracy)} | {usd(a.cpc_usd)} | {share(a.adoption_rate)} | "
+                    f"{accuracy_text(a.accuracy, a.interval)} | "
+                    f"{cpc_text(a.cpc_usd, a.interval)} | {share(a.adoption_rate)} | "
                     f"{a.infra_errors} | {a.not_run} |")
     return "\n".join(rows)
 

@@ -15,6 +15,7 @@ from copeca_action.plan import BASE_SUFFIX
 from copeca_action.records import OUTCOMES, RunRecord
 from copeca_action.report._model import (
     AdoptedLine,
+    ArmInterval,
     ArmSummary,
     Comparison,
     ComparisonKind,
@@ -30,6 +31,7 @@ from copeca_action.report._stats import (
     HYBRID_BELOW,
     FloatArray,
     IntervalMethod,
+    arm_bootstrap,
     paired_bootstrap,
 )
 from copeca_action.report._table import INFRA, NOT_RUN, RecordTable, table_from_records
@@ -79,7 +81,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     s = settings or Settings()
     table = records if isinstance(records, RecordTable) else table_from_records(records)
     warnings: list[str] = list(table.extra_warnings)
-    arms = [_arm_summary(table, code, name) for code, name in enumerate(table.arm.names)]
+    arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
     pairs = _pairs(table.arm.names)
     comparisons = [_compare(table, kind, tool, base, s, warnings) for kind, tool, base in pairs]
     headline = _headline(comparisons)
@@ -110,9 +112,10 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
 # ---------------------------------------------------------------- arms
 
 
-def _arm_summary(t: RecordTable, code: int, name: str) -> ArmSummary:
+def _arm_summary(t: RecordTable, code: int, name: str, s: Settings) -> ArmSummary:
     rows = t.arm.codes == code
     reached = rows & t.reached
+    sums = _sums(t, reached, t.task.codes, len(t.task.names))
     runs = int(reached.sum())
     spend = float(t.cost[reached].sum())
     correct = int(t.correct[reached].sum())
@@ -135,7 +138,24 @@ def _arm_summary(t: RecordTable, code: int, name: str) -> ArmSummary:
         flags=t.flag_counts(reached),
         models=sorted({t.model.names[c] for c in np.unique(t.model.codes[rows])}),
         cli_versions=sorted({t.cli_version.names[c] for c in np.unique(t.cli_version.codes[rows])}
-                            - {""}))
+                            - {""}),
+        interval=_arm_interval(sums, s))
+
+
+def _arm_interval(arm: _Sums, s: Settings) -> ArmInterval | None:
+    """Over the tasks this arm ran, with the report's seed: on the same tasks as a
+    comparison, the resamples are the ones its delta used."""
+    ran = arm.runs > 0
+    if not ran.any():
+        return None
+    b = arm_bootstrap(arm.spend[ran], arm.correct[ran], arm.runs[ran].astype(np.float64),
+                      alpha=s.alpha, resamples=s.resamples, seed=s.seed, method=s.method)
+    one = b.n_clusters < 2
+    return ArmInterval(cpc_low=None if one else float(b.cpc_low),
+                       cpc_high=None if one else float(b.cpc_high),
+                       accuracy_low=float(b.accuracy_low), accuracy_high=float(b.accuracy_high),
+                       design_effect=float(b.design_effect), level=1 - s.alpha, method=s.method,
+                       clusters=b.n_clusters, resamples=s.resamples)
 
 
 # ---------------------------------------------------------------- comparisons
@@ -192,7 +212,7 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
     if (t.control & (tool_rows | base_rows)).any():
         ct, cb = (_sums(t, r & t.control, t.task.codes, n_tasks) for r in (tool_rows, base_rows))
         control = _interval(ct, cb, s, s.resamples, s.alpha)
-        control_line = _line("control", ct, cb, control, "")
+        control_line = _line("control", ct, cb, control, "", s)
     ruled = tool_rows & main & (t.adopted >= 0)
     adoption = float((t.adopted[ruled] == 1).mean()) if ruled.any() else None
     adopted = None
@@ -222,7 +242,7 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
                             base_rows & main, s),
         models=_lines_by(t, t.model.codes, t.model.names, tool_rows & main, base_rows & main, s),
         tasks=_task_lines(t, tool_rows, base_rows, s),
-        overall=_line("overall", st, sb, headline, ""), control=control_line)
+        overall=_line("overall", st, sb, headline, "", s), control=control_line)
 
 
 def _lines_by(t: RecordTable, codes: NDArray[np.int64], names: tuple[str, ...],
@@ -297,13 +317,17 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
     return lines
 
 
-def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str) -> Line:
+def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str,
+          arms: Settings | None = None) -> Line:
+    """With `arms` (the settings), each arm's values also get their intervals."""
     rt, rb = int(st.runs.sum()), int(sb.runs.sum())
     ct, cb = float(st.correct.sum()), float(sb.correct.sum())
     return Line(key=key, runs_tool=rt, runs_base=rb, accuracy_tool=ct / rt if rt else None,
                 accuracy_base=cb / rb if rb else None,
                 cpc_tool=_cpc(float(st.spend.sum()), ct), cpc_base=_cpc(float(sb.spend.sum()), cb),
-                delta=interval, note=note)
+                delta=interval, note=note,
+                interval_tool=_arm_interval(st, arms) if arms else None,
+                interval_base=_arm_interval(sb, arms) if arms else None)
 
 
 def _cpc(spend: float, correct: float) -> float:

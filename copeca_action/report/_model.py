@@ -39,6 +39,28 @@ class Interval(ReportModel):
     resamples: int
 
 
+class ArmInterval(ReportModel):
+    """One arm's cost per correct and accuracy with their intervals: a cluster bootstrap over
+    tasks for cost per correct (the method and seed of the deltas), a Wilson interval on the
+    design-effect sample size for accuracy (docs/methodology.md)."""
+
+    cpc_low: float | None
+    """None with no interval (one task): the spread between tasks is unknown."""
+    cpc_high: float | None
+    """Infinity when nothing was correct: the data bound the cost per correct only from
+    below."""
+    accuracy_low: float
+    accuracy_high: float
+    design_effect: float
+    """Variance of the accuracy over the binomial variance (≥ 1): how much answers cluster
+    by task."""
+    level: float
+    method: str
+    clusters: int
+    """Tasks this arm ran (the resampled units)."""
+    resamples: int
+
+
 class ArmSummary(ReportModel):
     arm: str
     records: int
@@ -66,6 +88,10 @@ class ArmSummary(ReportModel):
     flags: dict[str, int]
     models: list[str]
     cli_versions: list[str]
+    interval: ArmInterval | None = None
+    """Intervals for `cpc_usd` and `accuracy` (all tasks this arm ran, control included);
+    None when the arm has no run that reached the agent, or in reports written before it
+    existed."""
 
 
 class Line(ReportModel):
@@ -81,6 +107,10 @@ class Line(ReportModel):
     delta: Interval | None
     """None: too few clusters for an interval (see `note`)."""
     note: str = ""
+    interval_tool: ArmInterval | None = None
+    """`cpc_tool` and `accuracy_tool` with their intervals: on the `overall` and `control`
+    lines only (None on breakdown lines, with no run, or in older reports)."""
+    interval_base: ArmInterval | None = None
 
 
 class AdoptedLine(ReportModel):

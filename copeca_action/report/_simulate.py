@@ -17,6 +17,7 @@ from copeca_action.report._stats import (
     DEFAULT_METHOD,
     FloatArray,
     IntervalMethod,
+    arm_bootstrap,
     paired_bootstrap,
 )
 from copeca_action.scenario import Adaptive
@@ -54,6 +55,22 @@ class Population:
             return (p + f * (1 - p)) / p
 
         return self.cost_ratio * cpc(p_t) / cpc(p_b) - 1
+
+    def true_accuracy(self, tool: bool = False) -> float:
+        """Population accuracy of one arm: the mean of its logit-normal task accuracy."""
+        z = np.linspace(-8, 8, 20001)
+        w = np.exp(-z * z / 2)
+        w /= w.sum()
+        logit = (math.log(self.accuracy / (1 - self.accuracy)) + self.task_accuracy_sd * z
+                 + (self.logit_shift if tool else 0.0))
+        return float((w / (1 + np.exp(-logit))).sum())
+
+    def true_cpc(self, tool: bool = False) -> float:
+        """Population cost per correct of one arm: E[cost of a run] / E[accuracy] (task cost
+        scale and accuracy are independent; run noise has mean 1)."""
+        p = self.true_accuracy(tool)
+        scale = math.exp(self.task_cost_sd ** 2 / 2) * (self.cost_ratio if tool else 1.0)
+        return scale * (p + self.wrong_cost_factor * (1 - p)) / p
 
 
 @dataclass(frozen=True)
@@ -191,3 +208,36 @@ def sequential(pop: Population, tasks: int, adaptive: Adaptive, experiments: int
         out["fixed_improvement"] += float((fixed.high < 0).sum())
         out["fixed_runs"] += 2.0 * tasks * max_reps * e
     return {k: v / experiments for k, v in out.items()}
+
+
+def arm_coverage(pop: Population, tasks: int, reps: int, experiments: int, resamples: int,
+                 rng: np.random.Generator, batch: int = 250) -> dict[str, float]:
+    """Coverage of one arm's (the base arm's) 95% intervals: cost per correct (cluster
+    bootstrap), accuracy (Wilson on the design-effect sample size, as the report) and, for
+    comparison, accuracy by the same cluster bootstrap as cpc. `zero` is the share of
+    experiments with no correct answer (cpc ∞: its interval is [bound, ∞))."""
+    true_cpc, true_acc = pop.true_cpc(), pop.true_accuracy()
+    hits = {"cpc": 0, "accuracy": 0, "accuracy_bootstrap": 0}
+    zero = 0
+    widths: list[FloatArray] = []
+    for start in range(0, experiments, batch):
+        d = draw(pop, min(batch, experiments - start), tasks, reps, rng)
+        spend, correct = d.spend_b.sum(axis=-1), d.correct_b.sum(axis=-1)
+        runs = np.full(spend.shape, float(reps))
+        arm = arm_bootstrap(spend, correct, runs, resamples=resamples, seed=rng)
+        hits["cpc"] += int(((arm.cpc_low <= true_cpc) & (true_cpc <= arm.cpc_high)).sum())
+        hits["accuracy"] += int(((arm.accuracy_low <= true_acc)
+                                 & (true_acc <= arm.accuracy_high)).sum())
+        inverse = arm_bootstrap(runs, correct, runs, resamples=resamples, seed=rng)
+        with np.errstate(divide="ignore"):
+            boot_low, boot_high = 1 / inverse.cpc_high, 1 / inverse.cpc_low
+        hits["accuracy_bootstrap"] += int(((boot_low <= true_acc) & (true_acc <= boot_high))
+                                          .sum())
+        zero += int((correct.sum(axis=-1) == 0).sum())
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = np.log(arm.cpc_high) - np.log(arm.cpc_low)
+        widths.append(w[np.isfinite(w)])
+    w = np.concatenate(widths)
+    return {**{k: v / experiments for k, v in hits.items()}, "zero": zero / experiments,
+            "true_cpc": true_cpc, "true_accuracy": true_acc,
+            "median_log_width": float(np.median(w)) if w.size else float("nan")}

@@ -26,6 +26,11 @@ every percentile-type interval under-covers with a handful of tasks."""
 HYBRID_BELOW = 12
 """Below this many clusters the studentized bounds are joined with the expanded ones."""
 
+ARM_HYBRID_BELOW = 1_000_000_000
+"""One arm's cost per correct is not paired (task cost heterogeneity does not cancel), so its
+`hybrid` interval joins the studentized bounds at every task count: bench/stats.py shows the
+expanded interval alone at 89–93% from 30 tasks up."""
+
 _CHUNK_CELLS = 2_000_000
 """Cells of the resample matrix (and of the resampled sums) built at once: bounds memory for
 large task counts and large batches."""
@@ -143,7 +148,8 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
                      seed: int | np.random.Generator = 0,
                      method: IntervalMethod = DEFAULT_METHOD,
                      runs_t: ArrayLike | None = None,
-                     runs_b: ArrayLike | None = None) -> Bootstrap:
+                     runs_b: ArrayLike | None = None,
+                     hybrid_below: int = HYBRID_BELOW) -> Bootstrap:
     """Paired cluster bootstrap of delta = cpc(tool)/cpc(base) − 1.
 
     Inputs are per-cluster sums (spend and correct count of each arm in each task), shape
@@ -156,6 +162,10 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
     would claim certainty. Given the per-cluster run counts (`runs_t`, `runs_b`), the finite
     side of the interval then uses the exact one-sided upper bound on that arm's accuracy
     (1 − (alpha/2)^(1/runs)): "nothing right in 6 runs" is consistent with 46% accuracy.
+
+    `hybrid_below`: under `hybrid`, the cluster count below which the studentized bounds are
+    joined in. The resample draws depend only on the seed and the cluster count, never on the
+    method, so intervals computed with the same seed on the same clusters share resamples.
     """
     arrays = [np.asarray(a, dtype=np.float64) for a in (spend_t, correct_t, spend_b, correct_b)]
     x = np.stack(np.broadcast_arrays(*arrays), axis=-2)  # (..., 4, n)
@@ -166,7 +176,7 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
     if n == 0:
         nan = np.full(batch_shape, np.nan)
         return Bootstrap(nan, nan, nan, np.zeros(batch_shape), tail, 0, resamples, method)
-    student = method == "studentized" or (method == "hybrid" and n < HYBRID_BELOW)
+    student = method == "studentized" or (method == "hybrid" and n < hybrid_below)
     percentile = method != "studentized"
     # Resampled variables: the 4 sums and, for studentizing, their 10 cross products.
     pairs = [(k, m) for k in range(4) for m in range(k, 4)] if student else []
@@ -225,6 +235,86 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
         high = np.where(undefined, np.nan, np.exp(high) - 1)
     return Bootstrap(estimate, np.asarray(low), np.asarray(high), np.asarray(defined), tail, n,
                      resamples, method)
+
+
+@dataclass(frozen=True)
+class ArmBootstrap:
+    """One arm's cost per correct and accuracy with interval bounds (batch-shaped arrays)."""
+
+    cpc: FloatArray
+    cpc_low: FloatArray
+    cpc_high: FloatArray
+    """+inf when nothing was correct: the data bound the cost per correct only from below."""
+    accuracy: FloatArray
+    accuracy_low: FloatArray
+    accuracy_high: FloatArray
+    design_effect: FloatArray
+    """Variance of the accuracy over the binomial variance (≥ 1): how much clustering by
+    task inflates the accuracy interval."""
+    n_clusters: int
+    resamples: int
+    method: IntervalMethod
+
+
+def arm_bootstrap(spend: ArrayLike, correct: ArrayLike, runs: ArrayLike, *,
+                  alpha: float = 0.05, resamples: int = 10_000,
+                  seed: int | np.random.Generator = 0,
+                  method: IntervalMethod = DEFAULT_METHOD) -> ArmBootstrap:
+    """Cluster bootstrap of one arm's cpc = ΣS/ΣC, and its accuracy ΣC/ΣR with a Wilson
+    interval on the design-effect sample size (`accuracy_interval`).
+
+    cpc is the paired statistic against a pseudo-arm costing 1 and right once in every
+    cluster (its cpc is exactly 1 in every resample and its terms vanish from the
+    studentizing standard error), so the arm's interval is computed by `paired_bootstrap`
+    itself: same method, same small-sample rule, same zero-correct bound, and, with the
+    same seed and clusters, the very resamples its comparison's delta uses."""
+    s = np.asarray(spend, dtype=np.float64)
+    c = np.asarray(correct, dtype=np.float64)
+    r = np.asarray(runs, dtype=np.float64)
+    s, c, r = np.broadcast_arrays(s, c, r)
+    ones = np.ones(s.shape[-1:])
+    bs = paired_bootstrap(s, c, ones, ones, alpha=alpha, resamples=resamples, seed=seed,
+                          method=method, runs_t=r, runs_b=ones, hybrid_below=ARM_HYBRID_BELOW)
+    acc, low, high, deff = accuracy_interval(c, r, alpha=alpha)
+    return ArmBootstrap(bs.estimate + 1, bs.low + 1, bs.high + 1, acc, low, high, deff,
+                        bs.n_clusters, resamples, method)
+
+
+def accuracy_interval(correct: ArrayLike, runs: ArrayLike, *, alpha: float = 0.05
+                      ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Accuracy ΣC/ΣR with a Wilson interval for clustered runs: estimate, low, high, design
+    effect.
+
+    The Wilson score interval uses the effective sample size ΣR/deff, where deff (≥ 1) is
+    the cluster-robust variance of the ratio over the binomial one, and Student's t with
+    n−1 degrees of freedom in place of z (n tasks). Unlike a bootstrap it stays honest at
+    0 % and 100 % (where every resample agrees) and with a handful of tasks. One task (or
+    none) gives [0, 1]: the spread between tasks is unknown."""
+    c = np.asarray(correct, dtype=np.float64)
+    r = np.asarray(runs, dtype=np.float64)
+    c, r = np.broadcast_arrays(c, r)
+    n = c.shape[-1]
+    total_c, total_r = c.sum(axis=-1), r.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(total_r > 0, total_c / total_r, np.nan)
+        resid = c - p[..., None] * r
+        v_cluster = (resid ** 2).sum(axis=-1) * n / max(n - 1, 1) / total_r ** 2
+        v_binomial = p * (1 - p) / total_r
+        deff = np.where(v_binomial > 0, np.maximum(v_cluster / v_binomial, 1.0), 1.0)
+        n_eff = total_r / deff
+        z = t_quantile(alpha / 2, n - 1) if n >= 2 else math.inf
+        z2 = z * z
+        centre = (p + z2 / (2 * n_eff)) / (1 + z2 / n_eff)
+        half = z / (1 + z2 / n_eff) * np.sqrt(p * (1 - p) / n_eff + z2 / (4 * n_eff ** 2))
+    low = np.where(p == 0, 0.0, np.clip(centre - half, 0.0, 1.0))  # no rounding residue
+    high = np.where(p == 1, 1.0, np.clip(centre + half, 0.0, 1.0))
+    if n < 2:
+        low, high = np.zeros_like(p), np.ones_like(p)
+    nan = np.isnan(p)
+    return (np.asarray(p, dtype=np.float64),
+            np.asarray(np.where(nan, np.nan, low), dtype=np.float64),
+            np.asarray(np.where(nan, np.nan, high), dtype=np.float64),
+            np.asarray(np.where(nan, np.nan, deff), dtype=np.float64))
 
 
 def _zero_correct_bounds(x: FloatArray, runs_t: FloatArray, runs_b: FloatArray, alpha: float,

@@ -23,9 +23,13 @@ def test_table_has_the_metrics_and_a_control_row() -> None:
     body = render_comment(sample_comment())
     assert body.startswith(marker("copeca") + "\n")
     assert "| Metric | Baseline | Tool | Δ (95% CI) |" in body
-    assert "| Cost per correct | $0.41 | $0.34 | −18.2% (−27.5 to −8.1%) |" in body
-    assert "| Accuracy | 61.5% | 66.7% | +5.2 pp (−2.0 to +11.0 pp) |" in body
-    assert "| **Control**: Cost per correct | $0.20 | $0.20 | +2.0% (−5.0 to +9.0%) |" in body
+    assert ("| Cost per correct | $0.41 (0.33–0.52) | $0.34 (0.27–0.43) | −18.2% (−27.5 to "
+            "−8.1%) |") in body
+    assert "| Accuracy | 61.5% (48–73%) | 66.7% (53–78%) | +5.2 pp (−2.0 to +11.0 pp) |" in body
+    assert "| Spend | $3.30 | $2.70 | −18.0% |" in body  # no interval: the cells say none
+    assert ("| **Control**: Cost per correct | $0.20 (0.15–0.27) | $0.20 (0.16–0.28) | +2.0% "
+            "(−5.0 to +9.0%) |") in body
+    assert "<sub>In parentheses: each arm's own 95% CI (tasks resampled, as for Δ).</sub>" in body
     assert "<details><summary>Per-task details (6 tasks)</summary>" in body
     assert "signed by key <code>" + "cd" * 32 in body
     assert "[workflow run](https://github.com/o/r/actions/runs/1)" in body
@@ -103,3 +107,19 @@ def test_infinite_and_missing_numbers_render_without_crashing() -> None:
     body = render_comment(data.model_copy(update={"metrics": rows}))
     assert "| Cost per correct | $0.40 | ∞ | +∞ |" in body
     assert "| Accuracy | n/a | 0.0% | n/a |" in body
+    assert "In parentheses" not in body  # no arm interval, no note
+
+
+def test_an_arm_with_nothing_correct_shows_infinity_and_its_lower_bound() -> None:
+    from copeca_action.github import Bounds, Estimate, MetricRow
+
+    data = sample_comment(tasks=0)
+    rows = [MetricRow(metric="Cost per correct", unit="usd", baseline=0.4, tool=None,
+                      estimate=Estimate(delta=float("inf"), ci_low=1.5, ci_high=float("inf")),
+                      baseline_ci=Bounds(low=0.3, high=0.55), tool_ci=Bounds(low=1.2, high=None)),
+            MetricRow(metric="Accuracy", unit="fraction", baseline=0.5, tool=0.0,
+                      baseline_ci=Bounds(low=0.3, high=0.7), tool_ci=Bounds(low=0.0, high=0.12))]
+    body = render_comment(data.model_copy(update={"metrics": rows}))
+    assert "| Cost per correct | $0.40 (0.30–0.55) | ∞ (≥ $1.20) | +∞ (+150.0 to +∞) |" in body
+    assert "| Accuracy | 50.0% (30–70%) | 0.0% (0–12%) | n/a |" in body
+    assert "nan" not in body.lower()

@@ -49,6 +49,15 @@ def test_comment_data_carries_the_reports_numbers(corpus_root: Path) -> None:
     assert control[0].estimate is not None
     assert control[0].estimate.delta == head.control_delta.estimate
     assert control[0].tool == head.control.cpc_tool
+    # each arm cell carries that arm's own interval on the same tasks as the row's value
+    it, ib = head.overall.interval_tool, head.overall.interval_base
+    assert it is not None and ib is not None and cpc.tool_ci and cpc.baseline_ci
+    assert (cpc.tool_ci.low, cpc.tool_ci.high) == (it.cpc_low, it.cpc_high)
+    assert (cpc.baseline_ci.low, cpc.baseline_ci.high) == (ib.cpc_low, ib.cpc_high)
+    accuracy = data.metrics[1]
+    assert accuracy.tool_ci and accuracy.tool_ci.low == it.accuracy_low
+    assert head.control.interval_tool is not None and control[0].tool_ci is not None
+    assert control[0].tool_ci.low == head.control.interval_tool.cpc_low
     assert {t.task_id for t in data.tasks} == {line.key for line in head.tasks}
     assert any(t.control for t in data.tasks)
     assert data.footer is not None and data.footer.seed == report.seed

@@ -176,3 +176,19 @@ def test_report_files_are_the_three_forms_a_bundle_carries() -> None:
     assert set(files) == {"report.json", "report.md", "report.html"}
     assert Report.model_validate_json(files["report.json"]) == case.report
     assert b"signed by keyid <code>k1</code>" in files["report.html"]
+
+
+def test_arm_table_shows_each_arms_intervals() -> None:
+    case = CASES["infinite"]()
+    text = render_html(case.report, **case.kwargs())
+    table = text[text.index('id="arms-table"'):]
+    table = table[:table.index("</table>")]
+    assert "cost per correct (95% CI)" in table and "accuracy (95% CI)" in table
+    tool = next(a for a in case.report.arms if a.arm == "codesearch")
+    base = next(a for a in case.report.arms if a.arm == "baseline")
+    assert tool.interval is not None and tool.interval.cpc_low is not None
+    assert f"≥ ${tool.interval.cpc_low:,.2f} (nothing correct)" in table
+    assert base.interval is not None and base.interval.cpc_high is not None
+    assert base.interval.cpc_low is not None
+    assert f"${base.interval.cpc_low:,.2f} – ${base.interval.cpc_high:,.2f}" in table
+    assert "nan" not in table.lower()

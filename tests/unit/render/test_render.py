@@ -32,5 +32,18 @@ def test_infinite_cost_per_correct_renders_as_infinity() -> None:
             for r in rows]
     r = build_report(recs, Settings(resamples=200))
     text = render_markdown(r)
-    assert "| ∞ |" in text and "+∞" in text
+    assert "| ∞ (nothing correct; ≥ $" in text and "+∞" in text
+    assert "nan" not in text.lower()
     assert Report.model_validate_json(render_json(r)) == r
+
+
+def test_markdown_arm_rows_carry_their_intervals() -> None:
+    r = report(1.5)
+    text = render_markdown(r)
+    assert "accuracy (95% CI) | cost per correct (95% CI)" in text
+    for arm in r.arms:
+        i = arm.interval
+        assert i is not None and i.cpc_low is not None and i.cpc_high is not None
+        row = next(ln for ln in text.splitlines() if ln.startswith(f"| {arm.arm} |"))
+        assert f"[{i.accuracy_low:.0%}, {i.accuracy_high:.0%}]" in row
+        assert f"[${i.cpc_low:,.2f}, ${i.cpc_high:,.2f}]" in row

@@ -1,0 +1,99 @@
+"""Merge shard bundles into one signed bundle with one report: the single path behind
+`copeca-action merge` and the action's `merge:` input, so both give the same report."""
+
+from __future__ import annotations
+
+import tempfile
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import (
+    Ed25519PrivateKey,
+    Ed25519PublicKey,
+)
+
+from copeca_action.bundle import (
+    Manifest,
+    RenderedReport,
+    ReportFn,
+    VerifiedBundle,
+    merge_bundles,
+    verify_bundle,
+)
+from copeca_action.bundle._model import SCENARIO
+from copeca_action.conclude._conclude import merged_report
+from copeca_action.errors import CopecaError
+from copeca_action.plan import RunPlan
+from copeca_action.records import RunRecord
+from copeca_action.report import Report
+from copeca_action.scenario import Runner, Scenario, Task, load_scenario
+
+
+@dataclass(frozen=True)
+class ShardScenario:
+    """The scenario the shards ran and its YAML as bundled."""
+
+    scenario: Scenario
+    yaml: str
+
+
+def shard_scenario(path: Path, thresholds: Mapping[str, float] | None = None
+                   ) -> ShardScenario | None:
+    """The scenario a shard was run from (its bundled scenario.yaml) with the thresholds it
+    ran with (the signed statement's, which carry any input overrides), then `thresholds`
+    over them. None when the shard is unreadable: merging then names what is wrong with it."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            text = archive.read(SCENARIO).decode()
+        ran_with = dict(verify_bundle(path).statement.predicate.thresholds)
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / SCENARIO).write_text(text)
+            scenario = load_scenario(Path(tmp) / SCENARIO)
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile, CopecaError):
+        return None
+    merged = {**scenario.thresholds.model_dump(), **ran_with, **(thresholds or {})}
+    scenario = Scenario.model_validate({**scenario.model_dump(), "thresholds": merged})
+    return ShardScenario(scenario, text)
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What a merge wrote: the bundle, and the report built from all the shards' records."""
+
+    manifest: Manifest
+    shards: list[VerifiedBundle]
+    report: Report | None
+    """None: no readable scenario in the shards, so the merged bundle carries no report."""
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """report.json, report.md, report.html as written into the bundle."""
+
+
+def merge_shards(paths: Sequence[Path], out: Path, *, key: Ed25519PrivateKey | None,
+                 runners: Mapping[str, Runner], pubkey: Ed25519PublicKey | None = None,
+                 thresholds: Mapping[str, float] | None = None,
+                 scenario: ShardScenario | None = None,
+                 check: Scenario | None = None, tasks: Mapping[str, Task] | None = None
+                 ) -> Merged:
+    """Verify the shards, merge them into `out` with the report `conclude` would write for
+    the whole plan, and verify the result with the key's public half.
+
+    `scenario`: the one to report with (default: the first shard's, see `shard_scenario`);
+    `check` and `tasks`: name every missing run when the shards are incomplete."""
+    which = scenario or (shard_scenario(paths[0], thresholds) if paths else None)
+    made: dict[str, Report] = {}
+    rendered: dict[str, bytes] = {}
+    report_fn: ReportFn | None = None
+    if which is not None:
+        inner = merged_report(which.scenario, which.yaml, runners=runners, key=key, made=made)
+
+        def report_fn(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
+            result = inner(plan, records)
+            rendered.update(result.files)
+            return result
+
+    manifest, shards = merge_bundles(paths, out, key, pubkey, report=report_fn,
+                                     scenario=check, tasks=tasks)
+    verify_bundle(out, key.public_key() if key is not None else None, check, tasks)
+    return Merged(manifest, shards, made.get("report"), rendered)

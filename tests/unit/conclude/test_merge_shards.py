@@ -1,0 +1,66 @@
+"""conclude.merge_shards: the one merge behind the CLI and the action."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundle"))
+from bundle_support import contents_for
+
+from copeca_action._util.scrub import Scrubber
+from copeca_action.bundle import verify_bundle, write_bundle
+from copeca_action.conclude import merge_shards, shard_scenario
+from copeca_action.errors import VerificationError
+from copeca_action.plan import Shard, build_plan, shard_plan
+from copeca_action.scenario import load_corpus, load_scenario
+
+
+def _shards(tmp_path: Path, corpus_root: Path, key: Ed25519PrivateKey) -> list[Path]:
+    path = corpus_root / "scenarios" / "demo.yaml"
+    plan = build_plan(load_scenario(path), load_corpus(corpus_root).tasks)
+    out = []
+    for i in (1, 2):
+        contents = dataclasses.replace(contents_for(shard_plan(plan, Shard(index=i, count=2)),
+                                                    path), thresholds={"fail": 0.2})
+        write_bundle(contents, tmp_path / f"s{i}.copeca", key, Scrubber())
+        out.append(tmp_path / f"s{i}.copeca")
+    return out
+
+
+def test_shard_scenario_takes_the_signed_thresholds_then_overrides(
+        tmp_path: Path, corpus_root: Path) -> None:
+    paths = _shards(tmp_path, corpus_root, Ed25519PrivateKey.generate())
+    which = shard_scenario(paths[0])
+    assert which is not None and which.scenario.thresholds.fail == 0.2
+    assert which.scenario.thresholds.alert == 0.05  # the YAML's, not overridden
+    over = shard_scenario(paths[0], {"alert": 0.01})
+    assert over is not None and over.scenario.thresholds.alert == 0.01
+    garbage = tmp_path / "garbage.copeca"
+    garbage.write_bytes(b"not a zip")
+    assert shard_scenario(garbage) is None
+
+
+def test_merge_shards_returns_the_report_it_signed(tmp_path: Path, corpus_root: Path) -> None:
+    key = Ed25519PrivateKey.generate()
+    paths = _shards(tmp_path, corpus_root, key)
+    runners = load_corpus(corpus_root).runners
+    merged = merge_shards(paths, tmp_path / "all.copeca", key=key, runners=runners)
+    assert merged.report is not None and merged.report.thresholds.fail == 0.2
+    verified = verify_bundle(tmp_path / "all.copeca", key.public_key())
+    assert verified.statement.predicate.summary is not None
+    assert verified.statement.predicate.summary.verdict == merged.report.verdict
+    assert set(merged.files) == {"report.json", "report.md", "report.html"}
+    assert merged.report.records == len(verified.records)
+
+
+def test_an_unreadable_shard_is_named_by_the_merge(tmp_path: Path, corpus_root: Path) -> None:
+    key = Ed25519PrivateKey.generate()
+    paths = _shards(tmp_path, corpus_root, key)
+    paths[0].write_bytes(b"not a zip")
+    with pytest.raises(VerificationError):
+        merge_shards(paths, tmp_path / "all.copeca", key=key, runners={})
