@@ -6,6 +6,8 @@ from copeca_action.conclude._conclude import (
     check_bundle,
     conclude,
     merged_report,
+    report_of,
+    reuse_note,
     settings_for,
     summary_of,
 )
@@ -16,6 +18,8 @@ __all__ = [
     "check_bundle",
     "conclude",
     "merged_report",
+    "report_of",
+    "reuse_note",
     "settings_for",
     "summary_of",
 ]

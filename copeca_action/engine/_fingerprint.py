@@ -1,0 +1,88 @@
+"""Run fingerprints: a digest of everything that, changed, makes a finished run's result
+stale. Two runs with the same run id and fingerprint would be measured under the same
+conditions, so a result of one may stand for the other (see docs/reuse.md).
+
+The parts, per run: the harness version; the runner's definition and the CLI version probed
+before any run; the model; the mode's definition as written (and, when it names
+`{tool_dir}`, the content of the tool checkout that arm uses); the task's content hash, its
+repository pin and set-up, and the snapshot commit really resolved; the settings that shape a
+run (timeout, max turns, per-run budget, model endpoint, evaluation sandbox, flag rules).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from pathlib import Path
+
+from copeca_action._util.hashing import sha256_json
+from copeca_action.engine._context import EngineConfig, Resolved
+from copeca_action.plan import BASE_SUFFIX, PlannedRun, RunPlan
+from copeca_action.workspace import folder_content_id
+
+VERSION = 1
+"""Bumped when the parts change, so older fingerprints never match newer ones."""
+
+
+def scripts_id(folder: Path, seed: int) -> str:
+    """The scripted model's identity: every script file's name and bytes, and the seed."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0"
+                      + hashlib.sha256(path.read_bytes()).hexdigest().encode() + b"\n")
+    return f"scripted:{digest.hexdigest()}:seed={seed}"
+
+
+def endpoint_id(cfg: EngineConfig) -> str:
+    """What answers the CLIs: `cfg.endpoint` when the caller named it (the scripted server),
+    else the given base URL, else the vendors' APIs."""
+    if cfg.endpoint:
+        return cfg.endpoint
+    return f"url:{cfg.base_url}" if cfg.base_url else "vendor"
+
+
+def _tool_part(cfg: EngineConfig, arm: str, mode_text: str) -> str | None:
+    if "{tool_dir}" not in mode_text:
+        return None
+    folder = cfg.base_tool_dir if arm.endswith(BASE_SUFFIX) else cfg.tool_dir
+    return folder_content_id(folder) if folder is not None else None
+
+
+def fingerprints(cfg: EngineConfig, res: Resolved, plan: RunPlan) -> dict[str, str | None]:
+    """Run id → fingerprint; None when a part cannot be known (a CLI that prints no
+    version), so such a run is never taken for another."""
+    from copeca_action import __version__  # the package root imports the engine
+
+    scenario = cfg.scenario
+    settings: dict[str, object] = {"timeout_s": scenario.timeout_s, "max_turns": scenario.max_turns,
+                "run_budget_usd": scenario.run_budget_usd, "endpoint": endpoint_id(cfg),
+                "eval_backend": cfg.eval_backend,
+                "flag_rules": dataclasses.asdict(cfg.rules)}
+    arms: dict[str, object] = {}
+    for arm in plan.arms:
+        mode = cfg.corpus.modes.get(arm.removesuffix(BASE_SUFFIX))
+        text = mode.model_dump_json() if mode is not None else ""
+        arms[arm] = {"mode": mode.model_dump(mode="json") if mode else None,
+                     "tool": _tool_part(cfg, arm, text)}
+    out: dict[str, str | None] = {}
+    for run in plan.runs:
+        out[run.run_id] = _one(cfg, res, run, arms, settings, __version__)
+    return out
+
+
+def _one(cfg: EngineConfig, res: Resolved, run: PlannedRun, arms: dict[str, object],
+         settings: dict[str, object], harness: str) -> str | None:
+    version = res.cli_versions.get(run.runner)
+    runner = res.runners.get(run.runner)
+    task = cfg.corpus.tasks.get(run.task_id)
+    if version is None or runner is None or task is None:
+        return None
+    snapshot = res.snapshots.get((task.repo, task.commit))
+    spec = cfg.store.spec(task.repo)
+    return sha256_json({
+        "v": VERSION, "harness": harness,
+        "runner": runner.model_dump(mode="json"), "cli_version": version,
+        "model": run.model, "arm": run.arm, "mode": arms.get(run.arm),
+        "task": run.task_hash, "repo": spec.model_dump(mode="json"),
+        "snapshot": snapshot.commit if snapshot is not None else None,
+        "settings": settings})[:32]
