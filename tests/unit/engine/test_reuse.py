@@ -57,7 +57,7 @@ def test_nothing_changed_reuses_every_run_and_the_new_bundle_verifies(world: Wor
         rid = records[0].run_id
         assert a.read(f"runs/{rid}/stdout.jsonl") == b.read(f"runs/{rid}/stdout.jsonl")
     warnings = world.report("second")["warnings"]
-    assert any(f"4 of 4 run(s) reused" in w and sha in w for w in warnings), warnings
+    assert any("4 of 4 run(s) reused" in w and sha in w for w in warnings), warnings
 
 
 def test_a_changed_tool_reruns_the_tool_arm_only(world: World) -> None:
