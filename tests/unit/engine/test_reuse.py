@@ -13,7 +13,10 @@ from reuse_world import World, make_world, pem
 
 from copeca_action._util.hashing import sha256_file
 from copeca_action.bundle import verify_bundle
+from copeca_action.engine import OutputDir, ReuseOffer, adopt
 from copeca_action.engine._fingerprint import VERSION
+from copeca_action.errors import VerificationError
+from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
 from copeca_action.workspace import folder_content_id
 
@@ -163,3 +166,26 @@ def test_reused_runs_do_not_use_up_the_budget_but_count_in_spend(world: World) -
 
 def test_fingerprints_carry_their_format_version() -> None:
     assert VERSION == 1  # bump it when the parts change (docs/reuse.md)
+
+
+def test_a_run_whose_files_fail_their_check_stops_the_adoption(world: World) -> None:
+    """A file that no longer matches the verified manifest: that run gets no record and no
+    folder, and nothing after it is taken (the bundle changed under us)."""
+    first = world.records("first")
+    plan = RunPlan.model_validate_json((world.root / "first" / "plan.json").read_text())
+    out = OutputDir(world.root / "second")
+    out.claim(plan, "name: s\n", resume=False)
+    fps = {r.run_id: r.fingerprint for r in first}
+    bad = plan.runs[1].run_id
+
+    def extract(run_id: str, dest: Path) -> None:
+        (dest / "stdout.jsonl").write_text("{}\n")
+        if run_id == bad:
+            raise VerificationError("tampered", "changed after verification")
+
+    offer = ReuseOffer(sha256="f" * 64, name="prev.copeca",
+                       records={r.run_id: r for r in first}, extract=extract)
+    result = adopt(out, plan, "s", offer, fps)
+    assert result.reused == 1 and result.error and "changed after" in result.message()
+    assert [r.run_id for r in out.records()] == [plan.runs[0].run_id]
+    assert not out.run_dir(bad).exists()
