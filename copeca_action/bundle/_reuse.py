@@ -29,7 +29,11 @@ class ReusableBundle:
         self.sha256 = sha256_file(path)
         self.verified: VerifiedBundle = verify_bundle(path, pubkey, limits=limits)
         self.records: dict[str, RunRecord] = latest_by_run_id(self.verified.records)
-        self._entries: dict[str, FileEntry] = {f.path: f for f in self.verified.manifest.files}
+        self._by_run: dict[str, list[FileEntry]] = {}
+        for entry in self.verified.manifest.files:  # sorted by path
+            parts = entry.path.split("/", 2)
+            if len(parts) == 3 and parts[0] == RUNS_DIR and parts[2] != RECORD:
+                self._by_run.setdefault(parts[1], []).append(entry)
         self._zip = SafeZip(path, limits)
 
     def __enter__(self) -> ReusableBundle:
@@ -44,15 +48,13 @@ class ReusableBundle:
     def extract(self, run_id: str, dest: Path) -> None:
         """Run `run_id`'s files but its record into the empty folder `dest`."""
         prefix = f"{RUNS_DIR}/{run_id}/"
-        for path, entry in sorted(self._entries.items()):
-            if not path.startswith(prefix) or path == prefix + RECORD:
-                continue
-            if path not in self._zip.members:
-                raise VerificationError("tampered", f"{self.path}: {path} vanished after "
-                                        "verification")
-            target = dest / path[len(prefix):]
+        for entry in self._by_run.get(run_id, []):
+            if entry.path not in self._zip.members:
+                raise VerificationError("tampered", f"{self.path}: {entry.path} vanished "
+                                        "after verification")
+            target = dest / entry.path[len(prefix):]
             target.parent.mkdir(parents=True, exist_ok=True)
-            self._write(path, entry, target)
+            self._write(entry.path, entry, target)
 
     def _write(self, path: str, entry: FileEntry, target: Path) -> None:
         digest = hashlib.sha256()

@@ -17,7 +17,7 @@ from pathlib import Path
 from copeca_action.engine._outdir import FINISHED, OutputDir
 from copeca_action.errors import CopecaError
 from copeca_action.plan import RunPlan
-from copeca_action.records import RunRecord, append_record, latest_by_run_id
+from copeca_action.records import RunRecord, append_records, latest_by_run_id
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,19 @@ def adopt(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
           fingerprints: Mapping[str, str | None]) -> ReuseResult:
     """Copy every matching finished run of `offer` not already finished in `out`."""
     result = ReuseResult(bundle=offer.name, sha256=offer.sha256)
+    taken: list[RunRecord] = []
+    try:
+        _adopt_runs(out, plan, scenario, offer, fingerprints, result, taken)
+    finally:
+        # One append for the batch: a run folder without its record (a crash before this)
+        # is simply run again, its folder replaced.
+        append_records(out.results, taken)
+    return result
+
+
+def _adopt_runs(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
+                fingerprints: Mapping[str, str | None], result: ReuseResult,
+                taken: list[RunRecord]) -> None:
     finished = {rid for rid, r in latest_by_run_id(out.records()).items()
                 if r.outcome in FINISHED}
     for run in plan.runs:
@@ -96,6 +109,5 @@ def adopt(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
         record = old.model_copy(update={"reused_from": offer.sha256,
                                          "run_dir": f"runs/{run.run_id}"})
         (dest / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
-        append_record(out.results, record)
+        taken.append(record)
         result.reused += 1
-    return result
