@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import logging
 from pathlib import Path
 
 from copeca_action._util.hashing import sha256_json
 from copeca_action.engine._context import EngineConfig, Resolved
+from copeca_action.errors import CopecaError
 from copeca_action.plan import BASE_SUFFIX, PlannedRun, RunPlan
 from copeca_action.workspace import folder_content_id
 
+_LOG = logging.getLogger(__name__)
 VERSION = 1
 """Bumped when the parts change, so older fingerprints never match newer ones."""
 
@@ -42,10 +45,19 @@ def endpoint_id(cfg: EngineConfig) -> str:
 
 
 def _tool_part(cfg: EngineConfig, arm: str, mode_text: str) -> str | None:
+    """The content id of the arm's tool checkout; "" when the mode names no `{tool_dir}`,
+    None when it cannot be read (then the arm's runs get no fingerprint)."""
     if "{tool_dir}" not in mode_text:
-        return None
+        return ""
     folder = cfg.base_tool_dir if arm.endswith(BASE_SUFFIX) else cfg.tool_dir
-    return folder_content_id(folder) if folder is not None else None
+    if folder is None:
+        return None
+    try:
+        return folder_content_id(folder)
+    except (CopecaError, OSError) as exc:
+        _LOG.warning("no fingerprint for arm %s: its tool folder %s could not be read (%s)",
+                     arm, folder, exc)
+        return None
 
 
 def fingerprints(cfg: EngineConfig, res: Resolved, plan: RunPlan) -> dict[str, str | None]:
@@ -61,9 +73,9 @@ def fingerprints(cfg: EngineConfig, res: Resolved, plan: RunPlan) -> dict[str, s
     arms: dict[str, object] = {}
     for arm in plan.arms:
         mode = cfg.corpus.modes.get(arm.removesuffix(BASE_SUFFIX))
-        text = mode.model_dump_json() if mode is not None else ""
-        arms[arm] = {"mode": mode.model_dump(mode="json") if mode else None,
-                     "tool": _tool_part(cfg, arm, text)}
+        tool = _tool_part(cfg, arm, mode.model_dump_json()) if mode is not None else None
+        if mode is not None and tool is not None:
+            arms[arm] = {"mode": mode.model_dump(mode="json"), "tool": tool}
     out: dict[str, str | None] = {}
     for run in plan.runs:
         out[run.run_id] = _one(cfg, res, run, arms, settings, __version__)
@@ -75,7 +87,7 @@ def _one(cfg: EngineConfig, res: Resolved, run: PlannedRun, arms: dict[str, obje
     version = res.cli_versions.get(run.runner)
     runner = res.runners.get(run.runner)
     task = cfg.corpus.tasks.get(run.task_id)
-    if version is None or runner is None or task is None:
+    if version is None or runner is None or task is None or run.arm not in arms:
         return None
     snapshot = res.snapshots.get((task.repo, task.commit))
     spec = cfg.store.spec(task.repo)
