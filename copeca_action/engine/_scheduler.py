@@ -263,8 +263,10 @@ def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
         if stats.reuse is not None:
             if total.reuse is None:
                 total.reuse = stats.reuse
-            else:
+            else:  # a later round: the runs it added
                 total.reuse.reused += stats.reuse.reused
+                total.reuse.planned += stats.reuse.planned
+                total.reuse.skipped.update(stats.reuse.skipped)
         return stats.interrupted, stats.budget_stopped
 
     total.plan = run_rounds(cfg, plan, adaptive, one_round, resume)

@@ -60,6 +60,7 @@ def test_a_rerun_reuses_the_unchanged_arm_and_says_so(
     verified = verify_bundle(Path(out["bundle-path"]), world.private.public_key())
     assert len(verified.records) == 4
     body = fake_github.comments[KEY][0]["body"]
+    (tmp_path / "comment.md").write_text(body)  # kept for a look at a failure
     assert "2 of 4 run(s) reused" in body and sha in body
     assert "reused 2 of 4 planned run(s) from s.copeca" in capsys.readouterr().out
 
