@@ -19,7 +19,7 @@ from pathlib import Path
 from copeca_action._util.hashing import sha256_json
 from copeca_action.engine._context import EngineConfig, Resolved
 from copeca_action.errors import CopecaError
-from copeca_action.plan import BASE_SUFFIX, PlannedRun, RunPlan
+from copeca_action.plan import BASE_SUFFIX, RunPlan
 from copeca_action.workspace import folder_content_id
 
 _LOG = logging.getLogger(__name__)
@@ -62,39 +62,39 @@ def _tool_part(cfg: EngineConfig, arm: str, mode_text: str) -> str | None:
 
 def fingerprints(cfg: EngineConfig, res: Resolved, plan: RunPlan) -> dict[str, str | None]:
     """Run id → fingerprint; None when a part cannot be known (a CLI that prints no
-    version), so such a run is never taken for another."""
+    version, an unreadable tool folder), so such a run is never taken for another. Each
+    part is digested once; a run's fingerprint is the digest of its parts' digests."""
     from copeca_action import __version__  # the package root imports the engine
 
     scenario = cfg.scenario
-    settings: dict[str, object] = {"timeout_s": scenario.timeout_s, "max_turns": scenario.max_turns,
-                "run_budget_usd": scenario.run_budget_usd, "endpoint": endpoint_id(cfg),
-                "eval_backend": cfg.eval_backend,
-                "flag_rules": dataclasses.asdict(cfg.rules)}
-    arms: dict[str, object] = {}
+    settings = sha256_json({
+        "v": VERSION, "harness": __version__, "timeout_s": scenario.timeout_s,
+        "max_turns": scenario.max_turns, "run_budget_usd": scenario.run_budget_usd,
+        "endpoint": endpoint_id(cfg), "eval_backend": cfg.eval_backend,
+        "flag_rules": dataclasses.asdict(cfg.rules)})
+    arms: dict[str, str] = {}
     for arm in plan.arms:
         mode = cfg.corpus.modes.get(arm.removesuffix(BASE_SUFFIX))
         tool = _tool_part(cfg, arm, mode.model_dump_json()) if mode is not None else None
         if mode is not None and tool is not None:
-            arms[arm] = {"mode": mode.model_dump(mode="json"), "tool": tool}
+            arms[arm] = sha256_json({"arm": arm, "mode": mode.model_dump(mode="json"),
+                                     "tool": tool})
+    runners = {name: sha256_json({"runner": runner.model_dump(mode="json"),
+                                  "cli_version": res.cli_versions[name]})
+               for name, runner in res.runners.items() if res.cli_versions.get(name)}
+    repos: dict[tuple[str, str | None], str] = {}
     out: dict[str, str | None] = {}
     for run in plan.runs:
-        out[run.run_id] = _one(cfg, res, run, arms, settings, __version__)
+        task = cfg.corpus.tasks.get(run.task_id)
+        if task is None or run.runner not in runners or run.arm not in arms:
+            out[run.run_id] = None
+            continue
+        key = (task.repo, task.commit)
+        if key not in repos:
+            snapshot = res.snapshots.get(key)
+            repos[key] = sha256_json({
+                "repo": cfg.store.spec(task.repo).model_dump(mode="json"),
+                "snapshot": snapshot.commit if snapshot is not None else None})
+        out[run.run_id] = sha256_json([settings, runners[run.runner], run.model,
+                                       arms[run.arm], run.task_hash, repos[key]])[:32]
     return out
-
-
-def _one(cfg: EngineConfig, res: Resolved, run: PlannedRun, arms: dict[str, object],
-         settings: dict[str, object], harness: str) -> str | None:
-    version = res.cli_versions.get(run.runner)
-    runner = res.runners.get(run.runner)
-    task = cfg.corpus.tasks.get(run.task_id)
-    if version is None or runner is None or task is None or run.arm not in arms:
-        return None
-    snapshot = res.snapshots.get((task.repo, task.commit))
-    spec = cfg.store.spec(task.repo)
-    return sha256_json({
-        "v": VERSION, "harness": harness,
-        "runner": runner.model_dump(mode="json"), "cli_version": version,
-        "model": run.model, "arm": run.arm, "mode": arms.get(run.arm),
-        "task": run.task_hash, "repo": spec.model_dump(mode="json"),
-        "snapshot": snapshot.commit if snapshot is not None else None,
-        "settings": settings})[:32]

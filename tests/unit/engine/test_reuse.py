@@ -189,3 +189,11 @@ def test_a_run_whose_files_fail_their_check_stops_the_adoption(world: World) -> 
     assert result.reused == 1 and result.error and "changed after" in result.message()
     assert [r.run_id for r in out.records()] == [plan.runs[0].run_id]
     assert not out.run_dir(bad).exists()
+
+
+def test_a_cli_that_prints_no_version_is_never_reused(world: World) -> None:
+    world.set_version("unknown")
+    assert world.run("second") == 0
+    assert all(r.fingerprint is None for r in world.records("second"))
+    assert world.run("third", "--reuse", str(world.bundle("second"))) == 0
+    assert not any(_reused(world.records("third")).values())
