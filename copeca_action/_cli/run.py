@@ -10,14 +10,22 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from rich.console import Console
 from rich.table import Table
 
-from copeca_action.bundle import load_signing_key
+from copeca_action.bundle import ReusableBundle, load_public_key, load_signing_key
 from copeca_action.conclude import Concluded, conclude
-from copeca_action.engine import EngineConfig, OutputDir, RunStats, make_progress, run_plan
-from copeca_action.errors import ConfigError
+from copeca_action.engine import (
+    EngineConfig,
+    OutputDir,
+    ReuseOffer,
+    RunStats,
+    make_progress,
+    run_plan,
+    scripts_id,
+)
+from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
 from copeca_action.records import RunRecord, latest_by_run_id
 from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
@@ -59,6 +67,14 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "(default: OUT/<scenario>.copeca)")
     p.add_argument("--no-bundle", action="store_true",
                    help="write the report files but no bundle")
+    p.add_argument("--reuse", type=Path, metavar="BUNDLE",
+                   help="a previous .copeca bundle: after it verifies, its finished runs whose "
+                   "run id and fingerprint match a planned run are copied, not run again "
+                   "(see docs/reuse.md)")
+    p.add_argument("--reuse-pubkey", type=Path, metavar="PEM",
+                   help="require the --reuse bundle to be signed by this Ed25519 public key "
+                   "(default: the signing key's public half when --key or "
+                   "$COPECA_SIGNING_KEY is set, else any intact bundle)")
 
 
 @dataclass
@@ -66,6 +82,12 @@ class Prepared:
     cfg: EngineConfig
     plan: RunPlan
     scenario_path: Path
+    reuse: Path | None = None
+    """A previous bundle whose unchanged finished runs are taken instead of run."""
+    reuse_pubkey: Ed25519PublicKey | None = None
+    """The key that must have signed `reuse` (None: any intact bundle, signed or not)."""
+    reuse_warning: str | None = None
+    """Set by `execute` when the `reuse` bundle was refused (nothing was reused)."""
 
 
 def prepare(args: argparse.Namespace, scenario_path: Path,
@@ -74,11 +96,20 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
         raise ConfigError("--workers must be at least 1")
     if args.budget_usd is not None and args.budget_usd <= 0:
         raise ConfigError("--budget-usd must be positive")
-    return prepare_scenario(
+    prep = prepare_scenario(
         scenario_path, out=args.out, out_default=out_default, compare=args.compare,
         shard=args.shard, corpus=args.corpus, cache=args.cache, tool_dir=args.tool_dir,
         base_tool_dir=args.base_tool_dir, base_url=args.base_url, workers=args.workers,
         budget_usd=args.budget_usd, work_dir=args.work_dir)
+    if args.reuse is not None:
+        if not args.reuse.is_file():
+            raise ConfigError(f"--reuse {args.reuse}: no such bundle file")
+        prep.reuse = args.reuse
+        if args.reuse_pubkey is not None:
+            prep.reuse_pubkey = load_public_key(args.reuse_pubkey)
+        elif (key := load_signing_key(args.key)) is not None:
+            prep.reuse_pubkey = key.public_key()
+    return prep
 
 
 def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
@@ -130,17 +161,43 @@ def model_endpoint(prep: Prepared) -> Iterator[str | None]:
     with ScriptedServer(scripts, seed=cfg.scenario.seed,
                         log_path=cfg.out.root / "model-requests.jsonl") as server:
         cfg.base_url = server.url
+        cfg.endpoint = scripts_id(scripts, cfg.scenario.seed)
         try:
             yield server.url
         finally:
             cfg.base_url = None
+            cfg.endpoint = None
+
+
+@contextlib.contextmanager
+def reuse_offer(prep: Prepared) -> Iterator[ReuseOffer | None]:
+    """The `reuse` bundle, verified, as the engine's offer; a bundle that does not verify
+    gives a warning (prep.reuse_warning) and no offer: it is never trusted in part."""
+    if prep.reuse is None:
+        yield None
+        return
+    try:
+        bundle = ReusableBundle(prep.reuse, prep.reuse_pubkey)
+    except CopecaError as exc:
+        prep.reuse_warning = (f"reuse: {prep.reuse.name} was not reused, every planned run "
+                              f"runs: it does not verify ({exc})")
+        print(f"warning: {prep.reuse_warning}", file=sys.stderr, flush=True)
+        yield None
+        return
+    with bundle:
+        yield ReuseOffer(sha256=bundle.sha256, name=prep.reuse.name, records=bundle.records,
+                         extract=bundle.extract)
 
 
 def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
     text = prep.scenario_path.read_text()
-    with model_endpoint(prep):
-        return run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
-                        progress=make_progress(plain=plain or None))
+    with model_endpoint(prep), reuse_offer(prep) as offer:
+        prep.cfg.reuse = offer
+        try:
+            return run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
+                            progress=make_progress(plain=plain or None))
+        finally:
+            prep.cfg.reuse = None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -232,8 +289,10 @@ def print_summary(console: Console, out: OutputDir, stats: RunStats | None = Non
         console.print("flags: " + ", ".join(f"{k} {v}" for k, v in sorted(flags.items())))
     if stats is not None:
         extra = []
+        if stats.reuse is not None:
+            extra.append(stats.reuse.message())
         if stats.skipped_finished:
-            extra.append(f"{stats.skipped_finished} already finished (resumed)")
+            extra.append(f"{stats.skipped_finished} already finished (resumed or reused)")
         if stats.retries:
             extra.append(f"{stats.retries} infra retries")
         if stats.budget_stopped:

@@ -14,6 +14,7 @@ from copeca_action.bundle._model import (
     Statement,
     Summary,
 )
+from copeca_action.bundle._reuse import ReusableBundle
 from copeca_action.bundle._sign import (
     SIGNING_KEY_ENV,
     generate_keypair,
@@ -47,6 +48,7 @@ __all__ = [
     "Predicate",
     "RenderedReport",
     "ReportFn",
+    "ReusableBundle",
     "SafeZip",
     "Source",
     "Statement",

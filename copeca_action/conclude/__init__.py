@@ -7,6 +7,8 @@ from copeca_action.conclude._conclude import (
     conclude,
     merged_report,
     report_and_files,
+    report_of,
+    reuse_note,
     settings_for,
     summary_of,
 )
@@ -22,6 +24,8 @@ __all__ = [
     "merge_shards",
     "merged_report",
     "report_and_files",
+    "report_of",
+    "reuse_note",
     "settings_for",
     "shard_scenario",
     "summary_of",

@@ -6,8 +6,10 @@ The one place the report, render and bundle stages meet, so the CLI (`run`, `dem
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +28,9 @@ from copeca_action.bundle import (
 )
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan
-from copeca_action.records import RunRecord, read_records
+from copeca_action.records import RunRecord, latest_by_run_id, read_records
 from copeca_action.render import coverage_curves, report_files, run_points
-from copeca_action.report import Report, Settings, build_report
+from copeca_action.report import Report, Settings, build_report, table_from_records
 from copeca_action.scenario import Runner, Scenario, Task
 
 REPORT_FILES = ("report.json", "report.md", "report.html")
@@ -68,6 +70,28 @@ def summary_of(report: Report) -> Summary:
                    control_delta=_finite(head.control_delta.estimate)
                    if head.control_delta else None,
                    cpc={a.arm: _finite(a.cpc_usd) for a in report.arms}, extra=extra)
+
+
+def reuse_note(records: Iterable[RunRecord]) -> str | None:
+    """How many runs were copied from earlier bundles by `reuse`, and from which (by the
+    bundle file's sha256); None when every run was measured here."""
+    final = list(latest_by_run_id(records).values())
+    sources = Counter(r.reused_from for r in final if r.reused_from)
+    if not sources:
+        return None
+    parts = "; ".join(f"{n} from the bundle with sha256 {sha}"
+                      for sha, n in sorted(sources.items()))
+    return (f"{sum(sources.values())} of {len(final)} run(s) reused, not run again (same run "
+            f"id and fingerprint): {parts}. Their spend is what they cost when measured.")
+
+
+def report_of(records: list[RunRecord], settings: Settings, scenario: str) -> Report:
+    """build_report, with the reuse note among the report's warnings."""
+    table = table_from_records(records)
+    note = reuse_note(records)
+    if note is not None:
+        table = dataclasses.replace(table, extra_warnings=(*table.extra_warnings, note))
+    return build_report(table, settings, scenario=scenario)
 
 
 def settings_for(scenario: Scenario, runners: Mapping[str, Runner]) -> Settings:
@@ -115,7 +139,7 @@ def report_and_files(records: list[RunRecord], scenario: Scenario, scenario_yaml
                      ) -> tuple[Report, dict[str, bytes]]:
     """The Report and its files (report.json, .md, .html): one recipe for a run and a
     merge."""
-    report = build_report(records, settings_for(scenario, runners), scenario=scenario.name)
+    report = report_of(records, settings_for(scenario, runners), scenario.name)
     files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
                          keyid=keyid, scenario_yaml=scenario_yaml)
     return report, dict(files)

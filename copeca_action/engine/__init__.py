@@ -10,6 +10,7 @@ from copeca_action.engine._context import (
     resolve,
 )
 from copeca_action.engine._execute import Prepared, finish, provision, start_agent
+from copeca_action.engine._fingerprint import endpoint_id, fingerprints, scripts_id
 from copeca_action.engine._flags import (
     DEFAULT_RULES,
     FlagRules,
@@ -27,6 +28,7 @@ from copeca_action.engine._progress import (
     RichProgress,
     make_progress,
 )
+from copeca_action.engine._reuse import ReuseOffer, ReuseResult, adopt
 from copeca_action.engine._scheduler import RunStats, run_plan
 from copeca_action.engine._validity import proxy_count, tool_adopted
 
@@ -43,10 +45,15 @@ __all__ = [
     "Prepared",
     "ProgressSink",
     "Resolved",
+    "ReuseOffer",
+    "ReuseResult",
     "RichProgress",
     "RunStats",
+    "adopt",
     "budget_exhausted",
+    "endpoint_id",
     "expand_mode",
+    "fingerprints",
     "finish",
     "flags_for",
     "make_progress",
@@ -54,6 +61,7 @@ __all__ = [
     "proxy_count",
     "resolve",
     "run_plan",
+    "scripts_id",
     "start_agent",
     "talkative_failure",
     "token_snowball",

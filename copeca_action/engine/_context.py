@@ -16,6 +16,7 @@ from copeca_action._util.paths import PACKAGE_DIR
 from copeca_action.agent import cli_version, resolve_binary
 from copeca_action.engine._flags import DEFAULT_RULES, FlagRules
 from copeca_action.engine._outdir import OutputDir
+from copeca_action.engine._reuse import ReuseOffer
 from copeca_action.errors import ConfigError, WorkspaceError
 from copeca_action.evaluate import Sandbox, make_sandbox
 from copeca_action.plan import RunPlan
@@ -56,6 +57,11 @@ class EngineConfig:
     """Reset a finished run's worktree for the next run instead of making a new one."""
     eval_backend: str = "local"
     """Sandbox that runs the hidden tests of `patch` tasks (`local` or `docker`)."""
+    endpoint: str | None = None
+    """Identity of the model endpoint for run fingerprints (the scripted server's scripts);
+    None: the base URL, else the vendors."""
+    reuse: ReuseOffer | None = None
+    """Finished runs of a verified previous bundle to take instead of running them."""
 
 
 @dataclass
@@ -68,6 +74,8 @@ class Resolved:
     """Per arm, with `{python}` and `{tool_dir}` expanded."""
     runners: dict[str, Runner] = field(default_factory=dict)
     cli_versions: dict[str, str | None] = field(default_factory=dict)
+    fingerprints: dict[str, str | None] = field(default_factory=dict)
+    """Run id → fingerprint (engine/_fingerprint.py), recorded in each RunRecord."""
     pool: WorktreePool | None = None
     """Set by the scheduler when worktrees are reused."""
     _sandboxes: dict[str, Sandbox] = field(default_factory=dict)

@@ -36,8 +36,10 @@ from copeca_action.engine._execute import (
     provision,
     start_agent,
 )
+from copeca_action.engine._fingerprint import fingerprints
 from copeca_action.engine._outdir import FINISHED
 from copeca_action.engine._progress import NullProgress, ProgressSink
+from copeca_action.engine._reuse import ReuseResult, adopt
 from copeca_action.plan import PlannedRun, RunPlan
 from copeca_action.records import RunRecord, append_record, latest_by_run_id
 from copeca_action.transcript import pricing_age_warning
@@ -64,6 +66,8 @@ class RunStats:
     """Shown when the run started (e.g. a runner's prices not checked for 60 days)."""
     plan: RunPlan | None = None
     """The plan that was run: under adaptive sampling, every round up to the last one."""
+    reuse: ReuseResult | None = None
+    """What `reuse` took from a previous bundle (None: no bundle offered)."""
 
     @property
     def final(self) -> list[RunRecord]:
@@ -256,6 +260,13 @@ def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
         total.wall_s += stats.wall_s
         total.interrupted, total.budget_stopped = stats.interrupted, stats.budget_stopped
         total.planned, total.skipped_finished = stats.planned, stats.skipped_finished
+        if stats.reuse is not None:
+            if total.reuse is None:
+                total.reuse = stats.reuse
+            else:  # a later round: the runs it added
+                total.reuse.reused += stats.reuse.reused
+                total.reuse.planned += stats.reuse.planned
+                total.reuse.skipped.update(stats.reuse.skipped)
         return stats.interrupted, stats.budget_stopped
 
     total.plan = run_rounds(cfg, plan, adaptive, one_round, resume)
@@ -279,11 +290,20 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         out.clear_worktrees()
         for snap in res.snapshots.values():
             prune_worktrees(Path(snap.git_dir))
+        res.fingerprints = fingerprints(cfg, res, plan)
+        reuse = None
+        if cfg.reuse is not None:
+            reuse = adopt(out, plan, cfg.scenario.name, cfg.reuse, res.fingerprints)
+            progress.warn(f"reuse: {reuse.message()}")
         latest = latest_by_run_id(out.records())
         finished = {rid for rid, r in latest.items() if r.outcome in FINISHED}
         history = [(f"{r.arm}|{r.model}", r.cost_usd) for r in latest.values()
                    if r.reached_agent]
-        budget = Budget(cfg.scenario.budget_usd, sum(c for _, c in history), history)
+        # Reused runs cost nothing now: they inform the expected cost of a run but do not
+        # use up this invocation's budget (their measured cost still counts in spend).
+        spent = sum(r.cost_usd for r in latest.values()
+                    if r.reached_agent and r.reused_from is None)
+        budget = Budget(cfg.scenario.budget_usd, spent, history)
         todo = [r for r in plan.runs if r.run_id not in finished]
         if cfg.reuse_worktrees:
             res.pool = WorktreePool(out.worktrees)
@@ -299,6 +319,7 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
             out.clear_worktrees()
         stats.skipped_finished = len(plan.runs) - len(todo)
         stats.warnings = stats_warnings
+        stats.reuse = reuse
         return stats
     finally:
         out.release()

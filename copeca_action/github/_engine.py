@@ -140,25 +140,50 @@ def run_engine(ctx: ActionContext) -> Outcome:
            if ctx.inputs.signing_key.strip() else None)
     if ctx.inputs.merge:
         return run_merge(ctx, key)
-    if ctx.inputs.reuse:
-        annotate("warning", "copeca-action: `reuse` is not supported by this version yet; "
-                 "every planned run is run")
     with base_worktree(ctx) as base:
         return _run(ctx, key, base)
 
 
+def reuse_path(ctx: ActionContext) -> tuple[Path | None, str | None]:
+    """The `reuse` input's one bundle (a workspace-relative path or glob), or why none: the
+    first run of a PR has no previous bundle, so no match is a warning, not an error."""
+    pattern = ctx.inputs.reuse
+    if not pattern:
+        return None, None
+    full = pattern if Path(pattern).is_absolute() else str(ctx.workspace / pattern)
+    matches = sorted(Path(m) for m in glob.glob(full, recursive=True) if Path(m).is_file())
+    if not matches:
+        return None, (f"reuse: no bundle matches {pattern!r}; every planned run runs (the "
+                      "first run of a pull request has none)")
+    if len(matches) > 1:
+        return None, (f"reuse: {len(matches)} files match {pattern!r} "
+                      f"({', '.join(m.name for m in matches[:5])}); name one bundle. Every "
+                      "planned run runs")
+    return matches[0], None
+
+
 def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -> Outcome:
     prep = prepare_ctx(ctx, base_tool_dir=base)
+    prep.reuse, refused = reuse_path(ctx)
+    # A bundle signed by the action's own key, when it has one; else any intact bundle.
+    prep.reuse_pubkey = key.public_key() if key is not None else None
     ctx.output_dir.mkdir(parents=True, exist_ok=True)
     stats = execute(prep, resume=prep.cfg.out.results.exists(), plain=True)
     if stats.interrupted:
         raise CopecaError("the run was interrupted before the plan finished")
+    refused = refused or prep.reuse_warning
+    if refused:
+        annotate("warning", f"copeca-action: {refused}")
+    if stats.reuse is not None:
+        print(f"copeca-action: {stats.reuse.message()}", flush=True)
     bundle = ctx.output_dir / f"{prep.cfg.scenario.name}.copeca"
     done = conclude_prepared(prep, key, bundle)
     info = BundleInfo(done.bundle_path, done.bundle_sha256, done.keyid)
     data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
                         full_report=artifact_hint(ctx))
+    if refused:
+        data = data.model_copy(update={"warnings": [*data.warnings, refused]})
     return Outcome(comment=data,
                    outputs=output_values(done.report, info, done.files.get("report.json")))
 

@@ -3,6 +3,7 @@
 from copeca_action.records._foreign import Format, detect_format, from_copeca, read_rows
 from copeca_action.records._io import (
     append_record,
+    append_records,
     iter_records,
     latest_by_run_id,
     read_records,
@@ -34,6 +35,7 @@ __all__ = [
     "Tokens",
     "ViewedSpan",
     "append_record",
+    "append_records",
     "detect_format",
     "from_copeca",
     "iter_records",

@@ -23,6 +23,19 @@ def append_record(path: Path, record: RunRecord) -> None:
         os.close(fd)
 
 
+def append_records(path: Path, records: Iterable[RunRecord]) -> None:
+    """Append many records with one write and one fsync (a batch copied in at once)."""
+    data = "".join(r.model_dump_json() + "\n" for r in records).encode()
+    if not data:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_records(path: Path, records: Iterable[RunRecord]) -> None:
     with path.open("w") as handle:
         for record in records:

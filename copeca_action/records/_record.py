@@ -91,6 +91,13 @@ class RunRecord(RecordModel):
     retrieval: RetrievalSummary | None = None
     """Retrieval metrics against the task's gold (None: the task has no gold, or the run was
     not scored); see docs/retrieval.md."""
+    fingerprint: str | None = None
+    """Digest of everything that, changed, makes this result stale (runner definition, CLI
+    version, model, mode, task, repository pin, run settings, tool content); see
+    docs/reuse.md. None: not computed (older records, or a CLI that reports no version)."""
+    reused_from: str | None = None
+    """sha256 of the verified bundle this record was copied from by `reuse`, unchanged but
+    for this field; None: measured by this run."""
 
     @property
     def reached_agent(self) -> bool:

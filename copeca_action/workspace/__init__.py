@@ -1,5 +1,6 @@
 """Workspaces: pinned snapshots in a cache, one isolated git worktree per run."""
 
+from copeca_action.workspace._content import folder_content_id
 from copeca_action.workspace._pool import WorktreePool, reset_worktree
 from copeca_action.workspace._snapshot import (
     ORIGIN_ORDER,
@@ -37,6 +38,7 @@ __all__ = [
     "check_mutations",
     "clean_tree",
     "default_cache_dir",
+    "folder_content_id",
     "head_of",
     "instruction_files",
     "origin_of",

@@ -5,6 +5,7 @@ the contract-checking fake GitHub API receiving the comment."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -149,3 +150,35 @@ def test_dry_run_compare_both_runs_the_base_arm_from_a_worktree_of_the_base(
                                text=True).stdout
     assert len(worktrees.splitlines()) == 1
     assert "unsigned" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+
+
+def test_dry_run_rerun_with_reuse_copies_every_unchanged_run(tmp_path: Path) -> None:
+    """The real CLI twice: the second job gets the first job's signed bundle as `reuse`;
+    nothing changed (same probed Claude Code version, runner, modes, tasks, scripts), so every
+    run is copied, none is run, and the new bundle verifies on its own."""
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    env = _env(tmp_path, "", pem)
+    env["INPUT_COMMENT"] = "never"
+    assert main(env, run_engine) == 0
+    first = Path(parse_outputs(Path(env["GITHUB_OUTPUT"]))["bundle-path"])
+    ws = Path(env["GITHUB_WORKSPACE"])
+    (ws / "previous").mkdir()
+    (ws / "previous" / first.name).write_bytes(first.read_bytes())
+    for child in first.parent.iterdir():  # the next job starts from a fresh output folder
+        if child.is_file():
+            child.unlink()
+        else:
+            shutil.rmtree(child)
+    Path(env["GITHUB_OUTPUT"]).unlink()
+    env["INPUT_REUSE"] = "previous/*.copeca"
+    assert main(env, run_engine) == 0
+    out = parse_outputs(Path(env["GITHUB_OUTPUT"]))
+    verified = verify_bundle(Path(out["bundle-path"]), key.public_key())
+    assert len(verified.records) == 8
+    assert all(r.reused_from and r.fingerprint for r in verified.records)
+    assert not (Path(out["bundle-path"]).parent / "model-requests.jsonl").is_file() or \
+        not (Path(out["bundle-path"]).parent / "model-requests.jsonl").read_text().strip()
+    report = Report.model_validate_json(Path(out["report-path"]).read_text())
+    assert any("8 of 8 run(s) reused" in w for w in report.warnings)

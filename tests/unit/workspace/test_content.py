@@ -1,0 +1,48 @@
+"""folder_content_id: the tool's identity for reuse fingerprints, from real git and files."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from copeca_action.workspace import folder_content_id
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), "-c", "user.name=t", "-c",
+                           "user.email=t@e.invalid", *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_a_clean_subfolder_is_named_by_its_tree_and_other_folders_do_not_matter(
+        tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "tool").mkdir(parents=True)
+    (repo / "tool" / "main.py").write_text("v1\n")
+    (repo / "docs.md").write_text("docs\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "one")
+    first = folder_content_id(repo / "tool")
+    assert first == "tree:" + _git(repo, "rev-parse", "HEAD:tool")
+    (repo / "docs.md").write_text("other docs\n")
+    _git(repo, "commit", "-qam", "docs only")
+    assert folder_content_id(repo / "tool") == first
+    (repo / "tool" / "main.py").write_text("v2\n")
+    edited = folder_content_id(repo / "tool")
+    assert edited.startswith("files:")
+    _git(repo, "commit", "-qam", "v2")
+    assert folder_content_id(repo / "tool") not in (first, edited)
+
+
+def test_outside_git_every_file_but_dot_git_counts(tmp_path: Path) -> None:
+    folder = tmp_path / "plain"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "a.txt").write_text("a\n")
+    first = folder_content_id(folder)
+    assert first.startswith("files:") and folder_content_id(folder) == first
+    (folder / "sub" / "a.txt").write_text("b\n")
+    second = folder_content_id(folder)
+    assert second != first
+    (folder / "b.txt").write_text("new\n")
+    assert folder_content_id(folder) not in (first, second)
