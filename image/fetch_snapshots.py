@@ -29,21 +29,30 @@ SOURCES_DIR = Path("/etc/apt/sources.list.d")
 SOURCES_LIST = Path("/etc/apt/sources.list")
 
 
-def enable_deb_src() -> None:
-    """A `deb-src` entry for every configured `deb` one (deb822 and one-line formats), then
-    `apt-get update`: `apt-get source` needs the Sources indexes."""
-    for path in sorted(SOURCES_DIR.glob("*.sources")):
+def add_deb_src(sources_dir: Path = SOURCES_DIR, sources_list: Path = SOURCES_LIST) -> list[Path]:
+    """A `deb-src` entry for every configured `deb` one, in deb822 `.sources` files and in the
+    one-line `sources.list`; returns the files changed (entries already there are kept)."""
+    changed = []
+    for path in sorted(sources_dir.glob("*.sources")):
         text = path.read_text()
         new = re.sub(r"^Types:[ \t]*deb[ \t]*$", "Types: deb deb-src", text, flags=re.M)
         if new != text:
             path.write_text(new)
-    if SOURCES_LIST.is_file():
-        lines = SOURCES_LIST.read_text().splitlines()
+            changed.append(path)
+    if sources_list.is_file():
+        lines = sources_list.read_text().splitlines()
         have = {ln.strip() for ln in lines}
         extra = [src for ln in lines if ln.strip().startswith("deb ")
                  if (src := "deb-src " + ln.strip()[4:]) not in have]
         if extra:
-            SOURCES_LIST.write_text("\n".join([*lines, *extra]) + "\n")
+            sources_list.write_text("\n".join([*lines, *extra]) + "\n")
+            changed.append(sources_list)
+    return changed
+
+
+def enable_deb_src() -> None:
+    """`apt-get source` needs the Sources indexes of the configured mirror."""
+    add_deb_src()
     subprocess.run(["apt-get", "update", "-qq"], check=True)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import local_image  # image/, on sys.path through tests/integration/conftest.py
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from copeca_action._util.hashing import sha256_file
@@ -72,7 +73,8 @@ def test_fork_pull_request_without_secrets_is_skipped(
     outputs = local_image.read_outputs(tmp / "output")
     assert outputs["verdict"] == "skipped"
     assert outputs["bundle-path"] == ""
-    assert not list((tmp_path / "fork" / "ws").rglob("*.copeca"))  # nothing ran
+    ws = tmp_path / "fork" / "ws"
+    assert not [p for p in ws.rglob("*.copeca") if p.is_file()]  # nothing ran, no bundle
 
 
 def test_dry_run_in_the_image_uses_its_snapshots_and_signs_a_verifiable_bundle(
@@ -96,8 +98,9 @@ def test_dry_run_in_the_image_uses_its_snapshots_and_signs_a_verifiable_bundle(
     assert outputs["bundle-sha256"] in summary and "pr-dry" in summary
 
     key = load_pem_private_key((work / "key.pem").read_bytes(), None)
-    verified = verify_bundle(bundle, key.public_key())  # type: ignore[arg-type]
-    assert verified.pinned and verified.keyid == keyid_of(key.public_key())  # type: ignore[arg-type]
+    assert isinstance(key, Ed25519PrivateKey)
+    verified = verify_bundle(bundle, key.public_key())
+    assert verified.pinned and verified.keyid == keyid_of(key.public_key())
     records = verified.records
     runners = {"claude", "codex"} if CODEX else {"claude"}
     assert len(records) == 8 * len(runners) == len(verified.plan.runs)
