@@ -4,8 +4,8 @@
 One implementation for the manual scripts (`image/build-local.sh`, `image/smoke-dry-run.sh`)
 and the CI test (tests/integration/action/test_image.py): a private podman storage, a Debian
 bookworm base made with debootstrap (no image can be pulled), the build with the host's CA
-bundle as the `extra_ca` secret, and the entrypoint run as the composite action runs it (the
-workspace at /github/workspace, GitHub's variables passed by name).
+bundle as the `extra_ca` secret, and the container started by action.yml's own run step
+(its bash, with `docker` being this podman and no network).
 
 Usage (prints the time of each step and the image size):
   local_image.py build WORKDIR [--toolchains 0|1] [--fetch-snapshots 1|0|"REPO ..."]
@@ -30,7 +30,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 BASE_TAG = "localhost/debian:bookworm"
 IMAGE_TAG = "localhost/copeca-action:local"
-WORKSPACE = "/github/workspace"
 IMAGE_CACHE = "/opt/copeca/cache"
 """COPECA_CACHE_DIR in the image: the snapshot cache the build fills (Dockerfile)."""
 
@@ -236,16 +235,35 @@ def read_outputs(path: Path) -> dict[str, str]:
     return out
 
 
+DOCKER_SHIM = """#!/bin/sh
+# `docker` for action.yml's run step: the private podman, never pulling, no network.
+if [ "$1" = run ]; then shift; exec podman run --pull=never --network=none "$@"; fi
+exec podman "$@"
+"""
+
+
+def action_run_step(action_yml: Path = ROOT / "action.yml") -> str:
+    """The bash of action.yml's `run` step, which starts the container."""
+    import yaml
+
+    steps = yaml.safe_load(action_yml.read_text())["runs"]["steps"]
+    script: str = next(s for s in steps if s.get("id") == "run")["run"]
+    return script
+
+
 def run_action(env: Mapping[str, str], work: Path, event: Mapping[str, Any],
                inputs: Mapping[str, str], *, tag: str = IMAGE_TAG,
                secrets: Mapping[str, str] | None = None,
                timeout_s: float = 900) -> tuple[subprocess.CompletedProcess[str], Path]:
-    """The entrypoint as action.yml runs it, with `work`/ws as the workspace and `work`/tmp
-    as RUNNER_TEMP (event, $GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY), and no network.
-    Values go through the environment by name, never on the command line."""
-    ws, tmp = work / "ws", work / "tmp"
-    ws.mkdir(parents=True, exist_ok=True)
-    tmp.mkdir(parents=True, exist_ok=True)
+    """action.yml's own run step (bash) with `docker` being the private podman and no
+    network: `work`/ws is the workspace, `work`/tmp holds the event, $GITHUB_OUTPUT and
+    $GITHUB_STEP_SUMMARY as the runner's temp folder does. Returns the step's process and
+    that folder."""
+    ws, tmp, shim = work / "ws", work / "tmp", work / "bin"
+    for folder in (ws, tmp, shim):
+        folder.mkdir(parents=True, exist_ok=True)
+    (shim / "docker").write_text(DOCKER_SHIM)
+    (shim / "docker").chmod(0o755)
     (tmp / "event.json").write_text(json.dumps(event))
     (tmp / "output").write_text("")
     github = {
@@ -256,16 +274,12 @@ def run_action(env: Mapping[str, str], work: Path, event: Mapping[str, Any],
         "GITHUB_RUN_ID": "4242", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_JOB": "bench",
         "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": "https://api.github.com",
         "GITHUB_REF": "refs/pull/2/merge", "GITHUB_ACTOR": "Codertocat",
-        "GITHUB_WORKSPACE": WORKSPACE, "COPECA_HOST_WORKSPACE": str(ws),
+        "GITHUB_WORKSPACE": str(ws), "COPECA_IMAGE": tag,
     }
-    passed = {**github, **inputs, **(secrets or {})}
-    argv = ["podman", "run", "--rm", "--pull=never", "--network=none", "--workdir", WORKSPACE,
-            "--volume", f"{ws}:{WORKSPACE}", "--volume", f"{tmp}:{tmp}"]
-    for name in passed:
-        argv += ["--env", name]
-    argv.append(tag)
-    proc = subprocess.run(argv, env={**env, **passed}, capture_output=True, text=True,
-                          timeout=timeout_s, check=False)
+    step_env = {**env, "PATH": f"{shim}:{env.get('PATH', os.defpath)}", **github, **inputs,
+                **(secrets or {})}
+    proc = subprocess.run(["bash", "-c", action_run_step()], env=step_env, cwd=ws,
+                          capture_output=True, text=True, timeout=timeout_s, check=False)
     return proc, tmp
 
 

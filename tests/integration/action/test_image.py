@@ -1,7 +1,8 @@
-"""The action's image, built with podman from a locally made Debian base (nothing pulled) and
-run as action.yml runs it: the workspace at /github/workspace, GitHub's variables, the real
-`pull_request` payload, no network. The build and runs go through image/local_image.py, the
-same code as image/build-local.sh and image/smoke-dry-run.sh.
+"""The action's image, built with podman from a locally made Debian base (nothing pulled),
+started by action.yml's own run step (its bash, `docker` being podman): the workspace at
+/github/workspace, GitHub's variables, the real `pull_request` payload, no network. The build
+and runs go through image/local_image.py, the same code as image/build-local.sh and
+image/smoke-dry-run.sh.
 
 One build per session (a few minutes on 2 cores: CORPUS_TOOLCHAINS=0, and only the
 snapshots the dry run needs unless COPECA_IMAGE_FETCH says otherwise, e.g. `1` for all).
@@ -75,6 +76,20 @@ def test_fork_pull_request_without_secrets_is_skipped(
     assert outputs["bundle-path"] == ""
     ws = tmp_path / "fork" / "ws"
     assert not [p for p in ws.rglob("*.copeca") if p.is_file()]  # nothing ran, no bundle
+    assert not list(ws.glob(".copeca-io.*"))  # action.yml's exchange folder is removed
+
+
+def test_a_failing_entrypoint_fails_the_step_with_its_summary(
+        podman_env: dict[str, str], action_image: str, tmp_path: Path) -> None:
+    """podman's Docker API reports 0 for a failed `docker run --rm`: action.yml must not
+    rely on it. A scenario that does not exist is a configuration error, exit 2."""
+    proc, tmp = local_image.run_action(
+        podman_env, tmp_path / "bad", local_image.pr_event(),
+        {"INPUT_SCENARIO": "benchmark/missing.yaml", "INPUT_DRY_RUN": "true",
+         "INPUT_COMMENT": "never"}, tag=action_image)
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    summary = (tmp / "summary.md").read_text()
+    assert "copeca-action failed" in summary and "benchmark/missing.yaml" in summary
 
 
 def test_dry_run_in_the_image_uses_its_snapshots_and_signs_a_verifiable_bundle(
