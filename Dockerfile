@@ -11,9 +11,11 @@
 #   CORPUS_TOOLCHAINS 1 (default) installs Debian's Go and Rust toolchains and the libraries
 #                    the gin and ripgrep edit tasks build against (docs/corpus.md); 0 skips
 #                    them (those tasks then grade as incorrect).
-#   FETCH_SNAPSHOTS  1 (default) downloads the corpus's sdist snapshots and checks their
-#                    sha256 at build time; 0 skips (the image then needs the network to run
-#                    the bundled corpus).
+#   FETCH_SNAPSHOTS  1 (default) fills the image's snapshot cache ($COPECA_CACHE_DIR) with
+#                    every corpus repository: the PyPI sdist and Debian's orig tarballs (via a
+#                    deb-src entry for the configured mirror), each checked against its sha256,
+#                    and each repository's set-up run once; "gin express" fetches only those;
+#                    0 skips (the image then needs the network for the corpus's snapshots).
 # Build secret:
 #   extra_ca         a PEM bundle to trust in addition to the system roots, for builds (and
 #                    runs) behind a TLS-intercepting proxy:
@@ -38,7 +40,7 @@ ENV DEBIAN_FRONTEND=noninteractive \
     SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
     NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
     PATH=/opt/copeca/venv/bin:/opt/copeca/runners/node_modules/.bin:$PATH \
-    COPECA_SNAPSHOT_CACHE=/opt/copeca/snapshots \
+    COPECA_CACHE_DIR=/opt/copeca/cache \
     COPECA_IN_CONTAINER=1
 
 # System packages: git (snapshots, worktrees), bubblewrap (local sandbox), CA roots, and
@@ -54,7 +56,7 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     fi \
     && apt-get update -qq \
     && apt-get install -y -qq --no-install-recommends ca-certificates git bubblewrap patch \
-    && if ! command -v python3 >/dev/null; then \
+    && if ! python3 -c 'import ensurepip' 2>/dev/null; then \
          apt-get install -y -qq --no-install-recommends python3 python3-venv; \
        fi \
     && update-ca-certificates >/dev/null \
@@ -98,9 +100,12 @@ COPY . /opt/copeca/src
 RUN /opt/copeca/venv/bin/pip install --quiet /opt/copeca/src \
     && copeca-action --version
 
-# Pinned snapshots of the corpus, verified by sha256 (FETCH_SNAPSHOTS=0 skips).
-RUN if [ "${FETCH_SNAPSHOTS}" = "1" ]; then \
-      python /opt/copeca/src/image/fetch_snapshots.py /opt/copeca/src/corpus /opt/copeca/snapshots; \
-    else mkdir -p /opt/copeca/snapshots; fi
+# Pinned snapshots of the corpus in the cache the engine reads, verified by sha256
+# (FETCH_SNAPSHOTS=0 skips; a list of repository names fetches only those).
+RUN if [ "${FETCH_SNAPSHOTS}" = 0 ]; then mkdir -p "${COPECA_CACHE_DIR}"; else \
+      python /opt/copeca/src/image/fetch_snapshots.py /opt/copeca/src/corpus \
+        "${COPECA_CACHE_DIR}" "${FETCH_SNAPSHOTS}"; \
+    fi \
+    && rm -rf /var/lib/apt/lists/* /root/.npm
 
 ENTRYPOINT ["/opt/copeca/venv/bin/python", "/opt/copeca/src/entrypoint.py"]

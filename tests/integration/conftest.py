@@ -6,9 +6,9 @@ Nothing is pulled: the busybox image is built from Debian's busybox-static binar
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,13 +16,9 @@ from typing import Any
 
 import pytest
 
-CONTAINERS_CONF = """[containers]
-default_ulimits = ["nofile=20000:20000", "nproc=4096:4096"]
-[engine]
-runtime = "runc"
-cgroup_manager = "cgroupfs"
-events_logger = "file"
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "image"))
+import local_image  # the one podman set-up shared with image/*.sh
+
 BUSYBOX_APPLETS = ("sh", "sleep", "cat", "echo", "ls", "mkdir", "true", "false", "wc", "grep",
                    "sed", "env", "id", "ps", "kill", "wget", "nc", "ping", "test", "[", "expr",
                    "head", "tail", "rm", "touch", "seq", "yes")
@@ -35,23 +31,30 @@ def docker_host(docker_client: Any) -> str:
 
 
 @pytest.fixture(scope="session")
-def docker_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A docker SDK client on a private podman service; the service is always stopped."""
+def podman_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The environment of a private podman (CLI or service); its storage is reset at the end.
+
+    Everything podman keeps stays under its own folder: by default exit files, events and
+    the "alive" marker live in /run/libpod and locks in /dev/shm/libpod_lock, shared with
+    every other podman on the machine, and the reset would wipe them under any other test
+    session running containers at the same time."""
     if shutil.which("podman") is None:
         pytest.skip("podman is not installed (apt-get install podman runc)")
+    env = local_image.podman_env(tmp_path_factory.mktemp("podman"))
+    try:
+        yield env
+    finally:
+        # Unmount and delete the private storage, so the test folder can be removed.
+        local_image.reset_storage(env)
+
+
+@pytest.fixture(scope="session")
+def docker_client(podman_env: dict[str, str]) -> Iterator[Any]:
+    """A docker SDK client on a private podman service; the service is always stopped."""
     import docker
 
-    root = tmp_path_factory.mktemp("podman")
-    # Everything the service keeps at run time stays under `root`: by default exit files,
-    # events and the "alive" marker live in /run/libpod and locks in /dev/shm/libpod_lock,
-    # shared with every other podman on the machine, and the `system reset` below would
-    # wipe them under any other test session running containers at the same time.
-    (root / "containers.conf").write_text(
-        CONTAINERS_CONF + f'tmp_dir = "{root}/tmp"\nlock_type = "file"\n')
-    (root / "storage.conf").write_text(f'[storage]\ndriver = "overlay"\ngraphroot = "{root}/graph"'
-                                       f'\nrunroot = "{root}/run"\n')
-    env = {**os.environ, "CONTAINERS_CONF": str(root / "containers.conf"),
-           "CONTAINERS_STORAGE_CONF": str(root / "storage.conf")}
+    env = podman_env
+    root = Path(env["CONTAINERS_CONF"]).parent
     sock = root / "podman.sock"
     log = (root / "service.log").open("w")
     service = subprocess.Popen(["podman", "system", "service", "--time=0", f"unix://{sock}"],
@@ -74,9 +77,6 @@ def docker_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             service.kill()
             service.wait()
         log.close()
-        # Unmount and delete the private storage, so the test folder can be removed.
-        subprocess.run(["podman", "system", "reset", "--force"], env=env, capture_output=True,
-                       timeout=120, check=False)
 
 
 def _connect(docker: Any, url: str, service: subprocess.Popen[bytes], root: Path) -> Any:

@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -72,24 +71,12 @@ def fastapi_python() -> Path:
 def python_rootfs_tar() -> Path:
     """A Debian bookworm minbase root file system with python3, as a tar (cached): built by
     debootstrap from the Debian mirror, since no image can be pulled."""
-    cached = cache_dir() / "debian-bookworm-python3-rootfs.tar"
-    if cached.exists():
-        return cached
-    if shutil.which("debootstrap") is None:
-        pytest.skip("debootstrap is not installed: no Python image can be built")
-    mirror = os.environ.get("COPECA_DEBIAN_MIRROR", "http://deb.debian.org/debian")
-    with tempfile.TemporaryDirectory(prefix="rootfs-", dir=cache_dir()) as tmp:
-        rootfs = Path(tmp) / "rootfs"
-        proc = subprocess.run(["debootstrap", "--variant=minbase", "--include=python3",
-                               "bookworm", str(rootfs), mirror], capture_output=True, text=True,
-                              timeout=1800)
-        if proc.returncode != 0:
-            pytest.skip(f"debootstrap failed: {(proc.stderr or proc.stdout)[-300:]}")
-        (rootfs / "usr/local/bin/python").symlink_to("/usr/bin/python3")
-        partial = cached.with_suffix(".partial")
-        subprocess.run(["tar", "-C", str(rootfs), "-cf", str(partial), "."], check=True)
-        partial.rename(cached)
-    return cached
+    import local_image  # image/, put on sys.path by tests/integration/conftest.py
+
+    try:
+        return local_image.base_rootfs_tar(cache_dir())
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="session")

@@ -188,28 +188,52 @@ def test_init_never_overwrites(tmp_path: Path) -> None:
         scaffold(tmp_path / "x", "plugin")
 
 
-def test_run_step_passes_variables_by_name_and_mounts_runner_files(tmp_path: Path) -> None:
-    """The run step's bash, for real, with a stub `docker` that records its argv."""
+def test_run_step_passes_variables_by_name_and_runner_files_through_the_workspace(
+        tmp_path: Path) -> None:
+    """The run step's bash, for real, with a stub `docker` that records its argv, writes an
+    output and a summary where the container would, and fails: the step copies both back,
+    fails with the container's exit code and leaves nothing in the workspace."""
     step = next(s for s in action()["runs"]["steps"] if s.get("id") == "run")
     stub = tmp_path / "bin"
     stub.mkdir()
-    (stub / "docker").write_text(
-        f"#!/bin/bash\nprintf '%s\\n' \"$@\" > {tmp_path}/argv\nenv > {tmp_path}/env\n")
+    (stub / "docker").write_text(f"""#!/bin/bash
+[ "$1" = run ] || exit 0
+printf '%s\\n' "$@" > {tmp_path}/argv
+env > {tmp_path}/env
+io="$(ls -d {tmp_path}/ws/.copeca-io.*)"
+cp "$io/event.json" {tmp_path}/event-seen.json
+echo "verdict=regression" >> "$io/output"
+echo "## summary" >> "$io/summary.md"
+echo cid-1 > "$io/cid"
+exit 3
+""")
     (stub / "docker").chmod(0o755)
-    env = {"PATH": f"{stub}:/usr/bin:/bin", "GITHUB_WORKSPACE": "/home/runner/work/r/r",
-           "RUNNER_TEMP": "/home/runner/work/_temp", "COPECA_IMAGE": "img:1",
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "event.json").write_text('{"action": "opened"}')
+    (tmp_path / "output").write_text("earlier=1\n")
+    env = {"PATH": f"{stub}:/usr/bin:/bin", "GITHUB_WORKSPACE": str(ws),
+           "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+           "GITHUB_OUTPUT": str(tmp_path / "output"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "COPECA_IMAGE": "img:1",
            "INPUT_SCENARIO": "s.yaml", "INPUT_MERGE": "a.copeca\nINPUT_EVIL=1\nb.copeca",
            "INPUT_ANTHROPIC_API_KEY": "sk-secret"}
     result = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True,
                             text=True, check=False)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 3, result.stderr  # the container's failure is the step's
     argv = (tmp_path / "argv").read_text().splitlines()
-    assert argv[-1] == "img:1"
-    assert "/home/runner/work/r/r:/github/workspace" in argv
-    assert "/home/runner/work/_temp:/home/runner/work/_temp" in argv
-    assert "COPECA_HOST_WORKSPACE=/home/runner/work/r/r" in argv
+    assert argv[-1] == "img:1" and "--rm" not in argv and "--cidfile" in argv
+    assert f"{ws}:/github/workspace" in argv
+    assert f"COPECA_HOST_WORKSPACE={ws}" in argv
+    inner = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in argv
+             if a.startswith(("GITHUB_EVENT_PATH=", "GITHUB_OUTPUT=", "GITHUB_STEP_SUMMARY="))}
+    assert all(v.startswith("/github/workspace/.copeca-io.") for v in inner.values())
+    assert len(inner) == 3
+    assert (tmp_path / "event-seen.json").read_text() == '{"action": "opened"}'
+    assert (tmp_path / "output").read_text() == "earlier=1\nverdict=regression\n"
+    assert (tmp_path / "summary.md").read_text() == "## summary\n"
+    assert list(ws.iterdir()) == []  # the exchange folder is removed
     passed = {argv[i + 1] for i, a in enumerate(argv) if a == "--env"}
-    assert {"INPUT_SCENARIO", "INPUT_MERGE", "INPUT_ANTHROPIC_API_KEY",
-            "GITHUB_EVENT_PATH", "GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} <= passed
+    assert {"INPUT_SCENARIO", "INPUT_MERGE", "INPUT_ANTHROPIC_API_KEY"} <= passed
     assert "INPUT_EVIL" not in passed  # a value's line is not a variable
     assert not any("sk-secret" in a for a in argv)  # values never on the command line
