@@ -1,5 +1,11 @@
 """Workspaces: pinned snapshots in a cache, one isolated git worktree per run."""
 
+from copeca_action.workspace._buildcache import (
+    cache_dir_for,
+    copy_build_cache,
+    ensure_build_cache,
+    read_warm_log,
+)
 from copeca_action.workspace._pool import WorktreePool, reset_worktree
 from copeca_action.workspace._snapshot import (
     ORIGIN_ORDER,
@@ -33,16 +39,20 @@ __all__ = [
     "Worktree",
     "WorktreePool",
     "add_worktree",
+    "cache_dir_for",
     "capture_patch",
     "check_mutations",
     "clean_tree",
+    "copy_build_cache",
     "default_cache_dir",
+    "ensure_build_cache",
     "head_of",
     "instruction_files",
     "origin_of",
     "plant",
     "prune_worktrees",
     "read_file_at",
+    "read_warm_log",
     "remove_worktree",
     "reset_worktree",
 ]
