@@ -38,6 +38,7 @@ from copeca_action.workspace import (
     default_cache_dir,
     ensure_build_cache,
     remove_worktree,
+    tree_id,
 )
 
 ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -86,11 +87,12 @@ def bench_task(store: SnapshotStore, task_id: str, work: Path, skip_cold: bool) 
         cold, _ = grade_once(store, task_id, work, f"{slug}-cold", spec.env, empty)
         print(f"  cold grading        {cold:8.1f} s   (empty cache, {du_mb(empty):.0f} MB after)")
         shutil.rmtree(empty, ignore_errors=True)
-    already = cache_dir_for(root, task.repo, snap.commit, spec)
+    tree = tree_id(Path(snap.git_dir), snap.commit)
+    already = cache_dir_for(root, task.repo, tree, spec)
     was_warm = already is not None and already.is_dir()
     t0 = time.perf_counter()
     env = {k: v for k, v in os.environ.items() if k in ENV_KEEP}
-    warm = ensure_build_cache(root, task.repo, snap.commit, spec,
+    warm = ensure_build_cache(root, task.repo, tree, spec,
                               lambda d: clean_tree(Path(snap.git_dir), snap.commit, d), env)
     took = time.perf_counter() - t0
     if warm is None:

@@ -20,7 +20,7 @@ from copeca_action.evaluate import CacheUse, check_task
 from copeca_action.evaluate._git import base_repo, clone_tree
 from copeca_action.evaluate._resolve import CorpusResolver
 from copeca_action.scenario import Corpus, Task
-from copeca_action.workspace import default_cache_dir, ensure_build_cache
+from copeca_action.workspace import default_cache_dir, ensure_build_cache, tree_id
 
 # What each language's test commands need besides the checkout (docs/corpus.md).
 TOOLCHAINS: dict[str, list[tuple[str, str]]] = {
@@ -93,16 +93,18 @@ WARM_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 def build_cache_for(corpus: Corpus, task: Task, checkout: Path, backend: str,
                     root: Path | None = None) -> CacheUse | None:
-    """The warm build cache of the checkout's commit (warmed now on first use), shared with
-    the run engine's grading (same folder, same key); None when the repository declares none,
-    the toolchain is missing, the warm-up failed, or the backend cannot mount it."""
+    """The warm build cache of the checkout's tree (warmed now on first use), shared with the
+    run engine's grading of the same files (same folder, same key); None when the repository
+    declares none, the toolchain is missing, the warm-up failed, or the backend cannot
+    mount it."""
     spec = corpus.repos[task.repo].build_cache if task.repo in corpus.repos else None
     if spec is None or backend != "local":
         return None
     base = base_repo(checkout, task.commit)
     env = {k: os.environ[k] for k in WARM_ENV if k in os.environ}
     warm = ensure_build_cache(root or default_cache_dir() / "build-cache", task.repo,
-                              base.commit, spec, lambda dest: clone_tree(base, dest), env)
+                              tree_id(base.path, base.commit), spec,
+                              lambda dest: clone_tree(base, dest), env)
     return CacheUse(spec.env, warm) if warm is not None else None
 
 

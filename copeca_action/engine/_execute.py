@@ -36,6 +36,7 @@ from copeca_action.workspace import (
     ensure_build_cache,
     instruction_files,
     remove_worktree,
+    tree_id,
 )
 
 _LOG = logging.getLogger(__name__)
@@ -301,8 +302,9 @@ def _grade_with_cache(cfg: EngineConfig, task: Task, workdir: Path, home: Path,
     t0 = time.perf_counter()
     warm_env = {k: v for k, v in env.items() if k in GRADER_ENV}
     git_dir = Path(wt.git_dir)
-    warm = ensure_build_cache(cfg.store.root / "build-cache", task.repo, wt.snapshot_commit,
-                              spec, lambda dest: clean_tree(git_dir, wt.snapshot_commit, dest),
+    warm = ensure_build_cache(cfg.store.root / "build-cache", task.repo,
+                              tree_id(git_dir, wt.snapshot_commit), spec,
+                              lambda dest: clean_tree(git_dir, wt.snapshot_commit, dest),
                               warm_env)
     t1 = time.perf_counter()
     copy = home / "build-cache"

@@ -5,6 +5,7 @@ from copeca_action.workspace._buildcache import (
     copy_build_cache,
     ensure_build_cache,
     read_warm_log,
+    tree_id,
 )
 from copeca_action.workspace._pool import WorktreePool, reset_worktree
 from copeca_action.workspace._snapshot import (
@@ -55,4 +56,5 @@ __all__ = [
     "read_warm_log",
     "remove_worktree",
     "reset_worktree",
+    "tree_id",
 ]

@@ -1,6 +1,10 @@
 """Warm build caches: a repository's compiler cache (a cargo target dir, a GOCACHE) built once
 per snapshot and toolchain from the clean snapshot, then copied for each grading.
 
+The snapshot is named by its git tree id (its content), not its commit: the run engine's
+snapshot and a `validate --deep` checkout made from the same tarball are different commits
+of the same tree, and share one warm cache.
+
 Why copies: a grading runs agent-written code (a build.rs, a `go generate`) that may write
 anything into the cache it is given; a private copy keeps one run's patch from touching
 another run's grade. Why a lock and a rename: two workers must not warm the same cache twice,
@@ -27,6 +31,7 @@ from pathlib import Path
 from copeca_action._util.hashing import sha256_json
 from copeca_action.errors import WorkspaceError
 from copeca_action.scenario import BuildCacheSpec
+from copeca_action.workspace._git import git
 from copeca_action.workspace._lock import file_lock
 
 WARM_LOG = "warm-ups.jsonl"
@@ -46,25 +51,32 @@ def toolchain_id(argv: tuple[str, ...]) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def cache_dir_for(root: Path, repo: str, commit: str, spec: BuildCacheSpec) -> Path | None:
-    """Where the warm cache of this snapshot and toolchain lives (None: no toolchain here)."""
+def tree_id(repo: Path, commit: str) -> str:
+    """The git tree id of `commit` in `repo` (a bare repository or a checkout)."""
+    return git(["rev-parse", "--verify", f"{commit}^{{tree}}"], cwd=repo).stdout.strip()
+
+
+def cache_dir_for(root: Path, repo: str, tree: str, spec: BuildCacheSpec) -> Path | None:
+    """Where the warm cache of this snapshot (`tree`: its git tree id) and toolchain lives
+    (None: no toolchain here)."""
     tool = toolchain_id(tuple(spec.toolchain))
     if tool is None:
         return None
-    key = sha256_json([commit, tool, spec.env, list(spec.warm)])[:12]
-    return root / f"{repo}-{commit[:12]}-{spec.env.lower()}-{key}"
+    key = sha256_json([tree, tool, spec.env, list(spec.warm)])[:12]
+    return root / f"{repo}-{tree[:12]}-{spec.env.lower()}-{key}"
 
 
-def ensure_build_cache(root: Path, repo: str, commit: str, spec: BuildCacheSpec,
+def ensure_build_cache(root: Path, repo: str, tree: str, spec: BuildCacheSpec,
                        make_tree: Callable[[Path], Path], env: Mapping[str, str]) -> Path | None:
     """The warm cache folder, warming it first if no finished one exists.
 
-    `make_tree(dest)` makes a clean, writable checkout of `commit` under `dest` and returns it;
+    `tree` names the snapshot's content (its git tree id, see `tree_id`). `make_tree(dest)`
+    makes a clean, writable checkout of that snapshot under `dest` and returns it;
     the warm-up runs there with HOME and TMPDIR private and `spec.env` set to the new cache.
     Returns None (grading then builds cold) when the toolchain is missing or the warm-up
     failed; the failure is logged and not retried in this process.
     """
-    final = cache_dir_for(root, repo, commit, spec)
+    final = cache_dir_for(root, repo, tree, spec)
     if final is None:
         return None
     if final.is_dir():
@@ -74,27 +86,27 @@ def ensure_build_cache(root: Path, repo: str, commit: str, spec: BuildCacheSpec,
             return final
         if final.name in _FAILED:
             return None
-        return _warm(root, final, repo, commit, spec, make_tree, env)
+        return _warm(root, final, repo, tree, spec, make_tree, env)
 
 
-def _warm(root: Path, final: Path, repo: str, commit: str, spec: BuildCacheSpec,
+def _warm(root: Path, final: Path, repo: str, tree: str, spec: BuildCacheSpec,
           make_tree: Callable[[Path], Path], env: Mapping[str, str]) -> Path | None:
     work = final.with_name(final.name + ".warming")
     if work.exists():  # left by a warm-up that was killed: never used, started again
         shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     started = time.monotonic()
-    _log(root, {"event": "start", "cache": final.name, "repo": repo, "commit": commit,
+    _log(root, {"event": "start", "cache": final.name, "repo": repo, "tree": tree,
                 "argv": list(spec.warm), "pid": os.getpid()})
     code: int | None = None
     error = ""
     try:
-        tree = make_tree(work / "tree")
+        checkout = make_tree(work / "tree")
         home = work / "home"
         home.mkdir()
         (work / "cache").mkdir()
         run_env = {**env, "HOME": str(home), "TMPDIR": str(home), spec.env: str(work / "cache")}
-        code, output = _run(list(spec.warm), tree, run_env, spec.timeout_s)
+        code, output = _run(list(spec.warm), checkout, run_env, spec.timeout_s)
         error = output.strip()[-1000:] if code != 0 else ""
     except (OSError, WorkspaceError) as exc:
         error = str(exc)
@@ -107,7 +119,7 @@ def _warm(root: Path, final: Path, repo: str, commit: str, spec: BuildCacheSpec,
         return None
     os.rename(work / "cache", final)  # the one step that publishes: atomic on one file system
     (final.with_name(final.name + ".json")).write_text(json.dumps({
-        "repo": repo, "commit": commit, "env": spec.env, "warm": list(spec.warm),
+        "repo": repo, "tree": tree, "env": spec.env, "warm": list(spec.warm),
         "toolchain": toolchain_id(tuple(spec.toolchain)), "duration_s": duration,
         "at": _now()}, indent=2) + "\n")
     shutil.rmtree(work, ignore_errors=True)

@@ -228,3 +228,29 @@ def test_a_go_module_builds_from_its_warm_gocache(tmp_path: Path) -> None:
     assert _listing(warm) == before
     assert ensure_build_cache(root, "tiny", "c" * 40, spec, _maker(src), env) == warm
     assert [e["event"] for e in read_warm_log(root)] == ["start", "end"]
+
+
+def test_same_files_in_another_commit_share_the_warm_cache(tmp_path: Path) -> None:
+    """A run's snapshot and a `validate --deep` checkout made from the same tarball are two
+    commits of one tree: they are keyed by the tree, so they share one warm-up."""
+    from workspace_helpers import sh
+
+    from copeca_action.workspace import tree_id
+
+    src = _project(tmp_path)
+    ids = []
+    for name in ("snapshot", "checkout"):
+        repo = tmp_path / name
+        shutil.copytree(src, repo)
+        sh("git", "init", "-q", cwd=repo)
+        sh("git", "add", ".", cwd=repo)
+        sh("git", "commit", "-q", "-m", f"made as the {name}", cwd=repo)
+        ids.append((sh("git", "rev-parse", "HEAD", cwd=repo), tree_id(repo, "HEAD")))
+    (commit_a, tree_a), (commit_b, tree_b) = ids
+    assert commit_a != commit_b and tree_a == tree_b
+    spec = _spec(tmp_path)
+    root = tmp_path / "bc"
+    first = ensure_build_cache(root, "app", tree_a, spec, _maker(src), ENV)
+    assert first is not None
+    assert ensure_build_cache(root, "app", tree_b, spec, _maker(src), ENV) == first
+    assert (tmp_path / "warm-count").read_text().count("run") == 1
