@@ -3,14 +3,13 @@ runs, outcomes, correct answers, agent seconds, grading seconds and build-cache 
 
     .venv/bin/python bench/smoke_figures.py OUT_DIR
 
-Wall time is the span from the first run's start to the last record's end (started_at +
-the run's agent duration + its grading duration); `copeca-action run` prints its own total.
+Wall time is not in results.jsonl (runs overlap, and grading waits in a queue): time the
+`copeca-action run` command itself.
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,6 @@ def main() -> None:
         by_repo[r.task_id.split("/")[0]].append(r)
     print(f"{'repo':<9} {'runs':>4} {'ok':>4} {'other':>5} {'correct':>7} {'agent s':>8} "
           f"{'grade s':>8} {'edit':>4} {'warm':>4} {'wait s':>7} {'copy s':>7}")
-    ends: list[dt.datetime] = []
     for repo in sorted(by_repo):
         rs = by_repo[repo]
         grade_s = wait_s = copy_s = 0.0
@@ -44,9 +42,6 @@ def main() -> None:
                 warm += 1 if bc.get("warm") else 0
                 wait_s += float(bc.get("wait_s") or 0.0)
                 copy_s += float(bc.get("copy_s") or 0.0)
-            if r.started_at is not None:
-                ends.append(r.started_at + dt.timedelta(seconds=(r.duration_s or 0.0) + took
-                    + float((bc or {}).get("wait_s") or 0.0)))
         ok = sum(1 for r in rs if r.outcome == "ok")
         print(f"{repo:<9} {len(rs):>4} {ok:>4} {len(rs) - ok:>5} "
               f"{sum(1 for r in rs if r.correct):>7} {sum(r.duration_s or 0 for r in rs):>8.0f} "
@@ -57,11 +52,6 @@ def main() -> None:
     print(f"total: {len(records)} runs; " + ", ".join(f"{k} {v}" for k, v in
                                                        sorted(outcomes.items())))
     print(f"correct: {sum(1 for r in records if r.correct)}")
-    starts = [r.started_at for r in records if r.started_at is not None]
-    if starts and ends:
-        start = min(starts)
-        print(f"span: {start:%H:%M:%S} to {max(ends):%H:%M:%S} UTC = "
-              f"{(max(ends) - start).total_seconds() / 60:.1f} min")
     wrong = [r for r in records if r.outcome == "ok" and not r.correct]
     for r in sorted(wrong, key=lambda r: r.run_id):
         print(f"  wrong: {r.task_id} {r.arm} {r.runner}")
