@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copeca_action.errors import CopecaError
-from copeca_action.evaluate import check_task
+from copeca_action.evaluate import CacheUse, check_task
+from copeca_action.evaluate._git import base_repo, clone_tree
 from copeca_action.evaluate._resolve import CorpusResolver
 from copeca_action.scenario import Corpus, Task
+from copeca_action.workspace import default_cache_dir, ensure_build_cache, tree_id
 
 # What each language's test commands need besides the checkout (docs/corpus.md).
 TOOLCHAINS: dict[str, list[tuple[str, str]]] = {
@@ -86,8 +88,29 @@ def _env(name: str, value: str | None) -> Iterator[None]:
             os.environ[name] = old
 
 
+WARM_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+def build_cache_for(corpus: Corpus, task: Task, checkout: Path, backend: str,
+                    root: Path | None = None) -> CacheUse | None:
+    """The warm build cache of the checkout's tree (warmed now on first use), shared with the
+    run engine's grading of the same files (same folder, same key); None when the repository
+    declares none, the toolchain is missing, the warm-up failed, or the backend cannot
+    mount it."""
+    spec = corpus.repos[task.repo].build_cache if task.repo in corpus.repos else None
+    if spec is None or backend != "local":
+        return None
+    base = base_repo(checkout, task.commit)
+    env = {k: os.environ[k] for k in WARM_ENV if k in os.environ}
+    warm = ensure_build_cache(root or default_cache_dir() / "build-cache", task.repo,
+                              tree_id(base.path, base.commit), spec,
+                              lambda dest: clone_tree(base, dest), env)
+    return CacheUse(spec.env, warm) if warm is not None else None
+
+
 def deep_check(corpus: Corpus, repos_dir: Path, backend: str = "local",
-               image: str | None = None) -> Iterator[DeepResult]:
+               image: str | None = None, cache_root: Path | None = None
+               ) -> Iterator[DeepResult]:
     """Check every edit task of the corpus, in id order, yielding each result as it is known."""
     for task_id in sorted(corpus.tasks):
         task = corpus.tasks[task_id]
@@ -104,9 +127,10 @@ def deep_check(corpus: Corpus, repos_dir: Path, backend: str = "local",
         modules = _node_modules(checkout)
         resolver = CorpusResolver(corpus, {task.repo: checkout}, backend, image)
         try:
+            cache = build_cache_for(corpus, task, checkout, backend, cache_root)
             with _env("NODE_PATH", str(modules.resolve()) if modules else None):
                 result = check_task(expand_command(task), corpus.task_files[task_id], checkout,
-                                    resolver.sandbox(task.repo))
+                                    resolver.sandbox(task.repo), cache)
         except CopecaError as exc:
             yield DeepResult(task_id, "fail", str(exc))
             continue

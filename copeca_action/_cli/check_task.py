@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from copeca_action._cli._deep import build_cache_for
 from copeca_action.errors import ConfigError
 from copeca_action.evaluate import check_task, sandbox_names
 from copeca_action.evaluate._resolve import CorpusResolver
@@ -41,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--repo-dir {args.repo_dir}: not a directory", file="--repo-dir")
     resolver = CorpusResolver(corpus, {"": args.repo_dir}, args.backend, args.image)
     try:
-        result = check_task(task, task_file, args.repo_dir, resolver.sandbox(task.repo))
+        cache = build_cache_for(corpus, task, args.repo_dir, args.backend)
+        result = check_task(task, task_file, args.repo_dir, resolver.sandbox(task.repo), cache)
     finally:
         resolver.close()
     if args.json:

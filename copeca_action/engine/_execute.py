@@ -24,7 +24,7 @@ from copeca_action.grade import GradeResult, grade_answer, grade_test
 from copeca_action.plan import PlannedRun
 from copeca_action.records import Outcome, RetrievalSummary, RunRecord
 from copeca_action.retrieval import record_retrieval
-from copeca_action.scenario import Task
+from copeca_action.scenario import BuildCacheSpec, Task
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
 from copeca_action.workspace import (
     Worktree,
@@ -32,8 +32,11 @@ from copeca_action.workspace import (
     add_worktree,
     capture_patch,
     clean_tree,
+    copy_build_cache,
+    ensure_build_cache,
     instruction_files,
     remove_worktree,
+    tree_id,
 )
 
 _LOG = logging.getLogger(__name__)
@@ -208,7 +211,7 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     patch_text = capture_patch(workdir, prep.worktree.commit)
     (run_dir / "patch.diff").write_text(patch_text)
     grade = _grade(cfg, res, prep.task, transcript, workdir, run_dir, patch_text,
-                   Path(prep.worktree.git_dir), prep.worktree.commit)
+                   prep.worktree)
     (run_dir / "grade.json").write_text(grade.model_dump_json(indent=2) + "\n")
     retrieval = _retrieval(cfg, prep, transcript, patch_text)
     correct = grade.correct and outcome == "ok"
@@ -266,8 +269,8 @@ def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[O
 
 
 def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
-           workdir: Path, run_dir: Path, patch_text: str, git_dir: Path,
-           commit: str) -> GradeResult:
+           workdir: Path, run_dir: Path, patch_text: str, wt: Worktree) -> GradeResult:
+    git_dir, commit = Path(wt.git_dir), wt.commit
     grading = task.grading
     if grading.answer is not None:
         return grade_answer(transcript.answer, grading.answer)
@@ -282,8 +285,42 @@ def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
             env["NODE_PATH"] = str(setup_dir / "node_modules")
         values = {"python": cfg.python, "workdir": str(workdir),
                   "setup_dir": str(setup_dir) if setup_dir else ""}
-        return grade_test(workdir, grading.test, env, values)
+        spec = cfg.store.spec(task.repo).build_cache
+        if spec is None:
+            return grade_test(workdir, grading.test, env, values)
+        return _grade_with_cache(cfg, task, workdir, home, env, values, spec, wt)
     return _grade_patch(cfg, res, task, run_dir, patch_text, git_dir, commit)
+
+
+def _grade_with_cache(cfg: EngineConfig, task: Task, workdir: Path, home: Path,
+                      env: dict[str, str], values: dict[str, str], spec: BuildCacheSpec,
+                      wt: Worktree) -> GradeResult:
+    """The test command with a private copy of the snapshot's warm build cache (warmed from
+    the clean snapshot on first use), removed afterwards: the agent's build scripts can write
+    only to their own copy. Without a toolchain or after a failed warm-up: a cold build."""
+    assert task.grading.test is not None
+    t0 = time.perf_counter()
+    warm_env = {k: v for k, v in env.items() if k in GRADER_ENV}
+    git_dir = Path(wt.git_dir)
+    warm = ensure_build_cache(cfg.store.root / "build-cache", task.repo,
+                              tree_id(git_dir, wt.snapshot_commit), spec,
+                              lambda dest: clean_tree(git_dir, wt.snapshot_commit, dest),
+                              warm_env)
+    t1 = time.perf_counter()
+    copy = home / "build-cache"
+    if warm is not None:
+        copy_build_cache(warm, copy)
+    else:
+        copy.mkdir()
+    t2 = time.perf_counter()
+    try:
+        grade = grade_test(workdir, task.grading.test, {**env, spec.env: str(copy)}, values)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+    detail = {**grade.detail, "build_cache": {
+        "env": spec.env, "warm": warm.name if warm is not None else None,
+        "wait_s": round(t1 - t0, 3), "copy_s": round(t2 - t1, 3)}}
+    return grade.model_copy(update={"detail": detail})
 
 
 def _grade_patch(cfg: EngineConfig, res: Resolved, task: Task, run_dir: Path, patch_text: str,

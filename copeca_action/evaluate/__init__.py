@@ -2,7 +2,7 @@
 hidden tests in a sandbox (local or docker), and record CooperBench-style results."""
 
 from copeca_action.evaluate._apply import STRATEGIES, ApplyResult, apply_patch
-from copeca_action.evaluate._check import CheckResult, CheckStep, check_task
+from copeca_action.evaluate._check import CacheUse, CheckResult, CheckStep, check_task
 from copeca_action.evaluate._docker import DockerSandbox, build_image, docker_client
 from copeca_action.evaluate._evaluate import evaluate_coop, evaluate_solo
 from copeca_action.evaluate._git import BaseRepo, base_repo
@@ -50,6 +50,7 @@ __all__ = [
     "STRATEGIES",
     "ApplyResult",
     "BaseRepo",
+    "CacheUse",
     "CheckResult",
     "CheckStep",
     "CorpusResolver",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -20,6 +21,7 @@ from copeca_action.evaluate._evaluate import NOT_RUNNABLE
 from copeca_action.evaluate._git import base_repo, clone_tree, reset_tree
 from copeca_action.evaluate._sandbox import Sandbox, cap_output
 from copeca_action.scenario import Mutation, Task
+from copeca_action.workspace import copy_build_cache
 
 
 class CheckStep(RecordModel):
@@ -40,8 +42,18 @@ class CheckResult(RecordModel):
     note: str = ""
 
 
-def check_task(task: Task, task_file: Path, checkout: Path, sandbox: Sandbox) -> CheckResult:
-    """Run the task's grading both ways on a clean tree made from `checkout`.
+@dataclass(frozen=True)
+class CacheUse:
+    """A warm build cache the test commands get a private copy of, in `env`."""
+
+    env: str
+    warm: Path
+
+
+def check_task(task: Task, task_file: Path, checkout: Path, sandbox: Sandbox,
+               build_cache: CacheUse | None = None) -> CheckResult:
+    """Run the task's grading both ways on a clean tree made from `checkout`. With
+    `build_cache`, every step gets its own copy of the warm cache (as grading does).
 
     Raises:
         ConfigError: the task cannot be checked as written (missing patch files, a mutation
@@ -57,20 +69,21 @@ def check_task(task: Task, task_file: Path, checkout: Path, sandbox: Sandbox) ->
         tree = clone_tree(base, scratch)
         if task.grading.test is not None:
             test = task.grading.test
-            steps = [_step(sandbox, tree, "clean snapshot", "pass", test.command, test.timeout_s)]
+            steps = [_step(sandbox, tree, "clean snapshot", "pass", test.command, test.timeout_s,
+                           build_cache)]
             reset_tree(tree, base.commit)
             _mutate(tree, task_file, test.mutations)
             steps.append(_step(sandbox, tree, "mutated snapshot", "fail", test.command,
-                               test.timeout_s))
+                               test.timeout_s, build_cache))
         else:
-            steps = _check_patch(task, task_file, tree, base.commit, sandbox)
+            steps = _check_patch(task, task_file, tree, base.commit, sandbox, build_cache)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return CheckResult(task_id=task.id, kind=kind, ok=all(s.ok for s in steps), steps=steps)
 
 
 def _check_patch(task: Task, task_file: Path, tree: Path, commit: str,
-                 sandbox: Sandbox) -> list[CheckStep]:
+                 sandbox: Sandbox, build_cache: CacheUse | None) -> list[CheckStep]:
     spec = task.grading.patch
     assert spec is not None
     if spec.reference_patch is None:
@@ -90,7 +103,8 @@ def _check_patch(task: Task, task_file: Path, tree: Path, commit: str,
             steps.append(CheckStep(name=name, expect=expect, ok=False,
                                    detail=f"{which} does not apply to the clean snapshot"))
             continue
-        steps.append(_step(sandbox, tree, name, expect, spec.command, spec.timeout_s))
+        steps.append(_step(sandbox, tree, name, expect, spec.command, spec.timeout_s,
+                           build_cache))
     return steps
 
 
@@ -113,11 +127,20 @@ def _mutate(tree: Path, task_file: Path, mutations: list[Mutation]) -> None:
 
 
 def _step(sandbox: Sandbox, tree: Path, name: str, expect: Literal["pass", "fail"],
-          command: list[str], timeout_s: float) -> CheckStep:
+          command: list[str], timeout_s: float, build_cache: CacheUse | None) -> CheckStep:
+    copy_root = Path(tempfile.mkdtemp(prefix="copeca-build-cache-")) if build_cache else None
     try:
-        ran = sandbox.run(tree, command, timeout_s=timeout_s)
+        if build_cache is not None and copy_root is not None:
+            copy = copy_build_cache(build_cache.warm, copy_root / "cache")
+            ran = sandbox.run(tree, command, timeout_s=timeout_s,
+                              env={build_cache.env: str(copy)}, writable=[copy])
+        else:
+            ran = sandbox.run(tree, command, timeout_s=timeout_s)
     except CopecaError as exc:
         return CheckStep(name=name, expect=expect, ok=False, detail=f"sandbox error: {exc}")
+    finally:
+        if copy_root is not None:
+            shutil.rmtree(copy_root, ignore_errors=True)
     if ran.exit_code in NOT_RUNNABLE:
         return CheckStep(name=name, expect=expect, exit_code=ran.exit_code, ok=False,
                          detail=f"{NOT_RUNNABLE[ran.exit_code]}: {' '.join(command)}")

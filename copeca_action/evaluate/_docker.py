@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from copeca_action.errors import InfraError
+from copeca_action.errors import ConfigError, InfraError
 from copeca_action.evaluate._sandbox import ExecResult, register_sandbox
 
 WORKDIR = "/workspace"
@@ -121,7 +121,11 @@ class DockerSandbox:
                              "build it first (repos.yaml `dockerfile`)") from exc
 
     def run(self, tree: Path, argv: Sequence[str], *, timeout_s: float,
-            env: Mapping[str, str] | None = None, collect: Sequence[str] = ()) -> ExecResult:
+            env: Mapping[str, str] | None = None, collect: Sequence[str] = (),
+            writable: Sequence[Path] = ()) -> ExecResult:
+        if writable:
+            raise ConfigError("the docker sandbox cannot mount host folders for a build cache; "
+                              "use the local backend", file="--backend")
         start = time.monotonic()
         with self._container(argv, env) as container:
             try:

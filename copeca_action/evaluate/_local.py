@@ -78,11 +78,13 @@ class LocalSandbox:
         self.pids_max = pids_max
         self.memory_bytes = memory_bytes
 
-    def _wrap(self, tree: Path, home: Path, argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    def _wrap(self, tree: Path, home: Path, argv: Sequence[str],
+              writable: Sequence[Path] = ()) -> tuple[list[str], list[str]]:
         if self.network == "bwrap":
+            binds = [a for p in writable for a in ("--bind", str(p), str(p))]
             prefix = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                       "--bind", str(tree), str(tree), "--bind", str(home),
-                      str(home), "--unshare-net", "--unshare-pid", "--unshare-ipc",
+                      str(home), *binds, "--unshare-net", "--unshare-pid", "--unshare-ipc",
                       "--die-with-parent", "--chdir", str(tree), "--"]
             return [*prefix, *argv], ["bwrap", "netns", "pidns", "ro-host"]
         prefix_unshare = unshare_prefix() if self.network == "unshare" else None
@@ -91,11 +93,13 @@ class LocalSandbox:
         return list(argv), []
 
     def run(self, tree: Path, argv: Sequence[str], *, timeout_s: float,
-            env: Mapping[str, str] | None = None, collect: Sequence[str] = ()) -> ExecResult:
+            env: Mapping[str, str] | None = None, collect: Sequence[str] = (),
+            writable: Sequence[Path] = ()) -> ExecResult:
         tree = tree.resolve()
         with tempfile.TemporaryDirectory(prefix="copeca-home-") as home_dir:
             home = Path(home_dir)
-            wrapped, isolation = self._wrap(tree, home, argv)
+            wrapped, isolation = self._wrap(tree, home, argv,
+                                            [p.resolve() for p in writable])
             full_env = {k: os.environ[k] for k in ENV_PASSTHROUGH if k in os.environ}
             full_env.update({"HOME": str(home), "TMPDIR": str(home), "CI": "true",
                              "PYTHONDONTWRITEBYTECODE": "1"})

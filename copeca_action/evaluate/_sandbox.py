@@ -41,7 +41,8 @@ class Sandbox(Protocol):
     name: str
 
     def run(self, tree: Path, argv: Sequence[str], *, timeout_s: float,
-            env: Mapping[str, str] | None = None, collect: Sequence[str] = ()) -> ExecResult:
+            env: Mapping[str, str] | None = None, collect: Sequence[str] = (),
+            writable: Sequence[Path] = ()) -> ExecResult:
         """Run `argv` with `tree` as the working directory.
 
         Args:
@@ -50,6 +51,8 @@ class Sandbox(Protocol):
             timeout_s: wall-clock limit; every process of the command is killed after it.
             env: extra environment variables.
             collect: tree-relative files to read back after the run (missing ones are skipped).
+            writable: host folders outside the tree the command may write to (a private copy
+                of a build cache); only the local sandbox supports them.
 
         Raises:
             InfraError: the sandbox itself could not run (missing image, engine down).

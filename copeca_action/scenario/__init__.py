@@ -3,6 +3,7 @@
 from copeca_action.scenario._config import (
     KNOWN_PARSERS,
     Adaptive,
+    BuildCacheSpec,
     DebianPin,
     GitPin,
     LocalPin,
@@ -51,6 +52,7 @@ __all__ = [
     "KNOWN_PARSERS",
     "Adaptive",
     "AnswerGrading",
+    "BuildCacheSpec",
     "Corpus",
     "DebianPin",
     "GitPin",

@@ -297,6 +297,22 @@ class LocalPin(InputModel):
     """A local clone (users' own repositories); its HEAD commit is recorded per run."""
 
 
+class BuildCacheSpec(InputModel):
+    """A compiler cache for the repository's test commands, built once per snapshot and
+    toolchain from the clean snapshot, then copied for each grading (docs/corpus.md)."""
+
+    env: Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")]
+    """Variable the test commands read the cache folder from, e.g. `CARGO_TARGET_DIR` or
+    `GOCACHE`; each grading gets a private copy of the warm cache there."""
+    warm: Argv
+    """argv run once in a clean checkout of the snapshot with `env` set to the new cache:
+    builds what the tests need (e.g. `cargo test --no-run`). Must exit 0 to be kept."""
+    toolchain: Argv
+    """argv whose output names the toolchain (e.g. `[rustc, -vV]`); part of the cache key."""
+    timeout_s: Annotated[float, Field(gt=0, le=7200)] = 1800
+    """Seconds before the warm-up is killed (the cache is then not kept)."""
+
+
 class RepoSpec(InputModel):
     """A repository the corpus can snapshot: at least one origin, all pinned."""
 
@@ -313,6 +329,8 @@ class RepoSpec(InputModel):
     """Extra globs of test files for patch sanitising, beside the per-language rules."""
     dockerfile: str | None = None
     """Dockerfile (relative to repos.yaml) of the image for docker-sandboxed evaluation."""
+    build_cache: BuildCacheSpec | None = None
+    """A warm compiler cache shared (as private copies) by every grading of a snapshot."""
 
     @model_validator(mode="after")
     def _has_origin(self) -> RepoSpec:

@@ -1,5 +1,12 @@
 """Workspaces: pinned snapshots in a cache, one isolated git worktree per run."""
 
+from copeca_action.workspace._buildcache import (
+    cache_dir_for,
+    copy_build_cache,
+    ensure_build_cache,
+    read_warm_log,
+    tree_id,
+)
 from copeca_action.workspace._content import folder_content_id
 from copeca_action.workspace._pool import WorktreePool, reset_worktree
 from copeca_action.workspace._snapshot import (
@@ -34,10 +41,13 @@ __all__ = [
     "Worktree",
     "WorktreePool",
     "add_worktree",
+    "cache_dir_for",
     "capture_patch",
     "check_mutations",
     "clean_tree",
+    "copy_build_cache",
     "default_cache_dir",
+    "ensure_build_cache",
     "folder_content_id",
     "head_of",
     "instruction_files",
@@ -45,6 +55,8 @@ __all__ = [
     "plant",
     "prune_worktrees",
     "read_file_at",
+    "read_warm_log",
     "remove_worktree",
     "reset_worktree",
+    "tree_id",
 ]

@@ -78,3 +78,30 @@ def test_python_placeholder_becomes_this_interpreter(tmp_path: Path) -> None:
     task = load_corpus(corpus_dir).tasks["toy/fix-good"]
     test = expand_command(task).grading.test
     assert test is not None and test.command[0].endswith(("python", "python3", "python3.11"))
+
+
+def test_deep_check_uses_the_shared_warm_build_cache(tmp_path: Path) -> None:
+    """Both steps of every task see a private copy of one warm-up's cache, in the sandbox;
+    what a step writes there never reaches the warm cache."""
+    from copeca_action.workspace import read_warm_log
+
+    counter = tmp_path / "warm-count"
+    # passes only when the warm cache is visible (and writable), then vandalises its copy
+    cmd = ["sh", "-c", 'test "$(cat "$TOY_CACHE/built")" = warm && echo x > "$TOY_CACHE/built" '
+           '&& python3 -c "import calc; assert calc.add(2, 2) == 4"']
+    corpus_dir, repos = _setup(tmp_path, [
+        _task("toy/fix-one", "python", "a + b", "a - b", cmd),
+        _task("toy/fix-two", "python", "a + b", "a * 3", cmd)])
+    spec = yaml.safe_load((corpus_dir / "repos.yaml").read_text())
+    spec["repos"]["toy"]["build_cache"] = {
+        "env": "TOY_CACHE", "toolchain": ["sh", "-c", "echo toy-1"],
+        "warm": ["sh", "-c", f'echo run >> "{counter}"; echo warm > "$TOY_CACHE/built"']}
+    (corpus_dir / "repos.yaml").write_text(yaml.safe_dump(spec))
+    root = tmp_path / "build-cache"
+    results = {r.task_id: r for r in deep_check(load_corpus(corpus_dir), repos,
+                                                cache_root=root)}
+    assert {r.status for r in results.values()} == {"ok"}, results
+    assert counter.read_text().count("run") == 1
+    assert [e["event"] for e in read_warm_log(root)] == ["start", "end"]
+    (warm,) = [p for p in root.iterdir() if p.is_dir()]
+    assert (warm / "built").read_text() == "warm\n"
