@@ -4,6 +4,7 @@ MCP file, Codex's config.toml (provider, MCP servers, analytics and plugins off)
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,10 @@ from copeca_action.agent import _toml
 from copeca_action.scenario import Runner
 
 CODEX_PROVIDER = "copeca"
+
+RUN_KEY_HEADER = "x-copeca-run"
+"""Request header naming the run, sent to a `base_url` endpoint: the scripted server fixes a
+run's variant by it (its VARIANT_HEADER)."""
 """The Codex model provider id written when a base URL is given."""
 CODEX_RETRIES = 2
 """Codex request and stream retries against a custom endpoint (its default waits minutes)."""
@@ -43,8 +48,10 @@ def write_mcp_file(run_dir: Path, mcp_config: dict[str, Any]) -> Path:
 
 
 def codex_config(runner: Runner, *, base_url: str | None, mcp_config: dict[str, Any] | None,
-                 agent_config: dict[str, Any] | None) -> dict[str, Any]:
-    """The config.toml document: a provider for `base_url`, MCP servers, telemetry off."""
+                 agent_config: dict[str, Any] | None,
+                 headers: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The config.toml document: a provider for `base_url` (sending `headers` with every
+    request), MCP servers, telemetry off."""
     doc: dict[str, Any] = {}
     if base_url:
         url = base_url.rstrip("/")
@@ -55,6 +62,8 @@ def codex_config(runner: Runner, *, base_url: str | None, mcp_config: dict[str, 
             "name": CODEX_PROVIDER, "base_url": url, "wire_api": "responses",
             "env_key": runner.credential_env[0] if runner.credential_env else "OPENAI_API_KEY",
             "request_max_retries": CODEX_RETRIES, "stream_max_retries": CODEX_RETRIES}}
+        if headers:
+            doc["model_providers"][CODEX_PROVIDER]["http_headers"] = dict(headers)
     doc["analytics"] = {"enabled": False}
     doc["features"] = {"plugins": False}
     if mcp_config:

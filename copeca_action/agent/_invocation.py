@@ -14,6 +14,7 @@ from pydantic import Field
 from copeca_action._util.model import RecordModel
 from copeca_action.agent._binary import resolve_binary
 from copeca_action.agent._config import (
+    RUN_KEY_HEADER,
     codex_config,
     write_claude_settings,
     write_codex_config,
@@ -85,8 +86,12 @@ def _fresh_dir(path: Path) -> Path:
 def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_dir: Path,
                 mode: Mode | None, max_turns: int, run_budget_usd: float | None,
                 base_url: str | None, tool_dir: Path | None,
-                host_env: Mapping[str, str]) -> AgentInvocation:
+                host_env: Mapping[str, str], run_key: str | None = None) -> AgentInvocation:
     """Build one run's command and environment, and write its fresh config dir and HOME.
+
+    With `base_url` and `run_key`, every model request carries the run key in a header (the
+    scripted server draws a run's variation from it, so a run is reproducible whatever its
+    worktree path or the order runs arrive in).
 
     Raises:
         InfraError: the runner's binary is not installed.
@@ -108,7 +113,8 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
     mcp_config = expand_tree(mode.mcp_config, values) if mode and mode.mcp_config else None
     agent_config = expand_tree(mode.agent_config, values) if mode and mode.agent_config \
         else None
-    extra = _write_configs(runner, run_dir, config_dir, base_url=base_url,
+    headers = {RUN_KEY_HEADER: run_key} if base_url and run_key else {}
+    extra = _write_configs(runner, run_dir, config_dir, base_url=base_url, headers=headers,
                            mcp_config=mcp_config, agent_config=agent_config)
     values.update(extra)
     argv = _argv(runner, binary, values, max_turns=max_turns, budget=run_budget_usd,
@@ -117,6 +123,8 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
         argv = [*(expand(a, values) for a in mode.wrapper), *argv]
     env = _env(runner, host_env, base_url=base_url, config_dir=config_dir, home_dir=home_dir,
                tmp_dir=tmp_dir)
+    if headers and runner.parser != CODEX_PARSER:
+        env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
     if mode is not None:
         env.update({k: expand(v, values) for k, v in mode.env.items()})
     return AgentInvocation(runner=runner.name, model=model, argv=argv, env=env, cwd=workdir,
@@ -126,12 +134,12 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
 
 
 def _write_configs(runner: Runner, run_dir: Path, config_dir: Path, *, base_url: str | None,
-                   mcp_config: dict[str, Any] | None,
+                   headers: Mapping[str, str], mcp_config: dict[str, Any] | None,
                    agent_config: dict[str, Any] | None) -> dict[str, str]:
     """Write the CLI family's files; return the argv fields they define (`{mcp_config}`)."""
     fields: dict[str, str] = {}
     if runner.parser == CODEX_PARSER:
-        doc = codex_config(runner, base_url=base_url,
+        doc = codex_config(runner, base_url=base_url, headers=headers,
                            mcp_config=None if runner.mcp_args else mcp_config,
                            agent_config=agent_config)
         write_codex_config(config_dir, doc)

@@ -102,10 +102,7 @@ def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -
                           workdir=workdir, run_dir=run_dir, mode=mode,
                           max_turns=cfg.scenario.max_turns,
                           run_budget_usd=cfg.scenario.run_budget_usd, base_url=cfg.base_url,
-                          tool_dir=tool_dir, host_env=cfg.host_env)
-        if cfg.base_url and res.runners[run.runner].parser == "stream_json":
-            env = {**inv.env, "ANTHROPIC_CUSTOM_HEADERS": f"x-copeca-run: {run.run_id}"}
-            inv = inv.model_copy(update={"env": env})
+                          tool_dir=tool_dir, host_env=cfg.host_env, run_key=run.run_id)
         prep.invocation = inv
         prep.timings["provision_s"] = t1 - t0
         prep.timings["arm_s"] = time.perf_counter() - t1

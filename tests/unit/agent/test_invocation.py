@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 from copeca_action.agent import PLACEHOLDER_KEY, prepare_run
+from copeca_action.agent._config import RUN_KEY_HEADER
 from copeca_action.errors import ConfigError, InfraError
 from copeca_action.scenario import Mode, Runner
+from copeca_action.scripted import VARIANT_HEADER
 
 from .conftest import HOST_ENV
 
@@ -146,3 +148,24 @@ def test_missing_binary_is_an_infra_error(claude: Runner, tmp_path: Path,
 def test_keys_stay_out_of_repr(bin_dir: Path, claude: Runner, tmp_path: Path) -> None:
     inv = _prepare(claude, tmp_path)
     assert inv.env["ANTHROPIC_API_KEY"] == "sk-host" and "sk-host" not in repr(inv)
+
+
+def test_run_key_reaches_a_local_endpoint_in_both_cli_families(
+        bin_dir: Path, claude: Runner, codex: Runner, tmp_path: Path) -> None:
+    """The scripted server fixes a run's variant by this header; Codex once went without it,
+    so its scripted draws changed with the worktree path from one smoke run to the next."""
+    inv = _prepare(codex, tmp_path / "c", run_key="r-123")
+    doc = tomllib.loads((inv.config_dir / "config.toml").read_text())
+    assert doc["model_providers"][doc["model_provider"]]["http_headers"] == {
+        RUN_KEY_HEADER: "r-123"}
+    inv = _prepare(claude, tmp_path / "a", run_key="r-123")
+    assert inv.env["ANTHROPIC_CUSTOM_HEADERS"] == f"{RUN_KEY_HEADER}: r-123"
+    assert RUN_KEY_HEADER == VARIANT_HEADER
+
+
+def test_run_key_is_not_sent_to_a_vendor(bin_dir: Path, claude: Runner, codex: Runner,
+                                         tmp_path: Path) -> None:
+    inv = _prepare(codex, tmp_path / "c", base_url=None, run_key="r-123")
+    assert "r-123" not in (inv.config_dir / "config.toml").read_text()
+    inv = _prepare(claude, tmp_path / "a", base_url=None, run_key="r-123")
+    assert "ANTHROPIC_CUSTOM_HEADERS" not in inv.env
