@@ -20,8 +20,9 @@ def _label(name: str) -> str:
 
 
 def mermaid_chart(report: Report) -> str:
-    """A fenced ```mermaid xychart, or "" when there is nothing readable to draw (no arm
-    with a finite cost per correct, or too many arms)."""
+    """A fenced ```mermaid xychart of each arm's cost per correct over all its tasks (controls
+    included, unlike the headline table's rows), or "" when there is nothing readable to draw
+    (no arm with a finite cost per correct, or too many arms)."""
     arms = [a for a in report.arms if a.runs > 0]
     if not arms or len(arms) > MAX_ARMS or not any(math.isfinite(a.cpc_usd) for a in arms):
         return ""
@@ -33,7 +34,7 @@ def mermaid_chart(report: Report) -> str:
     xs = ", ".join(f'"{n}"' for n in names)
     bars = ", ".join(f"{v:.{digits}f}" for v in values)
     return ("```mermaid\nxychart-beta\n"
-            '    title "Cost per correct answer (USD)"\n'
+            '    title "Cost per correct answer, all tasks with controls (USD)"\n'
             f"    x-axis [{xs}]\n"
             f'    y-axis "USD per correct answer" 0 --> {top:.{digits}f}\n'
             f"    bar [{bars}]\n```\n")
