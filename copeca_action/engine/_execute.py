@@ -19,7 +19,13 @@ from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
 from copeca_action.engine._validity import tool_adopted
 from copeca_action.errors import CopecaError, InfraError
-from copeca_action.evaluate import BaseRepo, TestFileRules, evaluate_task_patch_at, write_eval
+from copeca_action.evaluate import (
+    BaseRepo,
+    Sandbox,
+    TestFileRules,
+    evaluate_task_patch_at,
+    write_eval,
+)
 from copeca_action.grade import GradeResult, grade_answer, grade_test
 from copeca_action.plan import PlannedRun
 from copeca_action.records import Outcome, RetrievalSummary, RunRecord
@@ -283,15 +289,17 @@ def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
         values = {"python": cfg.python, "workdir": str(workdir),
                   "setup_dir": str(setup_dir) if setup_dir else ""}
         spec = cfg.store.spec(task.repo).build_cache
+        sandbox = res.eval_sandbox("local")
         if spec is None:
-            return grade_test(workdir, grading.test, env, values)
-        return _grade_with_cache(cfg, task, workdir, home, env, values, spec, wt)
+            return grade_test(workdir, grading.test, env, values, sandbox=sandbox,
+                              writable=[home])
+        return _grade_with_cache(cfg, task, workdir, home, env, values, spec, wt, sandbox)
     return _grade_patch(cfg, res, task, run_dir, patch_text, git_dir, commit)
 
 
 def _grade_with_cache(cfg: EngineConfig, task: Task, workdir: Path, home: Path,
                       env: dict[str, str], values: dict[str, str], spec: BuildCacheSpec,
-                      wt: Worktree) -> GradeResult:
+                      wt: Worktree, sandbox: Sandbox) -> GradeResult:
     """The test command with a private copy of the snapshot's warm build cache (warmed from
     the clean snapshot on first use), removed afterwards: the agent's build scripts can write
     only to their own copy. Without a toolchain or after a failed warm-up: a cold build."""
@@ -311,7 +319,8 @@ def _grade_with_cache(cfg: EngineConfig, task: Task, workdir: Path, home: Path,
         copy.mkdir()
     t2 = time.perf_counter()
     try:
-        grade = grade_test(workdir, task.grading.test, {**env, spec.env: str(copy)}, values)
+        grade = grade_test(workdir, task.grading.test, {**env, spec.env: str(copy)}, values,
+                           sandbox=sandbox, writable=[home])
     finally:
         shutil.rmtree(copy, ignore_errors=True)
     detail = {**grade.detail, "build_cache": {

@@ -7,8 +7,9 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from copeca_action.agent import WATCHDOG
 from copeca_action.grade._result import GradeResult
@@ -35,11 +36,42 @@ def expand(argv: list[str], placeholders: Mapping[str, str]) -> list[str]:
     return out
 
 
+class SandboxRun(Protocol):
+    """What the grader needs of a sandbox (`copeca_action.evaluate.Sandbox` has it)."""
+
+    def run(self, tree: Path, argv: Sequence[str], *, timeout_s: float,
+            env: Mapping[str, str] | None = None, collect: Sequence[str] = (),
+            writable: Sequence[Path] = ()) -> SandboxResult: ...
+
+
+class SandboxResult(Protocol):
+    @property
+    def exit_code(self) -> int | None: ...
+    @property
+    def output(self) -> str: ...
+    @property
+    def timed_out(self) -> bool: ...
+    @property
+    def duration_s(self) -> float: ...
+    @property
+    def isolation(self) -> list[str]: ...
+
+
 def grade_test(workdir: Path, spec: TestGrading, env: Mapping[str, str],
-               placeholders: Mapping[str, str] | None = None) -> GradeResult:
-    """Correct when the command exits 0 within its timeout. The command runs in its own
-    process group, which is killed on timeout; output is captured and capped."""
+               placeholders: Mapping[str, str] | None = None, *,
+               sandbox: SandboxRun | None = None, writable: Sequence[Path] = ()) -> GradeResult:
+    """Correct when the command exits 0 within its timeout. The command runs the agent's code,
+    so the engine runs it in a `sandbox` (no network, read-only host but for the worktree and
+    `writable`); without one, on the host in its own process group, killed on timeout.
+    Output is captured and capped."""
     argv = expand(list(spec.command), placeholders or {})
+    if sandbox is not None:
+        res = sandbox.run(workdir, argv, timeout_s=spec.timeout_s, env=env, writable=writable)
+        return GradeResult(kind="test", correct=res.exit_code == 0 and not res.timed_out,
+                           detail={"argv": argv,
+                                   "exit_code": None if res.timed_out else res.exit_code,
+                                   "timed_out": res.timed_out, "duration_s": res.duration_s,
+                                   "output": cap(res.output), "isolation": res.isolation})
     started = time.monotonic()
     try:
         proc = subprocess.Popen(argv, cwd=workdir, env=dict(env), stdin=subprocess.DEVNULL,
