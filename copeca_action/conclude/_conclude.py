@@ -85,12 +85,25 @@ def reuse_note(records: Iterable[RunRecord]) -> str | None:
             f"id and fingerprint): {parts}. Their spend is what they cost when measured.")
 
 
+def isolation_note(records: Iterable[RunRecord]) -> str | None:
+    """Test gradings run the agent's code; say so when the host could not cut them off the
+    network (no bubblewrap or unshare, e.g. in an unprivileged container)."""
+    final = latest_by_run_id(records).values()
+    graded = [r for r in final if r.grading.get("kind") == "test" and "isolation" in r.grading]
+    open_net = [r for r in graded if "netns" not in (r.grading.get("isolation") or [])]
+    if not open_net:
+        return None
+    return (f"{len(open_net)} of {len(graded)} test grading(s) ran the agent's code without "
+            "network isolation (neither bubblewrap nor unshare works on this host); the "
+            "grades stand, but that code was not confined.")
+
+
 def report_of(records: list[RunRecord], settings: Settings, scenario: str) -> Report:
-    """build_report, with the reuse note among the report's warnings."""
+    """build_report, with the reuse and isolation notes among the report's warnings."""
     table = table_from_records(records)
-    note = reuse_note(records)
-    if note is not None:
-        table = dataclasses.replace(table, extra_warnings=(*table.extra_warnings, note))
+    notes = [n for n in (reuse_note(records), isolation_note(records)) if n is not None]
+    if notes:
+        table = dataclasses.replace(table, extra_warnings=(*table.extra_warnings, *notes))
     return build_report(table, settings, scenario=scenario)
 
 

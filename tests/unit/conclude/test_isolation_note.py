@@ -1,0 +1,29 @@
+"""The report warns when test gradings ran the agent's code without network isolation."""
+
+from __future__ import annotations
+
+from copeca_action.conclude._conclude import isolation_note
+from copeca_action.records import RunRecord
+
+
+def _rec(run_id: str, grading: dict[str, object]) -> RunRecord:
+    return RunRecord(run_id=run_id, scenario="s", task_id="r/t", task_hash="h", arm="baseline",
+                     model="m", runner="claude", repetition=0, outcome="ok", grading=grading)
+
+
+def test_unconfined_test_gradings_are_counted() -> None:
+    records = [
+        _rec("a", {"kind": "test", "isolation": ["bwrap", "netns", "pidns", "ro-host"]}),
+        _rec("b", {"kind": "test", "isolation": ["pids-cgroup(1024)"]}),
+        _rec("c", {"kind": "test", "isolation": []}),
+        _rec("d", {"kind": "answer"}),
+        _rec("e", {"kind": "test"}),  # recorded before the grader was sandboxed: not judged
+    ]
+    note = isolation_note(records)
+    assert note is not None and note.startswith("2 of 3 test grading(s)")
+
+
+def test_no_note_when_every_grading_was_cut_off() -> None:
+    records = [_rec("a", {"kind": "test", "isolation": ["unshare", "netns", "pidns"]}),
+               _rec("b", {"kind": "answer"})]
+    assert isolation_note(records) is None
