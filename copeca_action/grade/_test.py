@@ -9,9 +9,9 @@ import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
 
 from copeca_action.agent import WATCHDOG
+from copeca_action.evaluate import Sandbox
 from copeca_action.grade._result import GradeResult
 from copeca_action.scenario import TestGrading
 
@@ -36,30 +36,9 @@ def expand(argv: list[str], placeholders: Mapping[str, str]) -> list[str]:
     return out
 
 
-class SandboxRun(Protocol):
-    """What the grader needs of a sandbox (`copeca_action.evaluate.Sandbox` has it)."""
-
-    def run(self, tree: Path, argv: Sequence[str], *, timeout_s: float,
-            env: Mapping[str, str] | None = None, collect: Sequence[str] = (),
-            writable: Sequence[Path] = ()) -> SandboxResult: ...
-
-
-class SandboxResult(Protocol):
-    @property
-    def exit_code(self) -> int | None: ...
-    @property
-    def output(self) -> str: ...
-    @property
-    def timed_out(self) -> bool: ...
-    @property
-    def duration_s(self) -> float: ...
-    @property
-    def isolation(self) -> list[str]: ...
-
-
 def grade_test(workdir: Path, spec: TestGrading, env: Mapping[str, str],
                placeholders: Mapping[str, str] | None = None, *,
-               sandbox: SandboxRun | None = None, writable: Sequence[Path] = ()) -> GradeResult:
+               sandbox: Sandbox | None = None, writable: Sequence[Path] = ()) -> GradeResult:
     """Correct when the command exits 0 within its timeout. The command runs the agent's code,
     so the engine runs it in a `sandbox` (no network, read-only host but for the worktree and
     `writable`); without one, on the host in its own process group, killed on timeout.

@@ -51,8 +51,10 @@ def toolchain_id(argv: tuple[str, ...]) -> str | None:
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
+@functools.cache
 def tree_id(repo: Path, commit: str) -> str:
-    """The git tree id of `commit` in `repo` (a bare repository or a checkout)."""
+    """The git tree id of `commit` in `repo` (a bare repository or a checkout); a commit's
+    tree never changes, so it is asked of git once per process, not once per grading."""
     return git(["rev-parse", "--verify", f"{commit}^{{tree}}"], cwd=repo).stdout.strip()
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from copeca_action._util.hashing import sha256_file, sha256_json
+from copeca_action._util.hashing import sha256_json
 from copeca_action._util.model import RecordModel
 from copeca_action._util.paths import corpus_dir
 from copeca_action.errors import WorkspaceError
@@ -267,39 +267,38 @@ class SnapshotStore:
 
     def _verify_debian(self, snap: Snapshot, spec: RepoSpec) -> list[str]:
         pin = spec.debian
-        if pin is None or pin.sha256 not in snap.source:
+        if pin is None:
             return [f"{snap.repo}: the Debian pin changed; fetch again"]
-        archive = find_local_orig(pin, self.sdist_dirs)
-        if archive is None:
-            return [f"{snap.repo}: {pin.filename} with sha256 {pin.sha256[:12]}… is gone from "
-                    "the cache (the snapshot itself is intact)"]
-        probe = self.root / "repos" / f".verify-{snap.repo}.git"
-        try:
-            again = snapshot_debian(archive, pin, probe)
-        finally:
-            _rmtree(probe)
-        if again != snap.commit:
-            return [f"{snap.repo}: unpacking the Debian tarball again gives commit {again}, "
-                    f"the cache holds {snap.commit}"]
-        return []
+        return self._verify_archive(snap, "Debian tarball", pin.sha256,
+                                    lambda: find_local_orig(pin, self.sdist_dirs),
+                                    lambda archive, probe: snapshot_debian(archive, pin, probe))
 
     def _verify_sdist(self, snap: Snapshot, spec: RepoSpec) -> list[str]:
         pin = spec.sdist
-        if pin is None or pin.sha256 not in snap.source:
+        if pin is None:
             return [f"{snap.repo}: the sdist pin changed; fetch again"]
-        archive = find_local_sdist(pin, self.sdist_dirs)
+        return self._verify_archive(snap, "sdist", pin.sha256,
+                                    lambda: find_local_sdist(pin, self.sdist_dirs),
+                                    lambda archive, probe: snapshot_sdist(archive, pin, probe))
+
+    def _verify_archive(self, snap: Snapshot, kind: str, sha256: str,
+                        find: Callable[[], Path | None],
+                        unpack: Callable[[Path, Path], str]) -> list[str]:
+        """A pinned archive (`find` returns it only when its sha256 matches) must still
+        unpack to the snapshot's commit."""
+        if sha256 not in snap.source:
+            return [f"{snap.repo}: the {kind} pin changed; fetch again"]
+        archive = find()
         if archive is None:
-            return [f"{snap.repo}: the sdist file with sha256 {pin.sha256[:12]}… is gone from "
-                    "the cache (the snapshot itself is intact)"]
-        if sha256_file(archive) != pin.sha256:
-            return [f"{snap.repo}: {archive} does not match the pinned sha256"]
+            return [f"{snap.repo}: the {kind} with sha256 {sha256[:12]}… is gone from the "
+                    "cache (the snapshot itself is intact)"]
         probe = self.root / "repos" / f".verify-{snap.repo}.git"
         try:
-            again = snapshot_sdist(archive, pin, probe)
+            again = unpack(archive, probe)
         finally:
             _rmtree(probe)
         if again != snap.commit:
-            return [f"{snap.repo}: unpacking the sdist again gives commit {again}, the cache "
+            return [f"{snap.repo}: unpacking the {kind} again gives commit {again}, the cache "
                     f"holds {snap.commit}"]
         return []
 
