@@ -13,7 +13,6 @@ from rich.markdown import Markdown
 from copeca_action._cli.run import (
     add_run_arguments,
     conclude_run,
-    execute,
     prepare,
     print_concluded,
     print_summary,
@@ -22,6 +21,7 @@ from copeca_action._util.paths import corpus_dir
 from copeca_action.bundle import generate_keypair, load_signing_key
 from copeca_action.bundle._sign import PRIVATE_NAME
 from copeca_action.engine import OutputDir
+from copeca_action.pipeline import execute
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

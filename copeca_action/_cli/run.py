@@ -3,33 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections import defaultdict
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.table import Table
 
-from copeca_action.bundle import ReusableBundle, load_public_key, load_signing_key
-from copeca_action.conclude import Concluded, conclude
-from copeca_action.engine import (
-    EngineConfig,
-    OutputDir,
-    ReuseOffer,
-    RunStats,
-    make_progress,
-    run_plan,
-    scripts_id,
-)
-from copeca_action.errors import ConfigError, CopecaError
-from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.bundle import load_public_key, load_signing_key
+from copeca_action.conclude import Concluded
+from copeca_action.engine import OutputDir, RunStats
+from copeca_action.errors import ConfigError
+from copeca_action.pipeline import Prepared, conclude_prepared, execute, prepare_scenario
 from copeca_action.records import RunRecord, latest_by_run_id
-from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
-from copeca_action.workspace import SnapshotStore, default_cache_dir
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -77,19 +64,6 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "$COPECA_SIGNING_KEY is set, else any intact bundle)")
 
 
-@dataclass
-class Prepared:
-    cfg: EngineConfig
-    plan: RunPlan
-    scenario_path: Path
-    reuse: Path | None = None
-    """A previous bundle whose unchanged finished runs are taken instead of run."""
-    reuse_pubkey: Ed25519PublicKey | None = None
-    """The key that must have signed `reuse` (None: any intact bundle, signed or not)."""
-    reuse_warning: str | None = None
-    """Set by `execute` when the `reuse` bundle was refused (nothing was reused)."""
-
-
 def prepare(args: argparse.Namespace, scenario_path: Path,
             out_default: Path | None = None) -> Prepared:
     if args.workers is not None and args.workers < 1:
@@ -112,94 +86,6 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
     return prep
 
 
-def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
-                     out_default: Path | None = None, compare: Compare = "baseline",
-                     shard: str | None = None, corpus: Path | None = None,
-                     cache: Path | None = None, tool_dir: Path | None = None,
-                     base_tool_dir: Path | None = None, base_url: str | None = None,
-                     workers: int | None = None, budget_usd: float | None = None,
-                     work_dir: Path | None = None,
-                     overrides: dict[str, object] | None = None) -> Prepared:
-    """The plan and engine configuration of a scenario, without argparse (the GitHub
-    entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds)."""
-    scenario = load_scenario(scenario_path)
-    changes: dict[str, object] = dict(overrides or {})
-    if workers is not None:
-        changes["workers"] = workers
-    if budget_usd is not None:
-        changes["budget_usd"] = budget_usd
-    if changes:
-        scenario = Scenario.model_validate({**scenario.model_dump(), **changes})
-    root = corpus or find_corpus_root(scenario_path.resolve())
-    loaded: Corpus = load_corpus(root).require_ok()
-    plan = build_plan(scenario, loaded.tasks, compare=compare)
-    if shard:
-        plan = shard_plan(plan, parse_shard(shard))
-    outdir = OutputDir(out or out_default or Path("out") / scenario.name, work_dir)
-    store = SnapshotStore(cache or default_cache_dir(), loaded.repos)
-    cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,
-                       base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir)
-    return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path)
-
-
-@contextlib.contextmanager
-def model_endpoint(prep: Prepared) -> Iterator[str | None]:
-    """The scripted server for `model_endpoint: scripted` scenarios (unless --base-url)."""
-    cfg = prep.cfg
-    if cfg.base_url or cfg.scenario.model_endpoint != "scripted":
-        yield cfg.base_url
-        return
-    from copeca_action.scripted import ScriptedServer
-
-    if not cfg.scenario.scripts:
-        raise ConfigError(f"{prep.scenario_path}: model_endpoint is scripted but `scripts` "
-                          "names no folder of scripts")
-    scripts = (prep.scenario_path.resolve().parent / cfg.scenario.scripts).resolve()
-    if not scripts.is_dir():
-        raise ConfigError(f"{prep.scenario_path}: scripts folder {scripts} does not exist")
-    cfg.out.root.mkdir(parents=True, exist_ok=True)
-    with ScriptedServer(scripts, seed=cfg.scenario.seed,
-                        log_path=cfg.out.root / "model-requests.jsonl") as server:
-        cfg.base_url = server.url
-        cfg.endpoint = scripts_id(scripts, cfg.scenario.seed)
-        try:
-            yield server.url
-        finally:
-            cfg.base_url = None
-            cfg.endpoint = None
-
-
-@contextlib.contextmanager
-def reuse_offer(prep: Prepared) -> Iterator[ReuseOffer | None]:
-    """The `reuse` bundle, verified, as the engine's offer; a bundle that does not verify
-    gives a warning (prep.reuse_warning) and no offer: it is never trusted in part."""
-    if prep.reuse is None:
-        yield None
-        return
-    try:
-        bundle = ReusableBundle(prep.reuse, prep.reuse_pubkey)
-    except CopecaError as exc:
-        prep.reuse_warning = (f"reuse: {prep.reuse.name} was not reused, every planned run "
-                              f"runs: it does not verify ({exc})")
-        print(f"warning: {prep.reuse_warning}", file=sys.stderr, flush=True)
-        yield None
-        return
-    with bundle:
-        yield ReuseOffer(sha256=bundle.sha256, name=prep.reuse.name, records=bundle.records,
-                         extract=bundle.extract)
-
-
-def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
-    text = prep.scenario_path.read_text()
-    with model_endpoint(prep), reuse_offer(prep) as offer:
-        prep.cfg.reuse = offer
-        try:
-            return run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
-                            progress=make_progress(plain=plain or None))
-        finally:
-            prep.cfg.reuse = None
-
-
 def run(args: argparse.Namespace) -> int:
     prep = prepare(args, args.scenario)
     stats = execute(prep, resume=args.resume, plain=args.plain)
@@ -218,20 +104,6 @@ def conclude_run(prep: Prepared, args: argparse.Namespace,
     bundle = None if args.no_bundle else (
         args.bundle or prep.cfg.out.root / f"{prep.cfg.scenario.name}.copeca")
     return conclude_prepared(prep, key, bundle)
-
-
-def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,
-                      bundle: Path | None) -> Concluded:
-    """Report files and (with `bundle`) the signed bundle, verified; completeness is checked
-    against the tasks only for a whole plan, not a shard."""
-    cfg = prep.cfg
-    plan = prep.plan
-    if cfg.scenario.adaptive is not None and cfg.scenario.adaptive.enabled:
-        plan = cfg.out.existing_plan() or plan  # the rounds actually planned
-    whole = plan.shard is None
-    return conclude(cfg.out.root, prep.scenario_path, cfg.scenario, plan,
-                    runners=cfg.corpus.runners, tasks=cfg.corpus.tasks if whole else None,
-                    key=key, bundle_path=bundle)
 
 
 def print_concluded(console: Console, done: Concluded) -> None:

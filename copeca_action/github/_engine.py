@@ -15,7 +15,6 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from copeca_action._cli.run import Prepared, conclude_prepared, execute, prepare_scenario
 from copeca_action._util.hashing import sha256_file
 from copeca_action._util.paths import corpus_dir
 from copeca_action.bundle import keyid_of
@@ -26,6 +25,7 @@ from copeca_action.github._action import ActionContext, Outcome, artifact_name
 from copeca_action.github._files import annotate
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
 from copeca_action.github._inputs import SOURCE
+from copeca_action.pipeline import Prepared, conclude_prepared, execute, prepare_scenario
 from copeca_action.scenario import Task, find_corpus_root, load_corpus, load_scenario
 
 KEY_ENV = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY"}
