@@ -23,8 +23,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 
-from copeca_action.report._adaptive import RHO
 from copeca_action.report._simulate import Population, arm_coverage, coverage, sequential
+from copeca_action.report._spending import RHO
 from copeca_action.scenario import Adaptive
 
 ACCURACIES = (0.2, 0.5, 0.8, 0.95)

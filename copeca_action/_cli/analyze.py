@@ -28,7 +28,6 @@ from copeca_action.report import (
     RecordTable,
     Report,
     Settings,
-    alpha_for,
     build_report,
     table_from_rows,
 )
@@ -117,8 +116,7 @@ _CURVES: TypeAdapter[list[CoverageCurve]] = TypeAdapter(list[CoverageCurve])
 def settings(args: argparse.Namespace, scenario: Scenario | None,
              table: RecordTable) -> Settings:
     base = Settings.from_scenario(scenario) if scenario else Settings()
-    overrides: dict[str, object] = {"alpha": alpha_for(scenario, table),
-                                    "pricing_updated": pricing_dates()}
+    overrides: dict[str, object] = {"pricing_updated": pricing_dates()}
     if args.seed is not None:
         overrides["seed"] = args.seed
     if args.resamples is not None:

@@ -1,13 +1,6 @@
 """Statistics: cost per correct, paired cluster bootstrap intervals, verdicts, the Report."""
 
-from copeca_action.report._adaptive import (
-    Decision,
-    alpha_for,
-    current_look,
-    decide,
-    look_alpha,
-    schedule,
-)
+from copeca_action.report._adaptive import Decision, alpha_for, decide
 from copeca_action.report._build import Settings, build_report
 from copeca_action.report._model import (
     VERDICTS,
@@ -18,6 +11,7 @@ from copeca_action.report._model import (
     Exclusions,
     Interval,
     Line,
+    Look,
     Report,
     RetrievalArm,
     RetrievalComparison,
@@ -25,6 +19,7 @@ from copeca_action.report._model import (
     RetrievalSection,
     Verdict,
 )
+from copeca_action.report._spending import current_look, look_alpha, schedule
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
     INTERVAL_METHODS,
@@ -55,6 +50,7 @@ __all__ = [
     "Interval",
     "IntervalMethod",
     "Line",
+    "Look",
     "RecordTable",
     "Report",
     "RetrievalArm",

@@ -9,18 +9,15 @@ decision over all looks at most alpha, whatever the correlation between looks.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 
 from copeca_action.records import RunRecord
-from copeca_action.report._build import Settings, build_report
+from copeca_action.report._build import Settings, build_report, resolve_look
 from copeca_action.report._model import ReportModel, Verdict
+from copeca_action.report._spending import current_look, schedule, spent
 from copeca_action.report._table import RecordTable, table_from_records
 from copeca_action.scenario import Adaptive, Scenario
 
-RHO = 2.0
-"""Spending-function exponent: 1 spends evenly; larger saves alpha for later looks.
-Chosen by bench/stats.py (power and runs to decision, see docs/methodology.md)."""
 DECISIVE: tuple[Verdict, ...] = ("improvement", "regression")
 
 
@@ -44,43 +41,20 @@ class Decision(ReportModel):
     """Run repetitions up to this count next; None when stopping."""
 
 
-def schedule(adaptive: Adaptive) -> list[int]:
-    """Repetition counts at which the analysis looks."""
-    looks = list(range(adaptive.min_repetitions, adaptive.max_repetitions + 1, adaptive.step))
-    if looks[-1] != adaptive.max_repetitions:
-        looks.append(adaptive.max_repetitions)
-    return looks
-
-
-def spent(adaptive: Adaptive, repetitions: int) -> float:
-    fraction = min(1.0, repetitions / adaptive.max_repetitions)
-    return float(adaptive.alpha * fraction ** RHO)
-
-
-def look_alpha(adaptive: Adaptive, look: int) -> float:
-    """Alpha for the 1-based look `look`: its share of the spending function."""
-    reps = schedule(adaptive)
-    before = spent(adaptive, reps[look - 2]) if look > 1 else 0.0
-    return spent(adaptive, reps[look - 1]) - before
-
-
-def current_look(adaptive: Adaptive, repetitions: int) -> int:
-    """The last scheduled look at or below `repetitions` (1 when below the first)."""
-    reps = schedule(adaptive)
-    return max(1, sum(1 for r in reps if r <= repetitions))
-
-
 def decide(records: Iterable[RunRecord] | RecordTable, scenario: Scenario) -> Decision:
     """Called by the engine after each round; pure (the records and scenario decide)."""
     adaptive = scenario.adaptive or Adaptive(enabled=False, min_repetitions=scenario.repetitions,
                                              max_repetitions=scenario.repetitions)
     table = records if isinstance(records, RecordTable) else table_from_records(records)
-    done = int(table.repetition[table.reached].max()) + 1 if table.reached.any() else 0
     reps = schedule(adaptive)
-    look = current_look(adaptive, done)
-    alpha = look_alpha(adaptive, look)
-    settings = dataclasses.replace(Settings.from_scenario(scenario), alpha=alpha)
-    report = build_report(table, settings, scenario=scenario.name)
+    report = build_report(table, Settings.from_scenario(scenario, adaptive=adaptive),
+                          scenario=scenario.name)
+    if report.look is not None:
+        look, alpha, done = report.look.look, report.look.alpha_look, report.look.repetitions
+    else:  # adaptive sampling off: one look after all repetitions, at the report's alpha
+        reached = table.repetition[table.reached]
+        done = int(reached.max()) + 1 if reached.size else 0
+        look, alpha = current_look(adaptive, done), report.alpha
     last = done >= adaptive.max_repetitions or not adaptive.enabled
     decisive = report.verdict in DECISIVE and done >= adaptive.min_repetitions
     stop = last or decisive
@@ -100,10 +74,8 @@ def decide(records: Iterable[RunRecord] | RecordTable, scenario: Scenario) -> De
 
 def alpha_for(scenario: Scenario | None, table: RecordTable) -> float:
     """The alpha a final report judges with: the last look's share under adaptive sampling
-    (so the report's verdict is the engine's stopping decision), else 0.05."""
-    if scenario is None or scenario.adaptive is None or not scenario.adaptive.enabled:
-        return 0.05
-    reached = table.repetition[table.reached]
-    done = int(reached.max()) + 1 if reached.size else 0
-    return look_alpha(scenario.adaptive, current_look(scenario.adaptive, done))
+    (so the report's verdict is the engine's stopping decision), else 0.05. `build_report`
+    resolves it itself from `Settings.adaptive` (`Settings.from_scenario` sets it)."""
+    settings = Settings.from_scenario(scenario) if scenario is not None else Settings()
+    return resolve_look(table, settings)[0].alpha
 

@@ -22,10 +22,12 @@ from copeca_action.report._model import (
     Exclusions,
     Interval,
     Line,
+    Look,
     Report,
     Verdict,
 )
 from copeca_action.report._retrieval import retrieval_section
+from copeca_action.report._spending import current_look, look_alpha, schedule, spent
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
     HYBRID_BELOW,
@@ -36,7 +38,7 @@ from copeca_action.report._stats import (
 )
 from copeca_action.report._table import INFRA, NOT_RUN, RecordTable, table_from_records
 from copeca_action.report._verdict import judge
-from copeca_action.scenario import Scenario, Thresholds
+from copeca_action.scenario import Adaptive, Scenario, Thresholds
 
 BASELINE = "baseline"
 FEW_TASKS = HYBRID_BELOW
@@ -60,12 +62,31 @@ class Settings:
     pricing_updated: Mapping[str, dt.date] = field(default_factory=dict)
     """Runner name → the date its prices were last checked (stale pricing warns)."""
     today: dt.date | None = None
+    adaptive: Adaptive | None = None
+    """The scenario's adaptive schedule. When enabled, the report judges at the alpha of the
+    look its records reached (`alpha` is then ignored): the engine's stopping decision, the
+    report, the bundle and the comment are one decision at one alpha."""
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, **overrides: object) -> Settings:
         base = cls(thresholds=scenario.thresholds, seed=scenario.seed,
-                   resamples=scenario.resamples)
+                   resamples=scenario.resamples, adaptive=scenario.adaptive)
         return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
+
+
+def resolve_look(table: RecordTable, s: Settings) -> tuple[Settings, Look | None]:
+    """The settings a report judges with: under adaptive sampling, alpha is the share of the
+    look that the records' repetition count reached."""
+    adaptive = s.adaptive
+    if adaptive is None or not adaptive.enabled:
+        return s, None
+    reached = table.repetition[table.reached]
+    done = int(reached.max()) + 1 if reached.size else 0
+    k = current_look(adaptive, done)
+    reps = schedule(adaptive)
+    look = Look(look=k, looks=len(reps), repetitions=done, alpha_look=look_alpha(adaptive, k),
+                alpha_spent=spent(adaptive, reps[k - 1]), alpha=adaptive.alpha)
+    return dataclasses.replace(s, alpha=look.alpha_look), look
 
 
 @dataclass(frozen=True)
@@ -78,8 +99,8 @@ class _Sums:
 def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings | None = None,
                  *, scenario: str = "", source_format: str = "copeca-action") -> Report:
     """The whole analysis. Pure: the same records and settings give the same report."""
-    s = settings or Settings()
     table = records if isinstance(records, RecordTable) else table_from_records(records)
+    s, look = resolve_look(table, settings or Settings())
     warnings: list[str] = list(table.extra_warnings)
     arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
     pairs = _pairs(table.arm.names)
@@ -106,7 +127,8 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
         interval_method=s.method,
         source_format="copeca" if source_format == "copeca" else "copeca-action",
         retrieval=retrieval_section(table, pairs, seed=s.seed, resamples=s.resamples,
-                                    alpha=s.alpha, method=s.method))
+                                    alpha=s.alpha, method=s.method),
+        look=look)
 
 
 # ---------------------------------------------------------------- arms

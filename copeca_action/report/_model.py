@@ -208,6 +208,24 @@ class RetrievalSection(ReportModel):
     resamples: int
 
 
+class Look(ReportModel):
+    """Under adaptive sampling, the look whose decision this report publishes: the engine's
+    stopping decision at the same records (OUT/adaptive.json), judged at the same alpha."""
+
+    look: int
+    """1-based index of the look in the schedule (the last look at or below `repetitions`)."""
+    looks: int
+    repetitions: int
+    """Repetitions the records reached (the highest repetition index seen + 1)."""
+    alpha_look: float
+    """Two-sided alpha this report judges with (its intervals are 1 − alpha_look)."""
+    alpha_spent: float
+    """Alpha spent by this and earlier looks (≤ the scenario's `adaptive.alpha`)."""
+    alpha: float
+    """The scenario's overall `adaptive.alpha`: the error bound over all looks (one-sided:
+    half of it for a false improvement, half for a false regression)."""
+
+
 class Report(ReportModel):
     """Field order is the on-disk order; the schema version comes first."""
 
@@ -226,10 +244,14 @@ class Report(ReportModel):
     seed: int
     resamples: int
     alpha: float
+    """Two-sided alpha of every interval and verdict in the report (a look's share under
+    adaptive sampling, see `look`)."""
     interval_method: str
     source_format: Literal["copeca-action", "copeca"] = "copeca-action"
     retrieval: RetrievalSection | None = None
     """None when no run carries retrieval data."""
+    look: Look | None = None
+    """The adaptive look this report's verdict belongs to; None without adaptive sampling."""
 
     @property
     def headline_comparison(self) -> Comparison | None:

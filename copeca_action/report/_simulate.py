@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from copeca_action.report._adaptive import look_alpha, schedule
+from copeca_action.report._spending import look_alpha, schedule
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
     FloatArray,

@@ -287,6 +287,11 @@ def test_adaptive_stops_when_decided_and_plans_only_the_rounds_run(tmp_path: Pat
     done = conclude(cfg.out.root, scenario_path, sc, effective, runners=cfg.corpus.runners,
                     tasks=cfg.corpus.tasks, bundle_path=tmp_path / "b.copeca")
     assert done.report.verdict == "improvement" and done.bundle_sha256 is not None
+    # what is published is what the engine decided: the same look, at the same alpha
+    assert done.report.look is not None
+    assert done.report.look.look == looks[-1]["look"] < looks[-1]["looks"]
+    assert done.report.alpha == looks[-1]["alpha_look"] < 0.05
+    assert done.report.comparisons[0].delta.level == 1 - looks[-1]["alpha_look"]
 
 
 def test_adaptive_runs_round_by_round_to_the_maximum_when_undecided(tmp_path: Path) -> None:
@@ -300,6 +305,11 @@ def test_adaptive_runs_round_by_round_to_the_maximum_when_undecided(tmp_path: Pa
     looks = json.loads((cfg.out.root / "adaptive.json").read_text())["looks"]
     assert [look["repetitions"] for look in looks] == [1, 2, 3]
     assert looks[-1]["stop"] and not looks[0]["stop"]
+    from copeca_action.conclude import report_of, settings_for
+
+    report = report_of(read_records(cfg.out.results), settings_for(sc, cfg.corpus.runners),
+                       sc.name)
+    assert report.verdict == looks[-1]["verdict"] and report.alpha == looks[-1]["alpha_look"]
 
 
 def test_stale_pricing_is_warned_when_the_run_starts(tmp_path: Path) -> None:

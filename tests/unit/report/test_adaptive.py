@@ -7,7 +7,7 @@ from report_factory import Make
 
 from copeca_action.records import RunRecord
 from copeca_action.report import decide, look_alpha, schedule
-from copeca_action.report._adaptive import spent
+from copeca_action.report._spending import spent
 from copeca_action.scenario import Adaptive, Scenario
 
 
@@ -42,3 +42,24 @@ def test_the_last_look_stops_whatever_the_verdict(simulated: Make) -> None:
     d = decide(recs, scenario(min_repetitions=2, max_repetitions=4))
     assert d.stop and d.reason == "maximum repetitions reached"
     assert d.alpha_spent == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize(("ratio", "seed"), [(1.0, 1), (1.6, 2), (0.6, 3), (1.25, 4)])
+def test_the_report_publishes_the_decision_of_its_look(simulated: Make, ratio: float,
+                                                       seed: int) -> None:
+    """adaptive.json (decide) and the report (build_report with the scenario's settings, as
+    conclude and analyze build it) can never disagree: same look, alpha, verdict, reasons."""
+    from copeca_action.report import Settings, build_report
+
+    sc = scenario(min_repetitions=2, step=1, max_repetitions=5)
+    records: list[RunRecord] = simulated(ratio=ratio, tasks=12, reps=5, seed=seed)
+    for reps in range(2, 6):
+        upto = [r for r in records if r.repetition < reps]
+        d = decide(upto, sc)
+        report = build_report(upto, Settings.from_scenario(sc), scenario=sc.name)
+        assert report.look is not None and report.look.look == d.look
+        assert report.alpha == d.alpha_look == look_alpha(sc.adaptive, d.look)  # type: ignore[arg-type]
+        assert report.verdict == d.verdict
+        assert report.comparisons[0].delta.level == pytest.approx(1 - d.alpha_look)
+        if d.stop:
+            break
