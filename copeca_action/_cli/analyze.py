@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
               if args.format == "html" else [])
     notes = ["copeca records carry no control flag and no CLI version: control delta and "
              "version checks are unavailable"] if fmt == "copeca" else []
-    table = table_from_rows(rows, scenario.name if scenario else "", notes)
+    table = table_from_rows(rows, scenario.name if scenario else "", notes,
+                            source=str(args.results))
     del rows  # the columns hold what is needed; free the rows before the bootstrap
     report = build_report(table, settings(args, scenario, table), source_format=fmt)
     if args.format == "html":

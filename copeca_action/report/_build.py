@@ -30,7 +30,7 @@ from copeca_action.report._retrieval import retrieval_section
 from copeca_action.report._spending import current_look, look_alpha, schedule, spent
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
-    HYBRID_BELOW,
+    SMALL_SAMPLE_BELOW,
     FloatArray,
     IntervalMethod,
     arm_bootstrap,
@@ -41,8 +41,14 @@ from copeca_action.report._verdict import judge
 from copeca_action.scenario import Adaptive, Scenario, Thresholds
 
 BASELINE = "baseline"
-FEW_TASKS = HYBRID_BELOW
-"""Below this many tasks the headline interval uses the small-sample rule; warn."""
+FEW_TASKS = SMALL_SAMPLE_BELOW
+"""Below this many tasks the headline interval is wide; warn."""
+MIN_CONTROL_TASKS = 5
+"""The control gate needs at least this many paired control tasks: with 1–3 the control
+interval is unbounded in 89–100% of experiments, and a gate on its point estimate fires on
+noise (bench/stats.py)."""
+LISTED_TASKS = 8
+"""Warnings name at most this many tasks."""
 STALE_PRICING_DAYS = 60
 
 
@@ -164,14 +170,16 @@ def _arm_summary(t: RecordTable, code: int, name: str, s: Settings) -> ArmSummar
         interval=_arm_interval(sums, s))
 
 
-def _arm_interval(arm: _Sums, s: Settings) -> ArmInterval | None:
+def _arm_interval(arm: _Sums, s: Settings, task_means: bool = False) -> ArmInterval | None:
     """Over the tasks this arm ran, with the report's seed: on the same tasks as a
-    comparison, the resamples are the ones its delta used."""
+    comparison, the resamples are the ones its delta used. `task_means`: the cost per
+    correct of per-task means (a comparison's lines), else of sums (the arm's own)."""
     ran = arm.runs > 0
     if not ran.any():
         return None
     b = arm_bootstrap(arm.spend[ran], arm.correct[ran], arm.runs[ran].astype(np.float64),
-                      alpha=s.alpha, resamples=s.resamples, seed=s.seed, method=s.method)
+                      alpha=s.alpha, resamples=s.resamples, seed=s.seed, method=s.method,
+                      task_means=task_means)
     one = b.n_clusters < 2
     return ArmInterval(cpc_low=None if one else float(b.cpc_low),
                        cpc_high=None if one else float(b.cpc_high),
@@ -210,14 +218,41 @@ def _sums(t: RecordTable, rows: NDArray[np.bool_], keys: NDArray[np.int64], n: i
 
 def _interval(tool: _Sums, base: _Sums, s: Settings, resamples: int, alpha: float,
               unit: str = "task") -> Interval:
-    """Bootstrap over the clusters where both arms have at least one run."""
+    """Bootstrap over the clusters where both arms have at least one run, on per-task means
+    (mean spend and accuracy per run of each arm): every task weighs the same in both arms
+    whatever runs each arm lost."""
     paired = (tool.runs > 0) & (base.runs > 0)
+    rt, rb = tool.runs[paired].astype(np.float64), base.runs[paired].astype(np.float64)
     bs = paired_bootstrap(tool.spend[paired], tool.correct[paired], base.spend[paired],
                           base.correct[paired], alpha=alpha, resamples=resamples, seed=s.seed,
-                          method=s.method, runs_t=tool.runs[paired], runs_b=base.runs[paired])
+                          method=s.method, runs_t=rt, runs_b=rb, task_means=True)
     return Interval(estimate=_num(bs.estimate), low=_num(bs.low), high=_num(bs.high),
                     level=1 - alpha, method=s.method, clusters=bs.n_clusters,
-                    unit="repetition" if unit == "repetition" else "task", resamples=resamples)
+                    unit="repetition" if unit == "repetition" else "task", resamples=resamples,
+                    effective_clusters=_effective(tool, base, paired))
+
+
+def _means(a: _Sums, keep: NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
+    """Per-task mean spend and accuracy of the `keep` tasks."""
+    runs = a.runs[keep].astype(np.float64)
+    return a.spend[keep] / runs, a.correct[keep] / runs
+
+
+def _effective(tool: _Sums, base: _Sums, paired: NDArray[np.bool_]) -> float | None:
+    """Kish's effective number of tasks, (Σw)²/Σw², for the weights the ratio gives each task
+    (its mean spend, and its accuracy, summed over both arms), the smaller of the two: how many
+    equally weighted tasks would carry the same information. 30 tasks of which 3 hold most
+    of the spend are effectively about 3."""
+    if not paired.any():
+        return None
+    st, ct = _means(tool, paired)
+    sb, cb = _means(base, paired)
+    out = []
+    for w in (st + sb, ct + cb):
+        total = float(w.sum())
+        if total > 0:
+            out.append(total * total / float((w * w).sum()))
+    return min(out) if out else None
 
 
 def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Settings,
@@ -229,12 +264,16 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
     main = ~t.control
     st, sb = (_sums(t, r & main, t.task.codes, n_tasks) for r in (tool_rows, base_rows))
     headline = _interval(st, sb, s, s.resamples, s.alpha)
+    paired = (st.runs > 0) & (sb.runs > 0)
     control = None
     control_line = None
+    control_tasks = 0
     if (t.control & (tool_rows | base_rows)).any():
         ct, cb = (_sums(t, r & t.control, t.task.codes, n_tasks) for r in (tool_rows, base_rows))
         control = _interval(ct, cb, s, s.resamples, s.alpha)
         control_line = _line("control", ct, cb, control, "", s)
+        control_tasks = control.clusters
+    gate = control if control is not None and control_tasks >= MIN_CONTROL_TASKS else None
     ruled = tool_rows & main & (t.adopted >= 0)
     adoption = float((t.adopted[ruled] == 1).mean()) if ruled.any() else None
     adopted = None
@@ -242,15 +281,22 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
         sa = _sums(t, tool_rows & main & (t.adopted == 1), t.task.codes, n_tasks)
         adopted = AdoptedLine(adoption_rate=adoption, runs=int(sa.runs.sum()),
                               delta=_interval(sa, sb, s, s.resamples, s.alpha))
+    name = f"{tool} vs {base}"
+    differences = _arm_differences(t, tc, bc)
+    undeclared = [d for key, d in differences if key not in s.thresholds.compare_across]
     verdict, reasons = judge(
         estimate=headline.estimate, low=headline.low, high=headline.high,
-        control_low=control.low if control else None,
-        control_high=control.high if control else None,
+        control_low=gate.low if gate else None,
+        control_high=gate.high if gate else None,
         runs_tool=int(tool_rows.sum()), runs_base=int(base_rows.sum()), adoption=adoption,
         thresholds=s.thresholds, records_tool=int((t.arm.codes == tc).sum()),
-        records_base=int((t.arm.codes == bc).sum()))
-    name = f"{tool} vs {base}"
-    warnings += _comparison_warnings(t, name, st, sb, headline, control, tc, bc, s)
+        records_base=int((t.arm.codes == bc).sum()), paired_tasks=int(paired.sum()),
+        main_tasks=int(((st.runs > 0) | (sb.runs > 0)).sum()),
+        unpaired=(int(((st.runs > 0) & ~paired).sum()), int(((sb.runs > 0) & ~paired).sum())),
+        differences=undeclared)
+    warnings += _comparison_warnings(t, name, st, sb, headline, control, s)
+    warnings += [f"{name}: {d} (declared in thresholds.compare_across)"
+                 for key, d in differences if key in s.thresholds.compare_across]
     alert = headline.estimate is not None and headline.estimate > s.thresholds.alert
     if alert:
         warnings.append(f"{name}: cost per correct up {headline.estimate:+.1%}, above the alert "
@@ -265,6 +311,20 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
         models=_lines_by(t, t.model.codes, t.model.names, tool_rows & main, base_rows & main, s),
         tasks=_task_lines(t, tool_rows, base_rows, s),
         overall=_line("overall", st, sb, headline, "", s), control=control_line)
+
+
+def _arm_differences(t: RecordTable, tc: int, bc: int) -> list[tuple[str, str]]:
+    """What differs between the arms' runs besides the tool: served models, CLI versions
+    (runs that reached the agent; unknown versions are not compared)."""
+    out = []
+    for key, label, col in (("model", "models", t.served), ("cli_version", "CLI versions",
+                                                            t.cli_version)):
+        a = {col.names[c] for c in np.unique(col.codes[t.reached & (t.arm.codes == tc)])} - {""}
+        b = {col.names[c] for c in np.unique(col.codes[t.reached & (t.arm.codes == bc)])} - {""}
+        if a and b and a != b:
+            out.append((key, f"{label} differ between the arms ({', '.join(sorted(a))} vs "
+                             f"{', '.join(sorted(b))})"))
+    return out
 
 
 def _lines_by(t: RecordTable, codes: NDArray[np.int64], names: tuple[str, ...],
@@ -341,15 +401,28 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
 
 def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str,
           arms: Settings | None = None) -> Line:
-    """With `arms` (the settings), each arm's values also get their intervals."""
-    rt, rb = int(st.runs.sum()), int(sb.runs.sum())
-    ct, cb = float(st.correct.sum()), float(sb.correct.sum())
-    return Line(key=key, runs_tool=rt, runs_base=rb, accuracy_tool=ct / rt if rt else None,
-                accuracy_base=cb / rb if rb else None,
-                cpc_tool=_cpc(float(st.spend.sum()), ct), cpc_base=_cpc(float(sb.spend.sum()), cb),
+    """Runs, accuracy and cost per correct of each arm on the tasks both arms ran, from
+    per-task means: exactly the population and estimand of `interval`, so
+    cpc_tool / cpc_base − 1 is its estimate. With no task in common, each arm's own tasks.
+    With `arms` (the settings), each arm's values also get their intervals."""
+    paired = (st.runs > 0) & (sb.runs > 0)
+    if paired.any():
+        (mst, mct), (msb, mcb) = _means(st, paired), _means(sb, paired)
+        cpc_t, cpc_b = _cpc(float(mst.sum()), float(mct.sum())), _cpc(float(msb.sum()),
+                                                                     float(mcb.sum()))
+        st, sb = (_Sums(a.spend[paired], a.correct[paired], a.runs[paired]) for a in (st, sb))
+        acc_t: float | None = float(st.correct.sum()) / int(st.runs.sum())
+        acc_b: float | None = float(sb.correct.sum()) / int(sb.runs.sum())
+    else:
+        cpc_t, cpc_b = (_cpc(float(a.spend.sum()), float(a.correct.sum())) for a in (st, sb))
+        rt0, rb0 = int(st.runs.sum()), int(sb.runs.sum())
+        acc_t, acc_b = (float(a.correct.sum()) / r if r else None
+                        for a, r in ((st, rt0), (sb, rb0)))
+    return Line(key=key, runs_tool=int(st.runs.sum()), runs_base=int(sb.runs.sum()),
+                accuracy_tool=acc_t, accuracy_base=acc_b, cpc_tool=cpc_t, cpc_base=cpc_b,
                 delta=interval, note=note,
-                interval_tool=_arm_interval(st, arms) if arms else None,
-                interval_base=_arm_interval(sb, arms) if arms else None)
+                interval_tool=_arm_interval(st, arms, task_means=True) if arms else None,
+                interval_base=_arm_interval(sb, arms, task_means=True) if arms else None)
 
 
 def _cpc(spend: float, correct: float) -> float:
@@ -361,7 +434,7 @@ def _cpc(spend: float, correct: float) -> float:
 
 
 def _comparison_warnings(t: RecordTable, name: str, st: _Sums, sb: _Sums, headline: Interval,
-                         control: Interval | None, tc: int, bc: int, s: Settings) -> list[str]:
+                         control: Interval | None, s: Settings) -> list[str]:
     out = []
     paired = (st.runs > 0) & (sb.runs > 0)
     unpaired = int(((st.runs > 0) ^ (sb.runs > 0)).sum())
@@ -369,19 +442,31 @@ def _comparison_warnings(t: RecordTable, name: str, st: _Sums, sb: _Sums, headli
         out.append(f"{name}: {unpaired} task(s) ran in only one arm and are left out of the "
                    "comparison")
     if 0 < int(paired.sum()) < FEW_TASKS:
-        out.append(f"{name}: only {int(paired.sum())} tasks; the interval uses the small-sample "
-                   "rule (wider); more tasks narrow it more than more repetitions")
+        out.append(f"{name}: only {int(paired.sum())} tasks; the interval is wide; more tasks "
+                   "narrow it more than more repetitions")
+    differ = np.flatnonzero(paired & (st.runs != sb.runs))
+    if differ.size:
+        shown = ", ".join(f"{t.task.names[i]} ({st.runs[i]}/{sb.runs[i]})"
+                          for i in differ[:LISTED_TASKS])
+        more = f" and {differ.size - LISTED_TASKS} more" if differ.size > LISTED_TASKS else ""
+        out.append(f"{name}: run counts differ between the arms on {differ.size} task(s) "
+                   f"(tool/base runs: {shown}{more}); each task's runs are averaged before the "
+                   "ratio, so this does not bias the delta, but those tasks are measured less "
+                   "precisely in one arm")
+    eff = headline.effective_clusters
+    if eff is not None and headline.clusters >= FEW_TASKS and eff < headline.clusters / 2:
+        out.append(f"{name}: {headline.clusters} tasks weigh like {eff:.1f} equal ones (a few "
+                   "tasks hold most of the spend or of the correct answers)")
     if control is None:
         out.append(f"{name}: no control tasks, so drift between the arms cannot be checked")
-    elif control.estimate is not None and abs(control.estimate) > s.thresholds.control_tolerance:
-        out.append(f"{name}: control delta {control.estimate:+.1%} is outside "
-                   f"±{s.thresholds.control_tolerance:.0%} (drift between arms?)")
-    for label, col in (("CLI versions", t.cli_version), ("models", t.model)):
-        a = {col.names[c] for c in np.unique(col.codes[t.arm.codes == tc])} - {""}
-        b = {col.names[c] for c in np.unique(col.codes[t.arm.codes == bc])} - {""}
-        if a and b and a != b:
-            out.append(f"{name}: {label} differ between arms ({', '.join(sorted(a))} vs "
-                       f"{', '.join(sorted(b))})")
+    elif control.clusters < MIN_CONTROL_TASKS:
+        out.append(f"{name}: control drift not checked: {control.clusters} control tasks, need "
+                   f"{MIN_CONTROL_TASKS}")
+    elif (control.low is not None and control.high is not None
+          and (control.low > 0 or control.high < 0)):
+        out.append(f"{name}: the control delta's interval [{control.low:+.1%}, "
+                   f"{control.high:+.1%}] excludes zero but stays within "
+                   f"±{s.thresholds.control_tolerance:.0%} (some drift between the arms?)")
     if headline.estimate is not None and math.isinf(headline.estimate):
         out.append(f"{name}: the tool arm answered nothing correctly (cost per correct ∞)")
     return out
@@ -396,6 +481,9 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
     stopped = int((t.outcome == NOT_RUN).sum())
     if stopped:
         out.append(f"{stopped} run(s) not run: the scenario budget was spent")
+    if t.correct_agent_errors:
+        out.append(f"{t.correct_agent_errors} agent_error run(s) were graded correct; they count "
+                   "as wrong (the agent failed before answering)")
     for arm in arms:
         if 0 < arm.runs < s.thresholds.min_runs:
             out.append(f"arm {arm.arm}: only {arm.runs} runs (minimum {s.thresholds.min_runs})")

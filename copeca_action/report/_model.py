@@ -37,6 +37,10 @@ class Interval(ReportModel):
     """Resampled units (tasks; repetitions in a per-task line)."""
     unit: Literal["task", "repetition"] = "task"
     resamples: int
+    effective_clusters: float | None = None
+    """Kish's effective number of clusters: how many equally weighted tasks carry the same
+    information as these (fewer when a few tasks hold most of the spend or of the correct
+    answers); None with no paired cluster or in older reports."""
 
 
 class ArmInterval(ReportModel):

@@ -1,8 +1,12 @@
-"""A population simulator with a known true delta, for bench/stats.py and its reduced test.
+"""A population simulator with a known true delta, for bench/stats.py, `plan --power` and
+the reduced tests.
 
 Each experiment draws tasks (heterogeneous accuracy and cost), then runs per arm: a run is
 correct with its task's accuracy and costs a lognormal amount (failed runs cost more).
-The tool arm multiplies costs by `cost_ratio` and shifts accuracy by `logit_shift`.
+The tool arm multiplies costs by `cost_ratio` and shifts accuracy by `logit_shift`, each task
+by its own amount when `effect_sd`/`shift_sd` are set (the tool helps some tasks more than
+others). Task cost scales are lognormal or Pareto (heavy-tailed); runs can be lost unequally
+between the arms (`drop`), as infra errors or budget stops lose them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import numpy as np
 from copeca_action.report._spending import look_alpha, schedule
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
+    HYBRID_BELOW,
     FloatArray,
     IntervalMethod,
     arm_bootstrap,
@@ -39,16 +44,32 @@ class Population:
     """Run-to-run cost noise (log sd), lognormal."""
     wrong_cost_factor: float = 1.5
     """A failed run costs this much more than a correct one."""
+    effect_sd: float = 0.0
+    """Per-task heterogeneity of the tool's cost effect: each task's cost ratio is
+    cost_ratio · lognormal(sd) with mean 1 (so the population ratio stays cost_ratio)."""
+    shift_sd: float = 0.0
+    """Per-task heterogeneity of the tool's accuracy shift (logit sd around logit_shift)."""
+    task_cost: str = "lognormal"
+    """Task cost scale: "lognormal" (log sd task_cost_sd) or "pareto" (heavy tail, shape
+    `pareto_shape`; task_cost_sd is then ignored)."""
+    pareto_shape: float = 2.0
+    drop: float = 0.0
+    """Unequal run counts: on the dearer half of tasks, each tool-arm run after the first is
+    lost with this probability (set-up failures of the tool on big repositories)."""
 
     def true_delta(self) -> float:
         """cpc(tool)/cpc(base) − 1 over the infinite task population (numerical mean of the
-        logit-normal accuracy; costs are independent of accuracy, so their means cancel)."""
+        logit-normal accuracy; costs and effects are independent of accuracy, so their
+        means cancel). The estimand is per task (Σ mean spend / Σ accuracy), so losing runs
+        does not change it."""
         z = np.linspace(-8, 8, 20001)
         w = np.exp(-z * z / 2)
         w /= w.sum()
-        logit = math.log(self.accuracy / (1 - self.accuracy)) + self.task_accuracy_sd * z
+        centre = math.log(self.accuracy / (1 - self.accuracy))
+        logit = centre + self.task_accuracy_sd * z
         p_b = float((w / (1 + np.exp(-logit))).sum())
-        p_t = float((w / (1 + np.exp(-(logit + self.logit_shift)))).sum())
+        sd_t = math.hypot(self.task_accuracy_sd, self.shift_sd)
+        p_t = float((w / (1 + np.exp(-(centre + sd_t * z + self.logit_shift)))).sum())
         f = self.wrong_cost_factor
 
         def cpc(p: float) -> float:
@@ -61,7 +82,8 @@ class Population:
         z = np.linspace(-8, 8, 20001)
         w = np.exp(-z * z / 2)
         w /= w.sum()
-        logit = (math.log(self.accuracy / (1 - self.accuracy)) + self.task_accuracy_sd * z
+        sd = math.hypot(self.task_accuracy_sd, self.shift_sd) if tool else self.task_accuracy_sd
+        logit = (math.log(self.accuracy / (1 - self.accuracy)) + sd * z
                  + (self.logit_shift if tool else 0.0))
         return float((w / (1 + np.exp(-logit))).sum())
 
@@ -69,18 +91,23 @@ class Population:
         """Population cost per correct of one arm: E[cost of a run] / E[accuracy] (task cost
         scale and accuracy are independent; run noise has mean 1)."""
         p = self.true_accuracy(tool)
-        scale = math.exp(self.task_cost_sd ** 2 / 2) * (self.cost_ratio if tool else 1.0)
+        mean = (self.pareto_shape / (self.pareto_shape - 1) if self.task_cost == "pareto"
+                else math.exp(self.task_cost_sd ** 2 / 2))
+        scale = mean * (self.cost_ratio if tool else 1.0)
         return scale * (p + self.wrong_cost_factor * (1 - p)) / p
 
 
 @dataclass(frozen=True)
 class Draw:
-    """Per-run arrays, shape (experiments, tasks, repetitions), for both arms."""
+    """Per-run arrays, shape (experiments, tasks, repetitions), for both arms. `kept_*` is 1
+    for a run that reached the agent, 0 for one lost (its spend and correct are 0)."""
 
     spend_t: FloatArray
     correct_t: FloatArray
     spend_b: FloatArray
     correct_b: FloatArray
+    kept_t: FloatArray
+    kept_b: FloatArray
 
     def sums(self, reps: int | None = None) -> tuple[FloatArray, ...]:
         """Per-task sums over the first `reps` repetitions: (experiments, tasks) each."""
@@ -88,24 +115,51 @@ class Draw:
         return tuple(a[..., r].sum(axis=-1) for a in
                      (self.spend_t, self.correct_t, self.spend_b, self.correct_b))
 
+    def runs(self, reps: int | None = None) -> tuple[FloatArray, FloatArray]:
+        """Runs kept per task and arm over the first `reps` repetitions (≥ 1 each)."""
+        r = slice(None, reps)
+        return self.kept_t[..., r].sum(axis=-1), self.kept_b[..., r].sum(axis=-1)
+
+    def scaled(self, ratio: float) -> Draw:
+        """The same draw with the tool arm's costs multiplied by `ratio` (common random
+        numbers: every interval bound moves by exactly that factor)."""
+        return Draw(self.spend_t * ratio, self.correct_t, self.spend_b, self.correct_b,
+                    self.kept_t, self.kept_b)
+
 
 def draw(pop: Population, experiments: int, tasks: int, reps: int,
          rng: np.random.Generator) -> Draw:
     base_logit = math.log(pop.accuracy / (1 - pop.accuracy))
     logit = base_logit + pop.task_accuracy_sd * rng.standard_normal((experiments, tasks, 1))
-    scale = pop.task_cost_sd * rng.standard_normal((experiments, tasks, 1))
+    if pop.task_cost == "pareto":
+        scale = -np.log1p(-rng.random((experiments, tasks, 1))) / pop.pareto_shape
+    else:
+        scale = pop.task_cost_sd * rng.standard_normal((experiments, tasks, 1))
+    effect = (pop.effect_sd * rng.standard_normal((experiments, tasks, 1))
+              - pop.effect_sd ** 2 / 2)
+    shift = pop.logit_shift + pop.shift_sd * rng.standard_normal((experiments, tasks, 1))
     shape = (experiments, tasks, reps)
 
-    def arm(shift: float, ratio: float) -> tuple[FloatArray, FloatArray]:
+    def arm(shift: FloatArray | float, log_ratio: FloatArray | float
+            ) -> tuple[FloatArray, FloatArray]:
         p = 1 / (1 + np.exp(-(logit + shift)))
         correct = (rng.random(shape) < p).astype(np.float64)
         noise = pop.run_cost_sd * rng.standard_normal(shape) - pop.run_cost_sd ** 2 / 2
-        cost = ratio * np.exp(scale + noise) * np.where(correct > 0, 1.0, pop.wrong_cost_factor)
+        cost = np.exp(scale + noise + log_ratio) * np.where(correct > 0, 1.0,
+                                                            pop.wrong_cost_factor)
         return cost, correct
 
-    spend_t, correct_t = arm(pop.logit_shift, pop.cost_ratio)
-    spend_b, correct_b = arm(0.0, 1.0)
-    return Draw(spend_t, correct_t, spend_b, correct_b)
+    spend_t, correct_t = arm(shift, math.log(pop.cost_ratio) + effect)
+    spend_b, correct_b = arm(0.0, 0.0)
+    kept_b = np.ones(shape)
+    kept_t = np.ones(shape)
+    if pop.drop > 0:
+        dear = scale > np.median(scale, axis=1, keepdims=True)
+        lost = dear & (rng.random(shape) < pop.drop)
+        lost[..., 0] = False  # every task keeps a run in both arms (stays paired)
+        kept_t = np.where(lost, 0.0, 1.0)
+        spend_t, correct_t = spend_t * kept_t, correct_t * kept_t
+    return Draw(spend_t, correct_t, spend_b, correct_b, kept_t, kept_b)
 
 
 CATEGORIES = ("locate", "trace", "fix", "debug", "reason")
@@ -148,27 +202,44 @@ def make_rows(pop: Population, tasks: int, reps: int, rng: np.random.Generator, 
 
 def coverage(pop: Population, tasks: int, reps: int, experiments: int, resamples: int,
              rng: np.random.Generator, method: IntervalMethod = DEFAULT_METHOD,
-             batch: int = 250) -> dict[str, float]:
-    """Share of experiments whose 95% interval holds the true delta, plus how many had no
-    ratio at all (neither arm correct: no interval exists, excluded from the share)."""
+             batch: int = 250, task_means: bool = True,
+             hybrid_below: int = HYBRID_BELOW) -> dict[str, float]:
+    """Share of experiments whose 95% interval holds the true delta, the one-sided misses
+    (`above`: the whole interval above the truth, a false "dearer"; `below`: a false
+    "cheaper"), the median estimate minus the truth on the log scale (`bias`), and how many
+    had no ratio at all (neither arm correct: no interval exists, excluded from the
+    shares). `task_means=False` uses the ratio of raw sums (the estimand before #16)."""
     truth = pop.true_delta()
-    hits = defined = 0
+    hits = defined = above = below = 0
     widths: list[FloatArray] = []
+    estimates: list[FloatArray] = []
     for start in range(0, experiments, batch):
         d = draw(pop, min(batch, experiments - start), tasks, reps, rng)
-        runs = np.full(d.spend_t.shape[:2], float(reps))
+        rt, rb = d.runs()
         bs = paired_bootstrap(*d.sums(), resamples=resamples, seed=rng, method=method,
-                              runs_t=runs, runs_b=runs)
+                              runs_t=rt, runs_b=rb, task_means=task_means,
+                              hybrid_below=hybrid_below)
         ok = ~np.isnan(bs.estimate)
         defined += int(ok.sum())
         hits += int(((bs.low <= truth) & (truth <= bs.high))[ok].sum())
+        above += int((bs.low > truth)[ok].sum())
+        below += int((bs.high < truth)[ok].sum())
+        estimates.append(bs.estimate[ok])
         with np.errstate(invalid="ignore", divide="ignore"):
             width = np.log1p(bs.high[ok]) - np.log1p(bs.low[ok])
             widths.append(width[~np.isnan(width)])
     w = np.concatenate(widths)
+    est = np.concatenate(estimates)
+    finite = w[np.isfinite(w)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bias = float(np.median(np.log1p(est)) - math.log1p(truth)) if est.size else math.nan
     return {"coverage": hits / defined if defined else float("nan"),
+            "above": above / defined if defined else float("nan"),
+            "below": below / defined if defined else float("nan"),
             "undefined": 1 - defined / experiments,
-            "median_log_width": float(np.median(w)) if w.size else float("nan")}
+            "unbounded": float(np.mean(~np.isfinite(w))) if w.size else float("nan"),
+            "bias": bias,
+            "median_log_width": float(np.median(finite)) if finite.size else float("nan")}
 
 
 def sequential(pop: Population, tasks: int, adaptive: Adaptive, experiments: int,
@@ -191,16 +262,16 @@ def sequential(pop: Population, tasks: int, adaptive: Adaptive, experiments: int
             if not active.any():
                 break
             sums = [a[active] for a in d.sums(reps)]
-            counts = np.full(sums[0].shape, float(reps))
+            rt, rb = (a[active] for a in d.runs(reps))
             bs = paired_bootstrap(*sums, alpha=look_alpha(adaptive, k), resamples=resamples,
-                                  seed=rng, runs_t=counts, runs_b=counts)
+                                  seed=rng, runs_t=rt, runs_b=rb, task_means=True)
             decided = np.where(bs.low > fail, 1, np.where(bs.high < 0, -1, 0)).astype(np.int8)
             idx = np.flatnonzero(active)
             verdict[idx] = decided
             runs[idx[decided != 0]] = 2.0 * tasks * reps
-        counts = np.full((e, tasks), float(max_reps))
+        rt, rb = d.runs()
         fixed = paired_bootstrap(*d.sums(), alpha=adaptive.alpha, resamples=resamples, seed=rng,
-                                 runs_t=counts, runs_b=counts)
+                                 runs_t=rt, runs_b=rb, task_means=True)
         out["adaptive_regression"] += float((verdict == 1).sum())
         out["adaptive_improvement"] += float((verdict == -1).sum())
         out["adaptive_runs"] += float(runs.sum())

@@ -19,17 +19,22 @@ FloatArray = NDArray[np.float64]
 IntervalMethod = Literal["hybrid", "expanded", "studentized", "percentile"]
 INTERVAL_METHODS: tuple[IntervalMethod, ...] = ("hybrid", "expanded", "studentized", "percentile")
 DEFAULT_METHOD: IntervalMethod = "hybrid"
-"""Chosen by bench/stats.py (see docs/methodology.md): the expanded percentile interval from
-12 tasks up; below that, the union of the expanded and the studentized intervals, because
-every percentile-type interval under-covers with a handful of tasks."""
+"""Chosen by bench/stats.py (see docs/methodology.md): the union of the expanded percentile
+interval and the studentized (bootstrap-t) interval, at every task count."""
 
-HYBRID_BELOW = 12
-"""Below this many clusters the studentized bounds are joined with the expanded ones."""
+HYBRID_BELOW = 1_000_000_000
+"""Below this many clusters the studentized bounds are joined with the expanded ones: at
+every count. Up to #16 it was 12; bench/stats.py showed the expanded interval alone at
+92.5–93.9% from 30 tasks up on skewed (lognormal sd 1.5, Pareto) task costs with per-task
+effects, the misses leaning to a false improvement; the union holds 93.8–95.6% there (a BCa
+interval was tried and did worse, 89–93%)."""
 
-ARM_HYBRID_BELOW = 1_000_000_000
-"""One arm's cost per correct is not paired (task cost heterogeneity does not cancel), so its
-`hybrid` interval joins the studentized bounds at every task count: bench/stats.py shows the
-expanded interval alone at 89–93% from 30 tasks up."""
+SMALL_SAMPLE_BELOW = 12
+"""Below this many tasks the report warns that the interval is wide (few tasks)."""
+
+ARM_HYBRID_BELOW = HYBRID_BELOW
+"""One arm's cost per correct: also the union at every task count (bench/stats.py: the
+expanded interval alone at 89–93% from 30 tasks up)."""
 
 _CHUNK_CELLS = 2_000_000
 """Cells of the resample matrix (and of the resampled sums) built at once: bounds memory for
@@ -149,19 +154,28 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
                      method: IntervalMethod = DEFAULT_METHOD,
                      runs_t: ArrayLike | None = None,
                      runs_b: ArrayLike | None = None,
-                     hybrid_below: int = HYBRID_BELOW) -> Bootstrap:
+                     hybrid_below: int = HYBRID_BELOW,
+                     task_means: bool = False) -> Bootstrap:
     """Paired cluster bootstrap of delta = cpc(tool)/cpc(base) − 1.
 
     Inputs are per-cluster sums (spend and correct count of each arm in each task), shape
     (..., n). Each resample draws n clusters with replacement and uses **the same draws for
-    both arms**; the statistic is recomputed exactly as the headline (ratio of sums), so the
-    interval is for that statistic. Bounds are order statistics (no interpolation), so a
-    resample in which one arm has no correct answer (log ratio ±inf) just sorts to an end.
+    both arms**; the statistic is recomputed exactly as the headline, so the interval is for
+    that statistic. Bounds are order statistics (no interpolation), so a resample in which one
+    arm has no correct answer (log ratio ±inf) just sorts to an end.
+
+    `task_means` (needs `runs_t`, `runs_b`, every cluster with runs in both arms): each
+    cluster's sums are divided by its run count first, so the statistic is
+    Σ mean spend / Σ accuracy per arm: every task weighs the same in both arms whatever its
+    run counts (a ratio of raw sums is biased when the arms lost different runs of a task).
+    With equal run counts everywhere it equals the ratio of sums.
 
     When an arm has no correct answer at all, every resample agrees and the bootstrap alone
-    would claim certainty. Given the per-cluster run counts (`runs_t`, `runs_b`), the finite
-    side of the interval then uses the exact one-sided upper bound on that arm's accuracy
-    (1 − (alpha/2)^(1/runs)): "nothing right in 6 runs" is consistent with 46% accuracy.
+    would claim certainty. Given the run counts, the finite side of the interval is then the
+    bootstrap bound (at alpha/2) of data in which that arm's accuracy is replaced by its exact
+    one-sided upper confidence bound 1 − (alpha/4)^(1/runs) ("nothing right in 6 runs" is
+    consistent with 46% accuracy): the resampling carries the other arm's and the spend's
+    uncertainty, the exact bound this arm's; the two risks add to at most alpha/2.
 
     `hybrid_below`: under `hybrid`, the cluster count below which the studentized bounds are
     joined in. The resample draws depend only on the seed and the cluster count, never on the
@@ -171,11 +185,40 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
     x = np.stack(np.broadcast_arrays(*arrays), axis=-2)  # (..., 4, n)
     batch_shape, n = x.shape[:-2], x.shape[-1]
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rt = rb = None
+    if runs_t is not None and runs_b is not None:
+        rt = np.broadcast_to(np.asarray(runs_t, dtype=np.float64), (*x.shape[:-2], n))
+        rb = np.broadcast_to(np.asarray(runs_b, dtype=np.float64), (*x.shape[:-2], n))
+        if task_means:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                x = x / np.stack([rt, rt, rb, rb], axis=-2)
+    elif task_means:
+        raise ValueError("task_means needs runs_t and runs_b")
     estimate = delta(*(x[..., k, :].sum(axis=-1) for k in range(4)))
     tail = tail_probability(alpha, n, method)
     if n == 0:
         nan = np.full(batch_shape, np.nan)
         return Bootstrap(nan, nan, nan, np.zeros(batch_shape), tail, 0, resamples, method)
+    low, high, defined = _log_bounds(x, estimate, alpha, resamples, rng, method, hybrid_below)
+    if rt is not None and rb is not None:
+        low, high = _zero_correct_bounds(x, rt, rb, alpha, low, high, resamples, rng, method,
+                                         hybrid_below, task_means)
+    if n < 2:  # one cluster says nothing about the spread between clusters
+        low, high = np.full(batch_shape, -np.inf), np.full(batch_shape, np.inf)
+    undefined = np.isnan(estimate)
+    with np.errstate(over="ignore"):
+        low = np.where(undefined, np.nan, np.exp(low) - 1)
+        high = np.where(undefined, np.nan, np.exp(high) - 1)
+    return Bootstrap(estimate, np.asarray(low), np.asarray(high), np.asarray(defined), tail, n,
+                     resamples, method)
+
+
+def _log_bounds(x: FloatArray, estimate: FloatArray, alpha: float, resamples: int,
+                rng: np.random.Generator, method: IntervalMethod, hybrid_below: int
+                ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Bounds of the log ratio (low, high) and the share of resamples with a ratio."""
+    batch_shape, n = x.shape[:-2], x.shape[-1]
+    tail = tail_probability(alpha, n, method)
     student = method == "studentized" or (method == "hybrid" and n < hybrid_below)
     percentile = method != "studentized"
     # Resampled variables: the 4 sums and, for studentizing, their 10 cross products.
@@ -198,7 +241,10 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
             log_ratio = np.log(ratio)
             plain.append(log_ratio)
             if student:
-                t = (log_ratio - theta_hat[..., None]) / _linear_se(sums, pairs, n)
+                diff = log_ratio - theta_hat[..., None]
+                # no spread at all (identical tasks): t = 0, not 0/0
+                same = np.abs(diff) <= 1e-12 * (1 + np.abs(theta_hat[..., None]))
+                t = np.where(same, 0.0, diff / _linear_se(sums, pairs, n))
                 studentized.append(np.where(np.isinf(log_ratio), log_ratio, t))
     low = np.full(batch_shape, np.inf)
     high = np.full(batch_shape, -np.inf)
@@ -224,17 +270,7 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
         low, high = np.minimum(low, s_low), np.maximum(high, s_high)
         if not percentile:
             defined = count / resamples
-    if runs_t is not None and runs_b is not None:
-        low, high = _zero_correct_bounds(x, np.asarray(runs_t, dtype=np.float64),
-                                         np.asarray(runs_b, dtype=np.float64), alpha, low, high)
-    if n < 2:  # one cluster says nothing about the spread between clusters
-        low, high = np.full(batch_shape, -np.inf), np.full(batch_shape, np.inf)
-    undefined = np.isnan(estimate)
-    with np.errstate(over="ignore"):
-        low = np.where(undefined, np.nan, np.exp(low) - 1)
-        high = np.where(undefined, np.nan, np.exp(high) - 1)
-    return Bootstrap(estimate, np.asarray(low), np.asarray(high), np.asarray(defined), tail, n,
-                     resamples, method)
+    return np.asarray(low), np.asarray(high), np.asarray(defined)
 
 
 @dataclass(frozen=True)
@@ -259,7 +295,8 @@ class ArmBootstrap:
 def arm_bootstrap(spend: ArrayLike, correct: ArrayLike, runs: ArrayLike, *,
                   alpha: float = 0.05, resamples: int = 10_000,
                   seed: int | np.random.Generator = 0,
-                  method: IntervalMethod = DEFAULT_METHOD) -> ArmBootstrap:
+                  method: IntervalMethod = DEFAULT_METHOD,
+                  task_means: bool = False) -> ArmBootstrap:
     """Cluster bootstrap of one arm's cpc = ΣS/ΣC, and its accuracy ΣC/ΣR with a Wilson
     interval on the design-effect sample size (`accuracy_interval`).
 
@@ -267,14 +304,16 @@ def arm_bootstrap(spend: ArrayLike, correct: ArrayLike, runs: ArrayLike, *,
     cluster (its cpc is exactly 1 in every resample and its terms vanish from the
     studentizing standard error), so the arm's interval is computed by `paired_bootstrap`
     itself: same method, same small-sample rule, same zero-correct bound, and, with the
-    same seed and clusters, the very resamples its comparison's delta uses."""
+    same seed and clusters, the very resamples its comparison's delta uses. `task_means`:
+    cpc of per-task means (Σ mean spend / Σ accuracy), as a comparison's delta."""
     s = np.asarray(spend, dtype=np.float64)
     c = np.asarray(correct, dtype=np.float64)
     r = np.asarray(runs, dtype=np.float64)
     s, c, r = np.broadcast_arrays(s, c, r)
     ones = np.ones(s.shape[-1:])
     bs = paired_bootstrap(s, c, ones, ones, alpha=alpha, resamples=resamples, seed=seed,
-                          method=method, runs_t=r, runs_b=ones, hybrid_below=ARM_HYBRID_BELOW)
+                          method=method, runs_t=r, runs_b=ones, hybrid_below=ARM_HYBRID_BELOW,
+                          task_means=task_means)
     acc, low, high, deff = accuracy_interval(c, r, alpha=alpha)
     return ArmBootstrap(bs.estimate + 1, bs.low + 1, bs.high + 1, acc, low, high, deff,
                         bs.n_clusters, resamples, method)
@@ -318,24 +357,34 @@ def accuracy_interval(correct: ArrayLike, runs: ArrayLike, *, alpha: float = 0.0
 
 
 def _zero_correct_bounds(x: FloatArray, runs_t: FloatArray, runs_b: FloatArray, alpha: float,
-                         low: FloatArray, high: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Log-scale bounds where an arm has zero correct answers: replace its count by the
-    upper confidence bound of the count, which gives the least extreme ratio still
-    plausible."""
+                         low: FloatArray, high: FloatArray, resamples: int,
+                         rng: np.random.Generator, method: IntervalMethod, hybrid_below: int,
+                         task_means: bool) -> tuple[FloatArray, FloatArray]:
+    """Log-scale finite bound where exactly one arm has no correct answer: bootstrap (at
+    alpha/2) the data with that arm's accuracy set to its exact one-sided upper bound at
+    alpha/4, so the other arm's uncertainty and the spend's count too (using the other arm's
+    point estimate alone gave 13–29% false regressions at 3–10% accuracy)."""
     tot = x.sum(axis=-1)  # (..., 4)
-    nt = np.broadcast_to(runs_t, x.shape[:-2] + runs_t.shape[-1:]).sum(axis=-1)
-    nb = np.broadcast_to(runs_b, x.shape[:-2] + runs_b.shape[-1:]).sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        upper_t = nt * (1 - (alpha / 2) ** (1 / np.maximum(nt, 1)))
-        upper_b = nb * (1 - (alpha / 2) ** (1 / np.maximum(nb, 1)))
-        zero_t = (tot[..., 1] == 0) & (tot[..., 3] > 0) & (nt > 0)
-        zero_b = (tot[..., 3] == 0) & (tot[..., 1] > 0) & (nb > 0)
-        bound_t = np.log(ratio_of_cpc(tot[..., 0], upper_t, tot[..., 2], tot[..., 3]))
-        bound_b = np.log(ratio_of_cpc(tot[..., 0], tot[..., 1], tot[..., 2], upper_b))
-    low = np.where(zero_t, np.minimum(np.where(np.isfinite(low), low, np.inf), bound_t), low)
-    high = np.where(zero_b, np.maximum(np.where(np.isfinite(high), high, -np.inf), bound_b),
-                    high)
-    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    nt, nb = runs_t.sum(axis=-1), runs_b.sum(axis=-1)
+    low, high = low.copy(), high.copy()
+    for arm, (runs, total, other) in enumerate(((runs_t, nt, tot[..., 3]),
+                                               (runs_b, nb, tot[..., 1]))):
+        zero = (tot[..., 1 + 2 * arm] == 0) & (other > 0) & (total > 0)
+        if not zero.any():
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            upper = 1 - (alpha / 4) ** (1 / np.maximum(total, 1))  # accuracy, (...)
+        imputed = x[zero].copy()  # (k, 4, n)
+        per_task = np.ones_like(runs[zero]) if task_means else runs[zero]
+        imputed[:, 1 + 2 * arm, :] = upper[zero][:, None] * per_task
+        est = delta(*(imputed[:, k, :].sum(axis=-1) for k in range(4)))
+        b_low, b_high, _ = _log_bounds(imputed, est, alpha / 2, resamples, rng, method,
+                                       hybrid_below)
+        if arm == 0:  # tool never right: cpc_t ≥ spend / upper; ratio bounded below
+            low[zero] = b_low
+        else:  # base never right: the ratio is bounded above
+            high[zero] = b_high
+    return low, high
 
 
 def _linear_se(sums: FloatArray, pairs: list[tuple[int, int]], n: int) -> FloatArray:

@@ -11,11 +11,17 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from copeca_action.errors import ConfigError
 from copeca_action.records import OUTCOMES, RetrievalSummary, RunRecord
 
 OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 INFRA = OUTCOME_CODE["infra_error"]
 NOT_RUN = OUTCOME_CODE["budget_stop"]
+AGENT_ERROR = OUTCOME_CODE["agent_error"]
+SUPERSEDABLE = ("infra_error", "budget_stop")
+"""Outcomes a later record of the same run id replaces: a retry, or a run the budget
+stopped and a resumed job ran."""
+IDENTITY = ("task_id", "arm", "model", "repetition")
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,8 @@ class RecordTable:
     task: Labels
     arm: Labels
     model: Labels
+    served: Labels
+    """The model that really answered (`served_model` when the record has it, else `model`)."""
     category: Labels
     language: Labels
     cli_version: Labels
@@ -72,6 +80,9 @@ class RecordTable:
     scenario: str = ""
     attempts_superseded: int = 0
     """Records replaced by a later record of the same run id (retries)."""
+    correct_agent_errors: int = 0
+    """agent_error runs graded correct: counted as wrong (an agent that failed did not
+    answer)."""
     extra_warnings: tuple[str, ...] = field(default=())
     retrieval: tuple[RetrievalSummary | None, ...] = field(default=())
     """Per row, the run's retrieval metrics (None: not scored); empty when no row has any."""
@@ -95,12 +106,21 @@ class RecordTable:
 
 
 def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
-                    warnings: Sequence[str] = ()) -> RecordTable:
-    """Columns from dicts shaped like RunRecord (already checked by the caller)."""
+                    warnings: Sequence[str] = (), source: str = "") -> RecordTable:
+    """Columns from dicts shaped like RunRecord (already checked by the caller).
+
+    A later record of a run id replaces an `infra_error` or `budget_stop` one (a retry, a
+    resumed job). Any other repeat must be the same record: a run id for another task, arm,
+    model or repetition, or two different results of one run, is a ConfigError naming the
+    run id (`source`: the file, for the message), never a silent replacement."""
     latest: dict[str, Mapping[str, Any]] = {}
     total = 0
     for row in rows:
-        latest[str(row["run_id"])] = row
+        rid = str(row["run_id"])
+        prev = latest.get(rid)
+        if prev is not None:
+            _check_repeat(rid, prev, row, source)
+        latest[rid] = row
         total += 1
     kept = list(latest.values())
     if not scenario and kept:
@@ -118,17 +138,23 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
                 t.get("cache_read", 0))
 
     adopted = [-1 if a is None else int(bool(a)) for a in col("tool_adopted", None)]
+    outcome = np.array(list(map(OUTCOME_CODE.__getitem__, col("outcome"))), dtype=np.int64)
+    graded = np.array(col("correct", False), dtype=bool)
+    failed = outcome == AGENT_ERROR
+    models = col("model")
+    served = [r.get("served_model") or m for r, m in zip(kept, models, strict=True)]
     return RecordTable(
         run_id=tuple(latest),
         task=Labels.of(col("task_id")),
         arm=Labels.of(col("arm")),
-        model=Labels.of(col("model")),
+        model=Labels.of(models),
+        served=Labels.of(served),
         category=Labels.of(col("category")),
         language=Labels.of(col("language")),
         cli_version=Labels.of([v or "" for v in col("cli_version", None)]),
         runner=Labels.of(col("runner")),
-        outcome=np.array(list(map(OUTCOME_CODE.__getitem__, col("outcome"))), dtype=np.int64),
-        correct=np.array(col("correct", False), dtype=bool),
+        outcome=outcome,
+        correct=graded & ~failed,
         cost=np.array(col("cost_usd", 0.0), dtype=np.float64),
         control=np.array(col("control", False), dtype=bool),
         adopted=np.array(adopted, dtype=np.int8),
@@ -140,9 +166,29 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         flags=tuple(map(tuple, col("flags", ()))),
         scenario=scenario,
         attempts_superseded=total - len(kept),
+        correct_agent_errors=int((graded & failed).sum()),
         extra_warnings=tuple(warnings),
         retrieval=_retrieval_column(col("retrieval", None)),
     )
+
+
+def _check_repeat(rid: str, prev: Mapping[str, Any], row: Mapping[str, Any],
+                  source: str) -> None:
+    where = f"{source}: " if source else ""
+    moved = [k for k in IDENTITY if prev.get(k) != row.get(k)]
+    if moved:
+        was = ", ".join(f"{k} {prev.get(k)!r}" for k in moved)
+        now = ", ".join(f"{k} {row.get(k)!r}" for k in moved)
+        raise ConfigError(f"{where}run id {rid!r} is used by two different runs ({was}; then "
+                          f"{now}): run ids must be unique per task, arm, model and "
+                          "repetition")
+    if prev.get("outcome") in SUPERSEDABLE or dict(prev) == dict(row):
+        return
+    differ = sorted(k for k in set(prev) | set(row) if prev.get(k) != row.get(k))
+    raise ConfigError(f"{where}run id {rid!r} has two different results (outcome "
+                      f"{prev.get('outcome')!r} then {row.get('outcome')!r}; fields that "
+                      f"differ: {', '.join(differ[:8])}): only an infra_error or "
+                      "budget_stop record may be replaced by a later one")
 
 
 def _retrieval_column(values: list[Any]) -> tuple[RetrievalSummary | None, ...]:
@@ -158,6 +204,7 @@ def table_from_records(records: Iterable[RunRecord], scenario: str = "") -> Reco
     return table_from_rows(rows, scenario)
 
 
-_FIELDS = {"run_id", "scenario", "task_id", "arm", "model", "runner", "cli_version",
+_FIELDS = {"run_id", "scenario", "task_id", "arm", "model", "served_model", "runner",
+           "cli_version",
            "repetition", "control", "category", "language", "outcome", "correct", "tokens",
            "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags"}

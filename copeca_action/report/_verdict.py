@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from copeca_action.report._model import Verdict
 from copeca_action.scenario import Thresholds
@@ -11,14 +12,30 @@ from copeca_action.scenario import Thresholds
 def judge(*, estimate: float | None, low: float | None, high: float | None,
           control_low: float | None, control_high: float | None, runs_tool: int,
           runs_base: int, adoption: float | None, thresholds: Thresholds,
-          records_tool: int = 1, records_base: int = 1) -> tuple[Verdict, list[str]]:
+          records_tool: int = 1, records_base: int = 1, paired_tasks: int | None = None,
+          main_tasks: int | None = None, unpaired: tuple[int, int] = (0, 0),
+          differences: Sequence[str] = ()) -> tuple[Verdict, list[str]]:
     """First matching rule wins: skipped, invalid, inconclusive (too few runs or no
-    estimate), regression, improvement, inconclusive. Returns the verdict and why."""
+    estimate), regression, improvement, inconclusive. Returns the verdict and why.
+
+    `main_tasks`: non-control tasks either arm ran; `paired_tasks`: those both arms ran
+    (None: not checked); `unpaired`: tasks only the tool arm, only the base arm ran;
+    `differences`: undeclared differences between the arms (served models, CLI versions)."""
     if records_tool == 0 or records_base == 0:
         return "skipped", ["an arm has no records: nothing to compare"]
     if runs_tool == 0 or runs_base == 0:
         return "invalid", ["no run reached the agent in "
                            + ("the tool arm" if runs_tool == 0 else "the base arm")]
+    if main_tasks == 0:
+        return "invalid", ["only control tasks ran: there is no task where the tool should "
+                           "matter, so nothing to judge"]
+    if paired_tasks == 0:
+        return "invalid", [f"no task ran in both arms ({unpaired[0]} only in the tool arm, "
+                           f"{unpaired[1]} only in the base arm): nothing to pair"]
+    if differences:
+        return "invalid", [f"{d}: the difference, not the tool, could explain the delta "
+                           "(declare it in thresholds.compare_across to compare on purpose)"
+                           for d in differences]
     if adoption is not None and adoption < thresholds.min_adoption:
         return "invalid", [f"the tool was used in {adoption:.0%} of runs, below the minimum "
                            f"adoption {thresholds.min_adoption:.0%}"]
@@ -32,7 +49,9 @@ def judge(*, estimate: float | None, low: float | None, high: float | None,
         return "inconclusive", [f"{min(runs_tool, runs_base)} runs in an arm, below the "
                                 f"minimum {thresholds.min_runs}"]
     if estimate is None or low is None or high is None or math.isnan(estimate):
-        return "inconclusive", ["neither arm answered correctly: no cost per correct ratio"]
+        on = f" on the {paired_tasks} tasks both arms ran" if paired_tasks else ""
+        return "inconclusive", [f"neither arm answered anything correctly{on}: no cost per "
+                                "correct ratio"]
     if low > thresholds.fail:
         return "regression", [f"the interval's lower bound {_pct(low)} is above the fail "
                               f"threshold {thresholds.fail:.0%}"]

@@ -13,7 +13,7 @@ from copeca_action.scenario import Adaptive, Scenario
 
 def scenario(**adaptive: object) -> Scenario:
     return Scenario(name="s", tasks={"include": ["*"]}, modes=["baseline", "codesearch"],
-                    models=["m"], model_runner_map={"m": "claude"}, resamples=500,
+                    models=["m"], model_runner_map={"m": "claude"}, resamples=2000,
                     adaptive=Adaptive(**adaptive))  # type: ignore[arg-type]
 
 
@@ -27,7 +27,7 @@ def test_schedule_and_alpha_shares_sum_to_alpha() -> None:
 
 
 def test_a_clear_regression_stops_at_the_first_look(simulated: Make) -> None:
-    d = decide(simulated(ratio=3.0, tasks=25, reps=2), scenario(min_repetitions=2))
+    d = decide(simulated(ratio=3.0, tasks=40, reps=2), scenario(min_repetitions=2))
     assert d.stop and d.verdict == "regression" and d.look == 1
     assert d.alpha_look < 0.05 and d.next_repetitions is None
 

@@ -67,10 +67,15 @@ def test_zero_correct_gives_a_lower_bound_and_infinity() -> None:
     arm = arm_bootstrap(spend, np.zeros(8), runs, resamples=1000, seed=0)
     assert arm.cpc == math.inf and arm.cpc_high == math.inf
     assert 0 < arm.cpc_low < math.inf
-    # The finite bound is spend over the exact upper bound of the correct count.
+    # The finite bound is the bootstrap's lower bound (at alpha/2) with the accuracy set to
+    # its exact upper bound (at alpha/4): below spend over that bound, which alone would
+    # ignore the spend's own uncertainty.
     total = runs.sum()
-    upper = total * (1 - 0.025 ** (1 / total))
-    assert arm.cpc_low == pytest.approx(spend.sum() / upper)
+    upper = total * (1 - 0.0125 ** (1 / total))
+    assert arm.cpc_low < spend.sum() / upper
+    imputed = arm_bootstrap(spend, runs * upper / total, runs, alpha=0.025, resamples=1000,
+                            seed=0)
+    assert arm.cpc_low == pytest.approx(float(imputed.cpc_low), rel=0.2)
     assert arm.accuracy == 0 and arm.accuracy_low == 0 and 0 < arm.accuracy_high < 0.2
 
 

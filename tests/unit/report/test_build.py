@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 
@@ -161,9 +162,14 @@ def test_version_and_pricing_warnings() -> None:
             for r in two_arms(True, True)]
     settings = Settings(resamples=300, pricing_updated={"claude": dt.date(2026, 1, 1)},
                         today=dt.date(2026, 11, 21))
-    warnings = build_report(recs, settings).warnings
-    assert any("CLI versions differ" in w for w in warnings)
-    assert any("prices last checked 2026-01-01" in w for w in warnings)
+    report = build_report(recs, settings)
+    assert report.verdict == "invalid" and "CLI versions differ" in report.verdict_reasons[0]
+    assert any("prices last checked 2026-01-01" in w for w in report.warnings)
+    declared = dataclasses.replace(
+        settings, thresholds=Thresholds(compare_across=["cli_version"]))
+    report = build_report(recs, declared)
+    assert report.verdict != "invalid"
+    assert any("CLI versions differ" in w and "declared" in w for w in report.warnings)
 
 
 def test_reports_are_reproducible_and_carry_their_settings(simulated: Make) -> None:
