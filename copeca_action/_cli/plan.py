@@ -1,26 +1,39 @@
-"""`copeca-action plan SCENARIO [--shard i/n] [--json]`: show the runs a scenario expands to."""
+"""`copeca-action plan SCENARIO [--shard i/n] [--json] [--power [--pilot FILE]]`: show the runs
+a scenario expands to, or what it can detect and what it will cost."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from copeca_action.plan import build_plan, parse_shard, shard_plan
-from copeca_action.scenario import find_corpus_root, load_corpus, load_scenario
+from copeca_action.errors import ConfigError
+from copeca_action.plan import RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.records import read_rows
+from copeca_action.report._power import Design, Pilot, PowerResult, pilot_from_rows, power
+from copeca_action.scenario import Scenario, find_corpus_root, load_corpus, load_scenario
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("plan", help="expand a scenario into its runs (optionally one shard)")
+    p = sub.add_parser("plan", help="expand a scenario into its runs (optionally one shard), "
+                       "or (--power) say what it can detect and what it will cost")
     p.add_argument("scenario", type=Path)
     p.add_argument("--shard", help="i/n: only the i-th of n disjoint slices (1-based)")
     p.add_argument("--compare", choices=["baseline", "base-ref", "both"], default="baseline")
     p.add_argument("--corpus", type=Path, help="corpus folder (default: the one holding the "
                    "scenario, else the bundled corpus)")
-    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.add_argument("--json", action="store_true", help="print the plan (or the power) as JSON")
+    p.add_argument("--power", action="store_true", help="minimum detectable effect at 80%% "
+                   "power and expected spend, by simulation (docs/methodology.md)")
+    p.add_argument("--pilot", type=Path, help="with --power: a results.jsonl or .copeca bundle "
+                   "whose base-arm runs are the population (default: documented defaults)")
+    p.add_argument("--experiments", type=int, default=1000, help="with --power: simulated "
+                   "experiments per design (default 1000)")
     p.set_defaults(func=run)
 
 
@@ -29,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
     root = args.corpus or find_corpus_root(args.scenario.resolve())
     corpus = load_corpus(root).require_ok()
     plan = build_plan(scenario, corpus.tasks, compare=args.compare)
+    if args.pilot and not args.power:
+        raise ConfigError("--pilot: only with --power")
+    if args.power:
+        return print_power(scenario, plan, args)
     if args.shard:
         plan = shard_plan(plan, parse_shard(args.shard))
     if args.json:
@@ -39,9 +56,91 @@ def run(args: argparse.Namespace) -> int:
     console.print(f"[bold]{plan.scenario}[/]{shard}: {len(plan.runs)} runs, arms "
                   f"{', '.join(plan.arms)}, plan {plan.plan_digest[:12]}")
     table = Table("run id", "task", "arm", "model", "rep")
-    for run in plan.runs:
-        table.add_row(run.run_id, run.task_id, run.arm, run.model, str(run.repetition))
+    for r in plan.runs:
+        table.add_row(r.run_id, r.task_id, r.arm, r.model, str(r.repetition))
     console.print(table)
     per_arm = Counter(r.arm for r in plan.runs)
     console.print(", ".join(f"{arm}: {n}" for arm, n in per_arm.items()))
     return 0
+
+
+def load_pilot(path: Path) -> Pilot:
+    if not path.is_file():
+        raise ConfigError("--pilot: no such file (expected a results.jsonl or a .copeca bundle)",
+                          path)
+    if path.suffix == ".copeca":
+        from copeca_action.bundle import verify_bundle
+
+        rows = [r.model_dump(mode="json") for r in verify_bundle(path).records]
+    else:
+        rows = [dict(r) for r in read_rows(path)[0]]
+    try:
+        return pilot_from_rows(rows, str(path))
+    except ValueError as exc:
+        raise ConfigError(f"--pilot: {exc}", path) from exc
+
+
+def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> int:
+    if args.experiments < 200:
+        raise ConfigError("--experiments: expected at least 200")
+    tasks = {r.task_id for r in plan.runs if not r.control}
+    control = {r.task_id for r in plan.runs if r.control}
+    reps = max((r.repetition for r in plan.runs), default=0) + 1
+    arms = len(plan.arms)
+    per_task = reps * len(scenario.models)  # a task's runs across models form one cluster
+    if len(tasks) < 2:
+        raise ConfigError(f"{args.scenario}: --power needs at least 2 non-control tasks "
+                          f"(the plan has {len(tasks)})")
+    pilot = load_pilot(args.pilot) if args.pilot else None
+    adaptive = scenario.adaptive if scenario.adaptive and scenario.adaptive.enabled else None
+    kw = {"fail": scenario.thresholds.fail, "adaptive": adaptive, "pilot": pilot,
+          "experiments": args.experiments, "resamples": 1000, "seed": scenario.seed}
+    design = Design(tasks=len(tasks), repetitions=per_task, arms=arms,
+                    control_tasks=len(control))
+    results = {"planned": power(design, **kw)}
+    results["2x tasks"] = power(Design(2 * len(tasks), per_task, arms, len(control)),
+                                **kw)
+    if adaptive is None:
+        results["2x repetitions"] = power(Design(len(tasks), 2 * per_task, arms,
+                                                 len(control)), **kw)
+    if args.json:
+        print(json.dumps({k: _as_json(v) for k, v in results.items()}, indent=2))
+        return 0
+    head = results["planned"]
+    looks = (f"adaptive looks at {adaptive.min_repetitions}..{adaptive.max_repetitions} "
+             f"repetitions, alpha {adaptive.alpha} spent over them" if adaptive
+             else f"alpha {head.alpha} (two-sided)")
+    print(f"{scenario.name}: {len(tasks)} tasks (+{len(control)} control) × {reps} "
+          f"repetition(s) × {len(scenario.models)} model(s) × {arms} arm(s); {looks}; fail "
+          "threshold "
+          f"{scenario.thresholds.fail:+.0%}; {head.experiments} simulated experiments")
+    print(f"  population: {pilot.source if pilot else 'documented defaults (docs/methodology.md)'}")
+    print(f"  minimum detectable improvement (80% power): {_pct(head.improvement)}")
+    print(f"  minimum detectable regression (80% power): {_pct(head.regression)}")
+    print(f"  runs: {head.expected_runs:.0f}{' at most' if adaptive else ''}; expected spend: "
+          f"${head.expected_spend_usd:,.2f} (${head.cost_per_run_usd:.4f} per run, "
+          f"{head.cost_source})")
+    for label, r in results.items():
+        if label != "planned":
+            print(f"  with {label}: {_pct(r.improvement)} / {_pct(r.regression)}, "
+                  f"${r.expected_spend_usd:,.2f}")
+    return 0
+
+
+def _pct(value: float) -> str:
+    if value <= -1:
+        return "none (no reduction is detected in 80% of runs)"
+    if math.isinf(value):
+        return "none (no increase is detected in 80% of runs)"
+    return f"{value:+.0%}"
+
+
+def _as_json(r: PowerResult) -> dict[str, object]:
+    return {"tasks": r.design.tasks, "control_tasks": r.design.control_tasks,
+            "repetitions": r.design.repetitions, "arms": r.design.arms,
+            "min_detectable_improvement": r.improvement if r.improvement > -1 else None,
+            "min_detectable_regression": r.regression if math.isfinite(r.regression) else None,
+            "expected_runs": r.expected_runs, "expected_spend_usd": r.expected_spend_usd,
+            "cost_per_run_usd": r.cost_per_run_usd, "cost_source": r.cost_source,
+            "alpha": r.alpha, "adaptive": r.adaptive, "experiments": r.experiments,
+            "power": 0.8}

@@ -1,0 +1,180 @@
+"""Power before spend: what a design can detect, by the simulator that checks the intervals.
+
+For a planned design (tasks × repetitions × arms, the scenario's alpha or adaptive schedule,
+its fail threshold), `power` draws experiments from a population with **no** effect (the
+tool arm drawn like the base arm), runs each through the report's own `paired_bootstrap`,
+and reads the minimum detectable effects at 80% power exactly: scaling the tool arm's costs
+by c moves every bound of the log ratio by log c (common random numbers), so the share of
+experiments called an improvement at a true delta c − 1 is the share whose upper bound is
+below 1/c − 1. No search, no interpolation.
+
+The population is a pilot's (the base arm's tasks and runs, resampled: a previous bundle's
+or results file's records) or documented defaults (`DEFAULT_POPULATION`). Effects are cost
+changes at equal accuracy with per-task heterogeneity (`effect_sd`); an effect through
+accuracy moves cost per correct similarly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from copeca_action.report._simulate import Population, draw
+from copeca_action.report._spending import look_alpha, schedule
+from copeca_action.report._stats import FloatArray, paired_bootstrap
+from copeca_action.scenario import Adaptive
+
+POWER = 0.8
+DEFAULT_POPULATION = Population(accuracy=0.6, task_accuracy_sd=1.0, task_cost_sd=0.8,
+                                run_cost_sd=0.5, effect_sd=0.2)
+"""No pilot: base accuracy 60% per task (logit sd 1 between tasks), task cost scale lognormal
+(sd 0.8), run-to-run cost noise lognormal (sd 0.5), failed runs 1.5× dearer, the tool's
+effect varying between tasks (log sd 0.2). bench/stats.py uses the same family."""
+DEFAULT_COST_PER_RUN = 0.25
+"""USD per run assumed without a pilot (a Claude Code comprehension task on a mid-size model,
+order of magnitude only): the spend estimate says when it rests on this."""
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """Runs of the base arm of an earlier experiment: per task, its runs' cost and grade."""
+
+    cost: list[FloatArray]
+    correct: list[FloatArray]
+    source: str
+
+    @property
+    def cost_per_run(self) -> float:
+        return float(np.concatenate(self.cost).mean())
+
+
+@dataclass(frozen=True)
+class Design:
+    tasks: int
+    repetitions: int
+    arms: int = 2
+    control_tasks: int = 0
+
+
+@dataclass(frozen=True)
+class PowerResult:
+    design: Design
+    improvement: float
+    """Smallest true reduction of cost per correct (a negative delta) called an improvement
+    in 80% of experiments; −1 when no reduction is detectable with 80% power."""
+    regression: float
+    """Smallest true increase called a regression in 80% of experiments (> the fail
+    threshold); inf when none is."""
+    expected_runs: float
+    """Runs per experiment (all arms, control tasks included; the maximum under adaptive
+    sampling)."""
+    expected_spend_usd: float
+    cost_per_run_usd: float
+    cost_source: str
+    """"pilot: …" or "assumed default …"."""
+    experiments: int
+    alpha: float
+    adaptive: bool
+
+
+def _upper_lower(pop: Population | None, pilot: Pilot | None, design: Design,
+                 alpha: float, adaptive: Adaptive | None, experiments: int, resamples: int,
+                 rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
+    """Per experiment under no effect: the smallest 1+high and the largest 1+low over the
+    looks (one look without adaptive sampling)."""
+    looks = schedule(adaptive) if adaptive is not None and adaptive.enabled else [
+        design.repetitions]
+    max_reps = looks[-1]
+    spend_t, correct_t, spend_b, correct_b = _draw(pop, pilot, design.tasks, max_reps,
+                                                   experiments, rng)
+    best_high = np.full(experiments, np.inf)
+    best_low = np.full(experiments, -np.inf)
+    for k, reps in enumerate(looks, 1):
+        a = look_alpha(adaptive, k) if adaptive is not None and adaptive.enabled else alpha
+        sums = [x[..., :reps].sum(axis=-1) for x in (spend_t, correct_t, spend_b, correct_b)]
+        runs = np.full(sums[0].shape, float(reps))
+        bs = paired_bootstrap(*sums, alpha=a, resamples=resamples, seed=rng, runs_t=runs,
+                              runs_b=runs, task_means=True)
+        high = np.where(np.isnan(bs.high), np.inf, bs.high + 1)
+        low = np.where(np.isnan(bs.low), -np.inf, bs.low + 1)
+        best_high = np.minimum(best_high, high)
+        best_low = np.maximum(best_low, low)
+    return best_high, best_low
+
+
+def _draw(pop: Population | None, pilot: Pilot | None, tasks: int, reps: int,
+          experiments: int, rng: np.random.Generator) -> tuple[FloatArray, ...]:
+    if pilot is None:
+        d = draw(pop or DEFAULT_POPULATION, experiments, tasks, reps, rng)
+        return d.spend_t, d.correct_t, d.spend_b, d.correct_b
+    n_pilot = len(pilot.cost)
+    picked = rng.integers(0, n_pilot, size=(experiments, tasks))
+    out = []
+    effect_sd = (pop or DEFAULT_POPULATION).effect_sd
+    effect = np.exp(effect_sd * rng.standard_normal((experiments, tasks, 1)) - effect_sd ** 2 / 2)
+    for arm in range(2):
+        spend = np.empty((experiments, tasks, reps))
+        correct = np.empty((experiments, tasks, reps))
+        for i in range(n_pilot):  # each pilot task's runs, resampled with replacement
+            where = picked == i
+            count = int(where.sum())
+            if not count:
+                continue
+            j = rng.integers(0, len(pilot.cost[i]), size=(count, reps))
+            spend[where] = pilot.cost[i][j]
+            correct[where] = pilot.correct[i][j]
+        out += [spend * (effect if arm == 0 else 1.0), correct]
+    return tuple(out)
+
+
+def power(design: Design, *, fail: float = 0.10, alpha: float = 0.05,
+          adaptive: Adaptive | None = None, pilot: Pilot | None = None,
+          population: Population | None = None, experiments: int = 1000,
+          resamples: int = 1000, seed: int = 0) -> PowerResult:
+    """Minimum detectable effects at 80% power and expected spend of `design`."""
+    rng = np.random.default_rng(seed)
+    high, low = _upper_lower(population, pilot, design, alpha, adaptive, experiments,
+                             resamples, rng)
+    # improvement at true ratio c iff c·high < 1, i.e. c < 1/high: power(c) ≥ 80% for
+    # c ≤ the 20% quantile of 1/high; regression iff c·low > 1+fail.
+    with np.errstate(divide="ignore"):
+        c_improve = float(np.quantile(1 / high, 1 - POWER))
+        c_regress = float(np.quantile((1 + fail) / np.where(low > 0, low, 0.0), POWER))
+    reps = (schedule(adaptive)[-1] if adaptive is not None and adaptive.enabled
+            else design.repetitions)
+    runs = float(design.arms * (design.tasks + design.control_tasks) * reps)
+    if pilot is not None:
+        cost, source = pilot.cost_per_run, f"pilot: {pilot.source}"
+    else:
+        cost, source = DEFAULT_COST_PER_RUN, "assumed default (no pilot given)"
+    return PowerResult(design=design, improvement=c_improve - 1 if c_improve > 0 else -1.0,
+                       regression=c_regress - 1 if math.isfinite(c_regress) else math.inf,
+                       expected_runs=runs, expected_spend_usd=runs * cost,
+                       cost_per_run_usd=cost, cost_source=source, experiments=experiments,
+                       alpha=alpha, adaptive=adaptive is not None and adaptive.enabled)
+
+
+def pilot_from_rows(rows: list[dict[str, object]], source: str) -> Pilot:
+    """The base arm's runs per non-control task (`baseline`, else any arm named `…@base`,
+    else every arm), runs that reached the agent with a known cost. Raises ValueError when
+    fewer than 2 tasks remain (a pilot must show the spread between tasks)."""
+    reached = [r for r in rows if r.get("outcome") not in ("infra_error", "budget_stop")
+               and isinstance(r.get("cost_usd"), int | float) and not r.get("control")]
+    arms = {str(r.get("arm")) for r in reached}
+    base = ("baseline" if "baseline" in arms
+            else next((a for a in sorted(arms) if a.endswith("@base")), None))
+    chosen = [r for r in reached if base is None or r.get("arm") == base]
+    by_task: dict[str, list[dict[str, object]]] = {}
+    for r in chosen:
+        by_task.setdefault(str(r.get("task_id")), []).append(r)
+    if len(by_task) < 2:
+        raise ValueError(f"{source}: the pilot needs runs of at least 2 non-control tasks with "
+                         f"a known cost (found {len(by_task)})")
+    return Pilot(cost=[np.array([float(r["cost_usd"]) for r in runs])  # type: ignore[arg-type]
+                       for runs in by_task.values()],
+                 correct=[np.array([1.0 if r.get("correct") and r.get("outcome") != "agent_error"
+                                    else 0.0 for r in runs]) for runs in by_task.values()],
+                 source=f"{source} ({len(by_task)} tasks, {len(chosen)} runs of arm "
+                        f"{base or 'any'})")

@@ -1,0 +1,50 @@
+"""`copeca-action plan --power`: minimum detectable effects and spend, exact by common
+random numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from copeca_action.cli import main
+from copeca_action.report._power import Design, pilot_from_rows, power
+from copeca_action.report._simulate import Population, make_rows
+
+DEMO = Path(__file__).parents[3] / "corpus" / "scenarios" / "demo.yaml"
+
+
+def test_plan_power_prints_mde_and_spend_for_the_demo(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(DEMO), "--power", "--experiments", "300", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    planned, more = out["planned"], out["2x tasks"]
+    assert -1 < planned["min_detectable_improvement"] < 0
+    assert planned["min_detectable_regression"] > 0.10
+    assert planned["expected_spend_usd"] == planned["expected_runs"] * 0.25
+    # more tasks detect smaller effects
+    assert planned["min_detectable_improvement"] < more["min_detectable_improvement"]
+    assert more["min_detectable_regression"] < planned["min_detectable_regression"]
+
+
+def test_more_tasks_detect_smaller_effects_and_the_mde_has_80_percent_power() -> None:
+    small = power(Design(10, 2), experiments=400, resamples=400, seed=1)
+    large = power(Design(40, 2), experiments=400, resamples=400, seed=1)
+    assert small.improvement < large.improvement < 0
+    assert 0.1 < large.regression < small.regression
+
+
+def test_a_pilot_sets_the_population_and_the_cost(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    rows = make_rows(Population(), 12, 3, np.random.default_rng(0))
+    pilot = pilot_from_rows(rows, "p")
+    assert len(pilot.cost) == 12 and "arm baseline" in pilot.source
+    results = tmp_path / "pilot.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["plan", str(DEMO), "--power", "--experiments", "200",
+                 "--pilot", str(results)]) == 0
+    text = capsys.readouterr().out
+    assert "minimum detectable improvement" in text and "pilot:" in text
+    assert main(["plan", str(DEMO), "--pilot", str(results)]) == 2  # --pilot needs --power
