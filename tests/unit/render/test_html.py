@@ -190,5 +190,7 @@ def test_arm_table_shows_each_arms_intervals() -> None:
     assert f"≥ ${tool.interval.cpc_low:,.2f} (nothing correct)" in table
     assert base.interval is not None and base.interval.cpc_high is not None
     assert base.interval.cpc_low is not None
-    assert f"${base.interval.cpc_low:,.2f} – ${base.interval.cpc_high:,.2f}" in table
+    from copeca_action.render._markdown import usd
+
+    assert f"{usd(base.interval.cpc_low)} – {usd(base.interval.cpc_high)}" in table
     assert "nan" not in table.lower()

@@ -38,6 +38,8 @@ def test_infinite_cost_per_correct_renders_as_infinity() -> None:
 
 
 def test_markdown_arm_rows_carry_their_intervals() -> None:
+    from copeca_action.render._markdown import usd
+
     r = report(1.5)
     text = render_markdown(r)
     assert "accuracy (95% CI) | cost per correct (95% CI)" in text
@@ -46,4 +48,4 @@ def test_markdown_arm_rows_carry_their_intervals() -> None:
         assert i is not None and i.cpc_low is not None and i.cpc_high is not None
         row = next(ln for ln in text.splitlines() if ln.startswith(f"| {arm.arm} |"))
         assert f"[{i.accuracy_low:.0%}, {i.accuracy_high:.0%}]" in row
-        assert f"[${i.cpc_low:,.2f}, ${i.cpc_high:,.2f}]" in row
+        assert f"[{usd(i.cpc_low)}, {usd(i.cpc_high)}]" in row
