@@ -178,3 +178,16 @@ def pilot_from_rows(rows: list[dict[str, object]], source: str) -> Pilot:
                                     else 0.0 for r in runs]) for runs in by_task.values()],
                  source=f"{source} ({len(by_task)} tasks, {len(chosen)} runs of arm "
                         f"{base or 'any'})")
+
+
+def rates(design: Design, ratios: list[float], *, fail: float = 0.10, alpha: float = 0.05,
+          adaptive: Adaptive | None = None, population: Population | None = None,
+          experiments: int = 2000, resamples: int = 1000, seed: int = 0
+          ) -> dict[float, tuple[float, float]]:
+    """Power curve: for each true cost ratio c (delta c − 1), the share of experiments called
+    an improvement and the share called a regression (common random numbers)."""
+    rng = np.random.default_rng(seed)
+    high, low = _upper_lower(population, None, design, alpha, adaptive, experiments,
+                             resamples, rng)
+    return {c: (float(np.mean(c * high < 1)), float(np.mean(c * low > 1 + fail)))
+            for c in ratios}

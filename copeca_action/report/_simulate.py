@@ -208,15 +208,18 @@ def coverage(pop: Population, tasks: int, reps: int, experiments: int, resamples
     (`above`: the whole interval above the truth, a false "dearer"; `below`: a false
     "cheaper"), the median estimate minus the truth on the log scale (`bias`), and how many
     had no ratio at all (neither arm correct: no interval exists, excluded from the
-    shares). `task_means=False` uses the ratio of raw sums (the estimand before #16)."""
+    shares). `task_means=False` uses the ratio of raw sums (the estimand before #16).
+    `zero_arm`: share of experiments where exactly one arm has no correct answer;
+    `zero_arm_miss`: among those, the share whose interval misses the truth."""
     truth = pop.true_delta()
-    hits = defined = above = below = 0
+    hits = defined = above = below = zero = zero_above = 0
     widths: list[FloatArray] = []
     estimates: list[FloatArray] = []
     for start in range(0, experiments, batch):
         d = draw(pop, min(batch, experiments - start), tasks, reps, rng)
         rt, rb = d.runs()
-        bs = paired_bootstrap(*d.sums(), resamples=resamples, seed=rng, method=method,
+        sums = d.sums()
+        bs = paired_bootstrap(*sums, resamples=resamples, seed=rng, method=method,
                               runs_t=rt, runs_b=rb, task_means=task_means,
                               hybrid_below=hybrid_below)
         ok = ~np.isnan(bs.estimate)
@@ -224,6 +227,9 @@ def coverage(pop: Population, tasks: int, reps: int, experiments: int, resamples
         hits += int(((bs.low <= truth) & (truth <= bs.high))[ok].sum())
         above += int((bs.low > truth)[ok].sum())
         below += int((bs.high < truth)[ok].sum())
+        one_zero = ok & ((sums[1].sum(axis=-1) == 0) | (sums[3].sum(axis=-1) == 0))
+        zero += int(one_zero.sum())
+        zero_above += int(((bs.low > truth) | (bs.high < truth))[one_zero].sum())
         estimates.append(bs.estimate[ok])
         with np.errstate(invalid="ignore", divide="ignore"):
             width = np.log1p(bs.high[ok]) - np.log1p(bs.low[ok])
@@ -238,6 +244,8 @@ def coverage(pop: Population, tasks: int, reps: int, experiments: int, resamples
             "below": below / defined if defined else float("nan"),
             "undefined": 1 - defined / experiments,
             "unbounded": float(np.mean(~np.isfinite(w))) if w.size else float("nan"),
+            "zero_arm": zero / experiments,
+            "zero_arm_miss": zero_above / zero if zero else float("nan"),
             "bias": bias,
             "median_log_width": float(np.median(finite)) if finite.size else float("nan")}
 
