@@ -21,7 +21,8 @@ from copeca_action.scenario import Task, load_corpus
 ROOT = Path(__file__).resolve().parent.parent
 # The demo's tasks, scripted by hand in corpus/scripts/fastapi.yaml.
 DEMO_TASKS = {f"fastapi/{slug}" for slug in (
-    "control-prompt-words", "control-status-families", "fix-no-content-body",
+    "control-prompt-words", "control-python-strings", "control-status-families",
+    "fix-no-content-body",
     "fix-unique-id-method", "locate-solve-dependencies", "locate-unique-id",
     "reason-endpoint-threadpool", "trace-http-exception-body", "trace-include-router-prefix")}
 
