@@ -249,9 +249,9 @@ def _effective(tool: _Sums, base: _Sums, paired: NDArray[np.bool_]) -> float | N
     sb, cb = _means(base, paired)
     out = []
     for w in (st + sb, ct + cb):
-        total = float(w.sum())
-        if total > 0:
-            out.append(total * total / float((w * w).sum()))
+        total, square = float(w.sum()), float((w * w).sum())
+        if total > 0 and square > 0:
+            out.append(min(total * total / square, float(paired.sum())))
     return min(out) if out else None
 
 
