@@ -139,9 +139,10 @@ def power(design: Design, *, fail: float = 0.10, alpha: float = 0.05,
                              resamples, rng)
     # improvement at true ratio c iff c·high < 1, i.e. c < 1/high: power(c) ≥ 80% for
     # c ≤ the 20% quantile of 1/high; regression iff c·low > 1+fail.
-    with np.errstate(divide="ignore"):
-        c_improve = float(np.quantile(1 / high, 1 - POWER))
-        c_regress = float(np.quantile((1 + fail) / np.where(low > 0, low, 0.0), POWER))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c_improve = float(np.quantile(1 / high, 1 - POWER, method="lower"))
+        c_regress = float(np.quantile((1 + fail) / np.where(low > 0, low, 0.0), POWER,
+                                      method="higher"))
     reps = (schedule(adaptive)[-1] if adaptive is not None and adaptive.enabled
             else design.repetitions)
     runs = float(design.arms * (design.tasks + design.control_tasks) * reps)
