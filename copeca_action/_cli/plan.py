@@ -15,7 +15,7 @@ from rich.table import Table
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan, build_plan, parse_shard, shard_plan
 from copeca_action.records import read_rows
-from copeca_action.report._power import Design, Pilot, PowerResult, pilot_from_rows, power
+from copeca_action.report import Design, Pilot, PowerResult, pilot_from_rows, power
 from copeca_action.scenario import Scenario, find_corpus_root, load_corpus, load_scenario
 
 

@@ -19,6 +19,14 @@ from copeca_action.report._model import (
     RetrievalSection,
     Verdict,
 )
+from copeca_action.report._power import (
+    Design,
+    Pilot,
+    PowerResult,
+    pilot_from_rows,
+    power,
+    rates,
+)
 from copeca_action.report._spending import current_look, look_alpha, schedule
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
@@ -46,11 +54,14 @@ __all__ = [
     "Bootstrap",
     "Comparison",
     "Decision",
+    "Design",
     "Exclusions",
     "Interval",
     "IntervalMethod",
     "Line",
     "Look",
+    "Pilot",
+    "PowerResult",
     "RecordTable",
     "Report",
     "RetrievalArm",
@@ -70,6 +81,9 @@ __all__ = [
     "judge",
     "look_alpha",
     "paired_bootstrap",
+    "pilot_from_rows",
+    "power",
+    "rates",
     "schedule",
     "table_from_records",
     "table_from_rows",
