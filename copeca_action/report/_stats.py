@@ -20,10 +20,10 @@ IntervalMethod = Literal["hybrid", "expanded", "studentized", "percentile"]
 INTERVAL_METHODS: tuple[IntervalMethod, ...] = ("hybrid", "expanded", "studentized", "percentile")
 DEFAULT_METHOD: IntervalMethod = "hybrid"
 """Chosen by bench/stats.py (see docs/methodology.md): the union of the expanded percentile
-interval and the studentized (bootstrap-t) interval, at every task count, made (from 12 tasks
-up) at least as wide on each side of the estimate as on the other (log scale). Without that
-last step the interval missed on the cheap side in 2.8–4.1% of null experiments with per-task
-effects (a false improvement above the one-sided 2.5%)."""
+interval and the studentized (bootstrap-t) interval, at every task count, made at least as wide
+on each side of the estimate as on the other (log scale). Without that last step the
+interval missed on the cheap side in 2.8–4.1% of null experiments with per-task effects
+(a false improvement above the one-sided 2.5%), also below 12 tasks (3.1–3.4% with 7)."""
 
 HYBRID_BELOW = 1_000_000_000
 """Below this many clusters the studentized bounds are joined with the expanded ones: at
@@ -273,9 +273,7 @@ def _log_bounds(x: FloatArray, estimate: FloatArray, alpha: float, resamples: in
         low, high = np.minimum(low, s_low), np.maximum(high, s_high)
         if not percentile:
             defined = count / resamples
-    if method == "hybrid" and n >= SMALL_SAMPLE_BELOW:
-        # at least as wide on each side of the estimate as on the other (below 12 tasks the
-        # union alone is already conservative: 96–99% in bench/stats.py)
+    if method == "hybrid":  # at least as wide on each side of the estimate as on the other
         both = np.isfinite(low) & np.isfinite(high) & np.isfinite(theta_hat)
         with np.errstate(invalid="ignore"):
             low, high = (np.where(both, np.minimum(low, 2 * theta_hat - high), low),
