@@ -27,10 +27,9 @@ interval missed on the cheap side in 2.8–4.1% of null experiments with per-tas
 
 HYBRID_BELOW = 1_000_000_000
 """Below this many clusters the studentized bounds are joined with the expanded ones: at
-every count. Up to #16 it was 12; bench/stats.py showed the expanded interval alone at
-92.5–93.9% from 30 tasks up on skewed (lognormal sd 1.5, Pareto) task costs with per-task
-effects, the misses leaning to a false improvement; the union holds 93.8–95.6% there (a BCa
-interval was tried and did worse, 89–93%)."""
+every count. Up to #16 it was 12; on skewed (lognormal sd 1.5) and Pareto task costs with
+per-task effects the expanded interval alone held 92.5–95.1% from 20 to 100 tasks, the union
+93.1–95.6% (a BCa interval was tried and did worse, 89–95%); see docs/methodology.md."""
 
 SMALL_SAMPLE_BELOW = 12
 """Below this many tasks the report warns that the interval is wide (few tasks)."""
