@@ -47,7 +47,8 @@ def decide(records: Iterable[RunRecord] | RecordTable, scenario: Scenario) -> De
                                              max_repetitions=scenario.repetitions)
     table = records if isinstance(records, RecordTable) else table_from_records(records)
     reps = schedule(adaptive)
-    report = build_report(table, Settings.from_scenario(scenario, adaptive=adaptive),
+    report = build_report(table, Settings.from_scenario(scenario, adaptive=adaptive,
+                                                        power_experiments=0),
                           scenario=scenario.name)
     if report.look is not None:
         look, alpha, done = report.look.look, report.look.alpha_look, report.look.repetitions

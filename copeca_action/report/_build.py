@@ -23,9 +23,11 @@ from copeca_action.report._model import (
     Interval,
     Line,
     Look,
+    Power,
     Report,
     Verdict,
 )
+from copeca_action.report._power import Design, Pilot, power
 from copeca_action.report._retrieval import retrieval_section
 from copeca_action.report._spending import current_look, look_alpha, schedule, spent
 from copeca_action.report._stats import (
@@ -47,6 +49,9 @@ MIN_CONTROL_TASKS = 5
 """The control gate needs at least this many paired control tasks: with 1–3 the control
 interval is unbounded in 89–100% of experiments, and a gate on its point estimate fires on
 noise (bench/stats.py)."""
+POWER_RESAMPLES = 200
+"""Bootstrap resamples per simulated experiment of `Comparison.power` (its 80% quantile moves
+by a few points at most against 1,000; the figure is a planning aid, not a verdict)."""
 LISTED_TASKS = 8
 """Warnings name at most this many tasks."""
 STALE_PRICING_DAYS = 60
@@ -68,6 +73,9 @@ class Settings:
     pricing_updated: Mapping[str, dt.date] = field(default_factory=dict)
     """Runner name → the date its prices were last checked (stale pricing warns)."""
     today: dt.date | None = None
+    power_experiments: int = 400
+    """Simulated experiments for each comparison's minimum detectable effects
+    (`Comparison.power`); 0 leaves them out (the engine's stopping looks do)."""
     adaptive: Adaptive | None = None
     """The scenario's adaptive schedule. When enabled, the report judges at the alpha of the
     look its records reached (`alpha` is then ignored): the engine's stopping decision, the
@@ -310,7 +318,32 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
                             base_rows & main, s),
         models=_lines_by(t, t.model.codes, t.model.names, tool_rows & main, base_rows & main, s),
         tasks=_task_lines(t, tool_rows, base_rows, s),
-        overall=_line("overall", st, sb, headline, "", s), control=control_line)
+        overall=_line("overall", st, sb, headline, "", s), control=control_line,
+        power=_power(t, base_rows & main, st, sb, s))
+
+
+def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
+           s: Settings) -> Power | None:
+    """The design's minimum detectable effects, with this report's base-arm runs (on the
+    paired tasks) as the population."""
+    paired = (st.runs > 0) & (sb.runs > 0)
+    if s.power_experiments <= 0 or int(paired.sum()) < 2:
+        return None
+    rows = base_rows & paired[t.task.codes]
+    codes = t.task.codes[rows]
+    order = np.argsort(codes, kind="stable")
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    cost = np.split(t.cost[rows][order], bounds)
+    correct = np.split(t.correct[rows][order].astype(np.float64), bounds)
+    runs = np.concatenate([st.runs[paired], sb.runs[paired]])
+    reps = max(1, int(np.median(runs)))
+    r = power(Design(int(paired.sum()), reps), fail=s.thresholds.fail, alpha=s.alpha,
+              adaptive=s.adaptive if s.adaptive is not None and s.adaptive.enabled else None,
+              pilot=Pilot(cost=cost, correct=correct, source="this report's base arm"),
+              experiments=s.power_experiments, resamples=POWER_RESAMPLES, seed=s.seed)
+    return Power(improvement=r.improvement if r.improvement > -1 else None,
+                 regression=r.regression if math.isfinite(r.regression) else None,
+                 tasks=int(paired.sum()), repetitions=reps, experiments=s.power_experiments)
 
 
 def _arm_differences(t: RecordTable, tc: int, bc: int) -> list[tuple[str, str]]:

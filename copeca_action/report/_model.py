@@ -125,6 +125,23 @@ class AdoptedLine(ReportModel):
     delta: Interval
 
 
+class Power(ReportModel):
+    """What this comparison's design could detect (docs/methodology.md, "Power before
+    spend"): the report's own base-arm runs resampled as the population, the same tasks,
+    repetitions, interval, alpha (or adaptive schedule) and fail threshold."""
+
+    improvement: float | None
+    """Smallest true reduction of cost per correct (negative) called an improvement in 80% of
+    experiments; None when none is."""
+    regression: float | None
+    """Smallest true increase called a regression in 80% of experiments; None when none is."""
+    tasks: int
+    repetitions: int
+    """Runs per task and arm in the simulated design (the median of this comparison's)."""
+    experiments: int
+    power: float = 0.8
+
+
 class Comparison(ReportModel):
     name: str
     kind: ComparisonKind
@@ -149,6 +166,10 @@ class Comparison(ReportModel):
     table can show the values `delta` compares; None in reports written before it existed."""
     control: Line | None = None
     """The same on control tasks; None when there are none."""
+    power: Power | None = None
+    """Minimum detectable effects of this design at 80% power; None with fewer than 2 paired
+    tasks, when the report was built without it (`Settings.power_experiments` 0, e.g. the
+    engine's stopping looks), or in older reports."""
 
 
 class Exclusions(ReportModel):

@@ -191,3 +191,14 @@ def test_a_simulated_null_with_lost_runs_is_not_called_an_improvement(
     report = analyze(tmp_path, kept, capsys)
     assert report.comparisons[0].delta.high is not None
     assert report.comparisons[0].delta.high > 0  # no false improvement from lost runs
+
+
+def test_the_report_states_what_its_design_can_detect(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    small = analyze(tmp_path, grid(8, reps=3), capsys).comparisons[0].power
+    large = analyze(tmp_path, grid(40, reps=3), capsys).comparisons[0].power
+    assert small is not None and large is not None
+    assert (small.tasks, small.repetitions, large.tasks) == (8, 3, 40)
+    assert large.improvement is not None and large.regression is not None
+    assert (small.improvement or -1.0) < large.improvement < 0 < 0.10 < large.regression
+    assert small.regression is None or small.regression > large.regression
