@@ -66,6 +66,11 @@ def summary_of(report: Report) -> Summary:
     extra.update(comparison=head.name, level=delta.level,
                  spend={a.arm: a.spend_usd for a in report.arms},
                  adoption={a.arm: a.adoption_rate for a in report.arms})
+    if head.overall is not None:  # the delta's own population: cpc_tool / cpc_base − 1 = delta
+        extra["overall_cpc"] = {head.tool: _finite(head.overall.cpc_tool),
+                                head.base: _finite(head.overall.cpc_base)}
+    if report.look is not None:
+        extra["look"] = report.look.model_dump(mode="json")
     return Summary(verdict=report.verdict, delta=_finite(delta.estimate), delta_ci=ci,
                    control_delta=_finite(head.control_delta.estimate)
                    if head.control_delta else None,
