@@ -329,7 +329,9 @@ def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
     paired = (st.runs > 0) & (sb.runs > 0)
     if s.power_experiments <= 0 or int(paired.sum()) < 2:
         return None
-    rows = base_rows & paired[t.task.codes]
+    rows = base_rows & paired[t.task.codes] & np.isfinite(t.cost)  # an unknown cost is no data
+    if len(np.unique(t.task.codes[rows])) < 2:
+        return None
     codes = t.task.codes[rows]
     order = np.argsort(codes, kind="stable")
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
@@ -496,9 +498,11 @@ def _comparison_warnings(t: RecordTable, name: str, st: _Sums, sb: _Sums, headli
         out.append(f"{name}: control drift not checked: {control.clusters} control tasks, need "
                    f"{MIN_CONTROL_TASKS}")
     elif (control.low is not None and control.high is not None
-          and (control.low > 0 or control.high < 0)):
+          and (control.low > 0 or control.high < 0)
+          and not (control.low > s.thresholds.control_tolerance
+                   or control.high < -s.thresholds.control_tolerance)):
         out.append(f"{name}: the control delta's interval [{control.low:+.1%}, "
-                   f"{control.high:+.1%}] excludes zero but stays within "
+                   f"{control.high:+.1%}] excludes zero but does not lie outside "
                    f"±{s.thresholds.control_tolerance:.0%} (some drift between the arms?)")
     if headline.estimate is not None and math.isinf(headline.estimate):
         out.append(f"{name}: the tool arm answered nothing correctly (cost per correct ∞)")
