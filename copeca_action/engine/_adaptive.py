@@ -6,6 +6,11 @@ plan (every repetition up to the last round run), so the bundle's completeness c
 whole plan, and `verify` against the scenario rebuilds that plan from the scenario's adaptive
 schedule (the repetition count must be one of its looks). Every look is logged in
 OUT/adaptive.json.
+
+The published report (conclude, the bundle, the comment, the gate) is the decision of the last
+look at that look's alpha: `build_report` resolves the look from the records' repetitions
+(`Settings.adaptive`), exactly as `decide` does here, so adaptive.json and report.json cannot
+disagree (tests/unit/engine/test_scheduler.py runs both).
 """
 
 from __future__ import annotations
