@@ -87,7 +87,7 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
     control = {r.task_id for r in plan.runs if r.control}
     reps = max((r.repetition for r in plan.runs), default=0) + 1
     arms = len(plan.arms)
-    per_task = reps * len(scenario.models)  # a task's runs across models form one cluster
+    models = len(scenario.models)
     if len(tasks) < 2:
         raise ConfigError(f"{args.scenario}: --power needs at least 2 non-control tasks "
                           f"(the plan has {len(tasks)})")
@@ -95,14 +95,13 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
     adaptive = scenario.adaptive if scenario.adaptive and scenario.adaptive.enabled else None
     kw = {"fail": scenario.thresholds.fail, "adaptive": adaptive, "pilot": pilot,
           "experiments": args.experiments, "resamples": 1000, "seed": scenario.seed}
-    design = Design(tasks=len(tasks), repetitions=per_task, arms=arms,
-                    control_tasks=len(control))
-    results = {"planned": power(design, **kw)}
-    results["2x tasks"] = power(Design(2 * len(tasks), per_task, arms, len(control)),
+    n, c = len(tasks), len(control)
+    results = {"planned": power(Design(n, reps, arms, c, models), **kw)}
+    results["2x tasks"] = power(Design(2 * n, reps, arms, c, models),
                                 **kw)
     if adaptive is None:
-        results["2x repetitions"] = power(Design(len(tasks), 2 * per_task, arms,
-                                                 len(control)), **kw)
+        results["2x repetitions"] = power(Design(n, 2 * reps, arms, c, models),
+                                          **kw)
     if args.json:
         print(json.dumps({k: _as_json(v) for k, v in results.items()}, indent=2))
         return 0
@@ -111,7 +110,7 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
              f"repetitions, alpha {adaptive.alpha} spent over them" if adaptive
              else f"alpha {head.alpha} (two-sided)")
     print(f"{scenario.name}: {len(tasks)} tasks (+{len(control)} control) × {reps} "
-          f"repetition(s) × {len(scenario.models)} model(s) × {arms} arm(s); {looks}; fail "
+          f"repetition(s) × {models} model(s) × {arms} arm(s); {looks}; fail "
           "threshold "
           f"{scenario.thresholds.fail:+.0%}; {head.experiments} simulated experiments")
     print(f"  population: {pilot.source if pilot else 'documented defaults (docs/methodology.md)'}")
@@ -137,7 +136,8 @@ def _pct(value: float) -> str:
 
 def _as_json(r: PowerResult) -> dict[str, object]:
     return {"tasks": r.design.tasks, "control_tasks": r.design.control_tasks,
-            "repetitions": r.design.repetitions, "arms": r.design.arms,
+            "repetitions": r.design.repetitions, "models": r.design.models,
+            "arms": r.design.arms,
             "min_detectable_improvement": r.improvement if r.improvement > -1 else None,
             "min_detectable_regression": r.regression if math.isfinite(r.regression) else None,
             "expected_runs": r.expected_runs, "expected_spend_usd": r.expected_spend_usd,

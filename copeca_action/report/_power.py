@@ -53,9 +53,14 @@ class Pilot:
 @dataclass(frozen=True)
 class Design:
     tasks: int
+    """Non-control tasks (the clusters of the delta)."""
     repetitions: int
+    """Repetitions per task and arm (the maximum under adaptive sampling)."""
     arms: int = 2
     control_tasks: int = 0
+    models: int = 1
+    """A task's runs across models form one cluster: each repetition adds this many runs per
+    task and arm."""
 
 
 @dataclass(frozen=True)
@@ -84,8 +89,8 @@ def _upper_lower(pop: Population | None, pilot: Pilot | None, design: Design,
                  rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
     """Per experiment under no effect: the smallest 1+high and the largest 1+low over the
     looks (one look without adaptive sampling)."""
-    looks = schedule(adaptive) if adaptive is not None and adaptive.enabled else [
-        design.repetitions]
+    looks = [r * design.models for r in (schedule(adaptive) if adaptive is not None
+                                           and adaptive.enabled else [design.repetitions])]
     max_reps = looks[-1]
     spend_t, correct_t, spend_b, correct_b = _draw(pop, pilot, design.tasks, max_reps,
                                                    experiments, rng)
@@ -145,7 +150,7 @@ def power(design: Design, *, fail: float = 0.10, alpha: float = 0.05,
                                       method="higher"))
     reps = (schedule(adaptive)[-1] if adaptive is not None and adaptive.enabled
             else design.repetitions)
-    runs = float(design.arms * (design.tasks + design.control_tasks) * reps)
+    runs = float(design.arms * (design.tasks + design.control_tasks) * reps * design.models)
     if pilot is not None:
         cost, source = pilot.cost_per_run, f"pilot: {pilot.source}"
     else:

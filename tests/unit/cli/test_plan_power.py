@@ -48,3 +48,18 @@ def test_a_pilot_sets_the_population_and_the_cost(tmp_path: Path,
     text = capsys.readouterr().out
     assert "minimum detectable improvement" in text and "pilot:" in text
     assert main(["plan", str(DEMO), "--pilot", str(results)]) == 2  # --pilot needs --power
+
+
+def test_an_adaptive_scenario_is_sized_at_its_maximum_with_its_looks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = tmp_path / "adaptive.yaml"
+    scenario.write_text(DEMO.read_text().replace(
+        "repetitions: 2\n", "repetitions: 2\nadaptive: {min_repetitions: 2, max_repetitions: 4}\n"))
+    corpus = DEMO.parents[1]
+    assert main(["plan", str(scenario), "--corpus", str(corpus), "--power", "--experiments",
+                 "200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) == {"planned", "2x tasks"}  # repetitions are the schedule's to set
+    planned = out["planned"]
+    assert planned["adaptive"] and planned["models"] == 2
+    assert planned["expected_runs"] == 2 * 12 * 4 * 2  # arms × tasks × max reps × models
