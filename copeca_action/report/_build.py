@@ -338,14 +338,17 @@ def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
     cost = np.split(t.cost[rows][order], bounds)
     correct = np.split(t.correct[rows][order].astype(np.float64), bounds)
     runs = np.concatenate([st.runs[paired], sb.runs[paired]])
-    reps = max(1, int(np.median(runs)))
-    r = power(Design(int(paired.sum()), reps), fail=s.thresholds.fail, alpha=s.alpha,
+    models = max(1, len(np.unique(t.model.codes[rows])))
+    reps = max(1, round(float(np.median(runs)) / models))
+    r = power(Design(int(paired.sum()), reps, models=models), fail=s.thresholds.fail,
+              alpha=s.alpha,
               adaptive=s.adaptive if s.adaptive is not None and s.adaptive.enabled else None,
               pilot=Pilot(cost=cost, correct=correct, source="this report's base arm"),
               experiments=s.power_experiments, resamples=POWER_RESAMPLES, seed=s.seed)
     return Power(improvement=r.improvement if r.improvement > -1 else None,
                  regression=r.regression if math.isfinite(r.regression) else None,
-                 tasks=int(paired.sum()), repetitions=reps, experiments=s.power_experiments)
+                 tasks=int(paired.sum()), repetitions=reps * models,
+                 experiments=s.power_experiments)
 
 
 def _arm_differences(t: RecordTable, tc: int, bc: int) -> list[tuple[str, str]]:
