@@ -24,6 +24,7 @@ from copeca_action.engine import (
     scripts_id,
 )
 from copeca_action.errors import ConfigError, CopecaError
+from copeca_action.pipeline._preflight import preflight
 from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
 from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
 from copeca_action.workspace import SnapshotStore, default_cache_dir
@@ -122,6 +123,7 @@ def reuse_offer(prep: Prepared) -> Iterator[ReuseOffer | None]:
 def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
     text = prep.scenario_path.read_text()
     with model_endpoint(prep), reuse_offer(prep) as offer:
+        preflight(prep.cfg, prep.plan)  # keys and tools, before the first paid run
         prep.cfg.reuse = offer
         try:
             return run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
