@@ -23,7 +23,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("run", help="run a scenario: every task × arm × model × repetition",
                        description="Run a scenario's plan with the real agent CLIs into an "
                        "output folder (results.jsonl, runs/<run_id>/). Resumable.")
-    p.add_argument("scenario", type=Path)
+    p.add_argument("scenario", type=Path, help="the scenario YAML to run")
+    p.add_argument("--dry-run", action="store_true",
+                   help="run the real CLIs against the local scripted model playing the "
+                   "benchmark's own scripts (its scenario's `scripts:`, else scripts/ beside "
+                   "tasks/): no key, no cost, simulated numbers (docs/dry-run.md)")
     add_run_arguments(p)
     p.set_defaults(func=run)
 
@@ -74,7 +78,8 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
         scenario_path, out=args.out, out_default=out_default, compare=args.compare,
         shard=args.shard, corpus=args.corpus, cache=args.cache, tool_dir=args.tool_dir,
         base_tool_dir=args.base_tool_dir, base_url=args.base_url, workers=args.workers,
-        budget_usd=args.budget_usd, work_dir=args.work_dir)
+        budget_usd=args.budget_usd, work_dir=args.work_dir,
+        dry_run=getattr(args, "dry_run", False))
     if args.reuse is not None:
         if not args.reuse.is_file():
             raise ConfigError(f"--reuse {args.reuse}: no such bundle file")

@@ -48,6 +48,8 @@ from copeca_action.workspace import (
 _LOG = logging.getLogger(__name__)
 SETUP_TIMEOUT_S = 600
 GRADER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+AUTH_FAILURES = ("Not logged in", "Invalid API key", "invalid x-api-key")
+"""How the CLIs say a key is missing or wrong: a harness failure, never a wrong answer."""
 
 
 @dataclass
@@ -276,6 +278,10 @@ def _tool_start_failure(mode: Mode, result: AgentResult,
 def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[Outcome, str | None]:
     if result.timed_out:
         return "timeout", "the agent ran past timeout_s; its process group was killed"
+    if result.exit_code != 0 and (transcript.api_error_status in (401, 403) or any(
+            m in (transcript.error or "") for m in AUTH_FAILURES)):
+        return "infra_error", ("the model API refused the key (not the agent's answer): "
+                               + (transcript.error or f"HTTP {transcript.api_error_status}"))
     if result.exit_code != 0 or transcript.is_error:
         why = transcript.error or (f"API error {transcript.api_error_status}"
                                    if transcript.api_error_status else None)

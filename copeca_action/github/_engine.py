@@ -52,7 +52,8 @@ def tool_dir(ctx: ActionContext) -> Path:
 
 
 def scenario_overrides(ctx: ActionContext, path: Path) -> dict[str, object]:
-    """Inputs that override the scenario: thresholds, and the scripted model for dry runs."""
+    """Inputs that override the scenario: thresholds. (A dry run's scripted model and the
+    benchmark's own scripts are set by `prepare_scenario(dry_run=True)`.)"""
     inputs = ctx.inputs
     scenario = load_scenario(path)
     changes: dict[str, object] = {}
@@ -67,9 +68,6 @@ def scenario_overrides(ctx: ActionContext, path: Path) -> dict[str, object]:
                                    "and the scenario together)", field="fail-threshold")])
     if thresholds != scenario.thresholds.model_dump():
         changes["thresholds"] = thresholds
-    if inputs.dry_run and scenario.model_endpoint != "scripted":
-        changes["model_endpoint"] = "scripted"
-        changes["scripts"] = str(corpus_dir() / "scripts")
     return changes
 
 
@@ -82,7 +80,8 @@ def prepare_ctx(ctx: ActionContext, *, base_tool_dir: Path | None = None,
     return prepare_scenario(path, out=ctx.output_dir, compare=ctx.inputs.compare, shard=shard,
                             corpus=corpus, tool_dir=tool_dir(ctx), base_tool_dir=base_tool_dir,
                             budget_usd=ctx.inputs.budget_usd, work_dir=work,
-                            overrides=scenario_overrides(ctx, path))
+                            overrides=scenario_overrides(ctx, path),
+                            dry_run=ctx.inputs.dry_run)
 
 
 def export_keys(ctx: ActionContext) -> None:

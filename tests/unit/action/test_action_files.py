@@ -163,19 +163,47 @@ def test_resolve_image_script_runs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_init_scaffold_validates(tmp_path: Path, kind: str) -> None:
-    from copeca_action.scenario import validate_paths
+    from copeca_action import __version__
+    from copeca_action.github._scaffold import MIN_CONTROLS, MIN_RUNS
+    from copeca_action.scenario import load_scenario, validate_paths
 
     written = scaffold(tmp_path, kind, name="acme")
     result = validate_paths([tmp_path / "benchmark"])
     assert result.ok, [str(p) for p in result.errors]
-    assert result.tasks == 1 and not result.warnings
-    mode = yaml.safe_load((tmp_path / "benchmark" / "modes" / "acme.yaml").read_text())
+    assert not result.warnings
+    bench = tmp_path / "benchmark"
+    tasks = [yaml.safe_load(p.read_text()) for p in (bench / "tasks").rglob("*.yaml")]
+    controls = [t for t in tasks if t.get("control")]
+    assert len(controls) >= MIN_CONTROLS
+    scenario = load_scenario(bench / "scenarios" / "pr.yaml")
+    per_arm = (len(tasks) - len(controls)) * scenario.repetitions
+    assert per_arm >= scenario.thresholds.min_runs == MIN_RUNS
+    mode = yaml.safe_load((bench / "modes" / "acme.yaml").read_text())
     assert "{tool_dir}" in json.dumps(mode)
+    assert "--" not in (mode.get("wrapper") or [])
     workflow = yaml.safe_load((tmp_path / ".github" / "workflows" / "copeca.yml").read_text())
     step = workflow["jobs"]["benchmark"]["steps"][-1]
+    assert step["uses"] == f"copeca-action/copeca-action@v{__version__}"  # a version that exists
     assert step["with"]["scenario"] == "benchmark/scenarios/pr.yaml"
     assert workflow["jobs"]["benchmark"]["permissions"]["pull-requests"] == "write"
-    assert len(written) == 6
+    assert "github.workflow" in workflow["concurrency"]["group"]
+    assert (bench / "scripts" / "acme.yaml").is_file()
+    stubs = [p for p in written if "tool-stub" in p.parts]
+    assert stubs or kind == "env"
+    for stub in stubs:
+        if stub.suffix != ".py":
+            assert stub.stat().st_mode & 0o111, stub  # executable
+
+
+def test_the_wrapper_stub_runs_the_agent_command(tmp_path: Path) -> None:
+    scaffold(tmp_path, "wrapper", name="acme")
+    stub = tmp_path / "benchmark" / "tool-stub" / "acme-wrapper"
+    work = tmp_path / "wt"
+    work.mkdir()
+    done = subprocess.run([str(stub), "sh", "-c", "echo agent ran with $#", "x", "a", "b"],
+                          cwd=work, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout == "agent ran with 2\n"
+    assert (work / ".acme-used").is_file()
 
 
 def test_init_never_overwrites(tmp_path: Path) -> None:

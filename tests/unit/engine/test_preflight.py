@@ -89,3 +89,27 @@ def test_an_mcp_failure_during_a_run_is_an_infra_error_with_its_cause(tmp_path: 
                             "to start")
     assert record.tool_adopted is None
     assert load_corpus(corpus).require_ok()
+
+
+def test_a_refused_key_is_an_infra_error_not_a_wrong_answer(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(
+        answer="Not logged in · Please run /login", exit=1)}})
+    cfg = config(tmp_path, corpus, scenario())
+    cfg.max_attempts = 1
+    run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+             scenario_text="name: t\n")
+    [record] = read_records(cfg.out.results)
+    assert record.outcome == "infra_error"
+    assert record.error is not None and "refused the key" in record.error
+
+
+def test_an_empty_key_variable_is_no_key(tmp_path: Path) -> None:
+    """`ANTHROPIC_API_KEY=` (an unset secret in a workflow) must not reach a CLI talking to a
+    local endpoint: it then says "Not logged in" instead of using the placeholder."""
+    from copeca_action.agent._invocation import PLACEHOLDER_KEY, _env
+    from copeca_action.scenario import load_runner
+
+    runner = load_runner(Path(__file__).resolve().parents[3] / "runners" / "claude.yaml")
+    env = _env(runner, {"ANTHROPIC_API_KEY": " ", **ENV}, base_url="http://127.0.0.1:1",
+               config_dir=tmp_path, home_dir=tmp_path, tmp_dir=tmp_path)
+    assert env["ANTHROPIC_API_KEY"] == PLACEHOLDER_KEY
