@@ -221,7 +221,7 @@ def test_a_release_pulls_by_digest_from_the_lock_and_verifies_provenance(
 def test_without_gh_the_pull_by_digest_says_provenance_was_not_verified(tmp_path: Path) -> None:
     r = Resolver(tmp_path)
     r.lock()
-    code, out, calls, log = r.run(gh=False)
+    code, out, _calls, log = r.run(gh=False)
     assert code == 0 and out.startswith("image=ghcr.io/copeca-action/copeca-action@sha256:")
     assert "provenance was not verified" in log
 
@@ -269,7 +269,7 @@ def test_runner_image_overrides_the_lock(tmp_path: Path) -> None:
     r = Resolver(tmp_path)
     r.lock()
     assert r.run("my/image:1")[:3] == (0, "image=my/image:1\n", "")
-    code, out, calls, _ = r.run("build")
+    _code, out, calls, _ = r.run("build")
     assert out == "image=copeca-action:local-7\n" and calls.startswith("docker build")
 
 
