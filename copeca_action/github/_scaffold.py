@@ -171,6 +171,8 @@ def scaffold(target: Path, kind: str, name: str = "my-tool", action: str = _pins
     files.update(stubs)
     files[target / ".github" / "workflows" / "copeca.yml"] = _render("workflow.yml.j2",
                                                                      **values)
+    files[target / ".github" / "workflows" / "copeca-approve.yml"] = _render(
+        "approve.yml.j2", **values)  # a maintainer's `/copeca run SHA` on a fork's PR
     existing = [p for p in files if p.exists()]
     if existing:
         raise ConfigError([Problem(str(p), "already exists; init never overwrites (remove it "

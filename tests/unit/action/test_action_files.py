@@ -52,7 +52,8 @@ def test_action_yml_matches_github_schema() -> None:
 
 def test_workflows_and_examples_match_github_schema(tmp_path: Path) -> None:
     scaffold(tmp_path, "mcp")
-    files = [*WORKFLOWS, *EXAMPLES, tmp_path / ".github" / "workflows" / "copeca.yml"]
+    files = [*WORKFLOWS, *EXAMPLES, tmp_path / ".github" / "workflows" / "copeca.yml",
+             tmp_path / ".github" / "workflows" / "copeca-approve.yml"]
     assert len(WORKFLOWS) >= 2 and len(EXAMPLES) >= 5
     result = run([tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
                   *map(str, files)])
@@ -64,9 +65,10 @@ def test_zizmor_finds_nothing_in_workflows_action_and_examples(tmp_path: Path) -
     result = run([zizmor, "--offline", "--no-progress", str(ACTION), *map(str, WORKFLOWS)])
     assert result.returncode == 0, result.stdout + result.stderr
     scaffold(tmp_path, "hook")
-    generated = tmp_path / ".github" / "workflows" / "copeca.yml"
+    generated = sorted((tmp_path / ".github" / "workflows").glob("*.yml"))
+    assert len(generated) == 2
     result = run([zizmor, "--offline", "--no-progress", "--config", str(EXAMPLE_ZIZMOR),
-                  *map(str, EXAMPLES), str(generated)])
+                  *map(str, EXAMPLES), *map(str, generated)])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
