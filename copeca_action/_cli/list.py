@@ -13,12 +13,16 @@ from copeca_action.scenario import load_corpus
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("list", help="list the corpus tasks")
+    p = sub.add_parser("list", help="list the corpus tasks",
+                       description="List the tasks of a corpus (the bundled one, or the "
+                       "benchmark folder given, e.g. `copeca-action list benchmark`): id, "
+                       "repository, category, type, control.")
     p.add_argument("--corpus", type=Path, help="corpus folder (default: bundled)")
-    p.add_argument("--repo")
-    p.add_argument("--category", choices=["locate", "trace", "fix", "debug", "reason"])
+    p.add_argument("--repo", help="only tasks of this repository (a repos.yaml name)")
+    p.add_argument("--category", choices=["locate", "trace", "fix", "debug", "reason"],
+                   help="only tasks of this category")
     p.add_argument("--control", action="store_true", help="only control tasks")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the tasks as JSON")
     p.set_defaults(func=run)
 
 
