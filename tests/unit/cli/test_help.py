@@ -74,3 +74,16 @@ def test_plan_checks_references_as_validate_does(tmp_path: Path,
     assert main(["plan", str(scenario)]) == 2
     err = capsys.readouterr().err
     assert "my-toool" in err and str(scenario) in err
+
+
+def test_list_inside_a_users_benchmark_lists_its_tasks(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    assert main(["init", str(tmp_path), "--kind", "hook"]) == 0
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path / "benchmark" / "tasks")
+    assert main(["list", "--json"]) == 0
+    ids = [t["id"] for t in json.loads(capsys.readouterr().out)]
+    assert len(ids) == 11 and "fastapi/control-http-methods" in ids
