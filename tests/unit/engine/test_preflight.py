@@ -10,10 +10,11 @@ import pytest
 import yaml
 from engine_helpers import config, fake, make_corpus, scenario
 
+from copeca_action.agent._probe import mode_start_problems
 from copeca_action.engine import run_plan
 from copeca_action.engine._context import DEMO_TOOL_DIR
 from copeca_action.errors import ConfigError, InfraError
-from copeca_action.pipeline._preflight import check_keys, check_tools, mode_start_problems
+from copeca_action.pipeline._preflight import check_keys, check_tools
 from copeca_action.plan import build_plan
 from copeca_action.records import read_records
 from copeca_action.scenario import Mode, load_corpus
