@@ -379,3 +379,42 @@ exit 3
     assert {"INPUT_SCENARIO", "INPUT_MERGE", "INPUT_ANTHROPIC_API_KEY"} <= passed
     assert "INPUT_EVIL" not in passed  # a value's line is not a variable
     assert not any("sk-secret" in a for a in argv)  # values never on the command line
+
+
+def test_the_release_workflow_writes_a_lock_the_action_pulls_by(tmp_path: Path) -> None:
+    """release.yml's lock step, run for real in a git checkout of a tiny action (a bare
+    `origin` receives the tags): the lock it commits is one resolve-image.sh accepts for
+    exactly that checkout, and the major and minor tags move to the release commit."""
+    release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    step = next(s for s in release["jobs"]["lock"]["steps"]
+                if s.get("name", "").startswith("Write image.lock"))
+    r = Resolver(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@x"]
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "v0.1.0"],
+                 ["remote", "add", "origin", str(origin)], ["tag", "v0"]):
+        subprocess.run([*git, *args], cwd=r.action, check=True, capture_output=True)
+    digests = tmp_path / "digests"
+    digests.mkdir()
+    (digests / "amd64").write_text("sha256:" + "a" * 64 + "\n")
+    (digests / "arm64").write_text("sha256:" + "b" * 64 + "\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "IMAGE": "ghcr.io/o/copeca-action",
+           "VERSION": "0.1.0", "DIGESTS": str(digests), "GITHUB_REPOSITORY": "o/copeca-action"}
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=r.action, env=env,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    lock = (r.action / "image.lock").read_text()
+    assert "version 0.1.0" in lock and f"context {r.context()}" in lock
+    tags = subprocess.run(["git", "ls-remote", "--tags", str(origin)], capture_output=True,
+                          text=True, check=True).stdout
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=r.action, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert {f"{head}\trefs/tags/{t}" for t in ("v0.1.0", "v0.1", "v0")} <= set(tags.splitlines())
+    code, out, calls, log = r.run()
+    digest = {"amd64": "a" * 64, "arm64": "b" * 64}.get(_arch())
+    if digest is None:
+        pytest.skip(f"no release digest for this machine's architecture {_arch()}")
+    assert code == 0, log
+    assert out == f"image=ghcr.io/o/copeca-action@sha256:{digest}\n"
+    assert calls.splitlines()[0] == f"docker pull ghcr.io/o/copeca-action@sha256:{digest}"
