@@ -34,8 +34,8 @@ class Problem:
         if self.line is not None:
             where += f":{self.line}"
         if self.field:
-            where += f": {self.field}"
-        return f"{where}: {self.message}"
+            where = f"{where}: {self.field}" if where else self.field
+        return f"{where}: {self.message}" if where else self.message  # never ": message"
 
 
 class CopecaError(Exception):

@@ -361,8 +361,10 @@ def act_runner_image(env: Mapping[str, str], work: Path, base: str = BASE_TAG) -
 def example_workflow(tag: str) -> str:
     """docs/examples/pr-gate.yml with `uses: ./`, in dry-run mode on the pre-built image,
     without a comment (no GitHub API here) and without failing on the verdict."""
+    import re
+
     text = (ROOT / "docs" / "examples" / "pr-gate.yml").read_text()
-    text = text.replace("uses: copeca-action/copeca-action@v1", "uses: ./")
+    text = re.sub(r"uses: copeca-action/copeca-action@\S+", "uses: ./", text)
     text = text.replace("          scenario: benchmark/scenarios/pr.yaml\n",
                         "          scenario: benchmark/pr.yaml\n          dry-run: \"true\"\n"
                         "          comment: never\n"
@@ -390,10 +392,36 @@ def stub_actions(work: Path) -> list[str]:
     return args
 
 
+def nest_in_composite(workflow: str, ws: Path) -> str:
+    """The workflow with copeca-action inside a user's own composite action (`./outer`,
+    whose step `uses: ./`): GitHub then names the outer action in github.action_repository,
+    and only github.action_path finds this action's files (image.lock, the Dockerfile)."""
+    import re
+
+    import yaml
+
+    doc = yaml.safe_load(workflow)
+    step = next(s for s in doc["jobs"]["benchmark"]["steps"] if s.get("uses") == "./")
+    names = list(step["with"])
+    outer = {
+        "name": "my composite", "description": "a user's action that runs copeca-action",
+        "inputs": {n: {"description": n, "required": False} for n in names},
+        "outputs": {o: {"description": o, "value": "${{ steps.inner.outputs." + o + " }}"}
+                    for o in ("verdict", "delta", "bundle-path")},
+        "runs": {"using": "composite", "steps": [{
+            "id": "inner", "uses": "./",
+            "with": {n: "${{ inputs." + n + " }}" for n in names}}]}}
+    (ws / "outer").mkdir(exist_ok=True)
+    (ws / "outer" / "action.yml").write_text(yaml.safe_dump(outer, sort_keys=False))
+    return re.sub(r"uses: \./\n", "uses: ./outer\n", workflow, count=1)
+
+
 def act_run(env: Mapping[str, str], docker_host: str, work: Path, *, tag: str = IMAGE_TAG,
-            timeout_s: float = 900) -> tuple[subprocess.CompletedProcess[str], Path]:
+            timeout_s: float = 900, nested: bool = False,
+            ) -> tuple[subprocess.CompletedProcess[str], Path]:
     """`act pull_request` of the example workflow with `uses: ./` on a copy of this checkout,
-    against the podman service at `docker_host`; returns act's process and the workspace."""
+    against the podman service at `docker_host`; returns act's process and the workspace.
+    `nested`: copeca-action inside a composite action of the user's (`nest_in_composite`)."""
     act = Path(sys.executable).parent / "act"
     found = str(act) if act.exists() else shutil.which("act")
     if found is None:
@@ -403,7 +431,10 @@ def act_run(env: Mapping[str, str], docker_host: str, work: Path, *, tag: str = 
     for old in (ws / ".github" / "workflows").glob("*"):
         old.unlink()
     (ws / ".github" / "workflows").mkdir(parents=True, exist_ok=True)
-    (ws / ".github" / "workflows" / "copeca.yml").write_text(example_workflow(tag))
+    workflow = example_workflow(tag)
+    if nested:
+        workflow = nest_in_composite(workflow, ws)
+    (ws / ".github" / "workflows" / "copeca.yml").write_text(workflow)
     (ws / "benchmark").mkdir(exist_ok=True)
     (ws / "benchmark" / "pr.yaml").write_text(dry_run_scenario(codex=False))
     (work / "event.json").write_text(json.dumps(pr_event()))

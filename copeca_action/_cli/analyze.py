@@ -45,7 +45,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "adaptive (default: the built-in thresholds, seed 0)")
     p.add_argument("--format", choices=["md", "json", "html"], default="md",
                    help="html: one self-contained page with charts (write it with --out)")
-    p.add_argument("--out", type=Path, help="write the report here instead of stdout")
+    p.add_argument("--report", "--out", dest="out", type=Path, metavar="FILE",
+                   help="write the report to this file instead of stdout (--out, the old "
+                   "spelling, is kept: elsewhere --out is a folder)")
     p.add_argument("--gate", action="store_true", help=f"exit {GATE_EXIT} when the verdict "
                    "fails the gate (see --fail-on)")
     p.add_argument("--fail-on", choices=["regression", "inconclusive"], default="regression",

@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--repo-dir", type=Path, required=True,
                    help="checkout of the task's repository at its pinned commit")
     p.add_argument("--corpus", type=Path, help="corpus (default: bundled)")
-    p.add_argument("--backend", choices=sandbox_names(), default="local")
+    p.add_argument("--backend", choices=sandbox_names(), default="local",
+                   help="where the tests run: local (a sandbox on this machine) or docker")
     p.add_argument("--image", help="docker backend: local image")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=run)

@@ -25,9 +25,15 @@ from copeca_action.pipeline import execute
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("demo", help="run the bundled offline demo (fastapi, scripted model)")
+    p = sub.add_parser("demo", help="run the bundled offline demo (fastapi, scripted model)",
+                       description="Run the bundled demo end to end, offline: the fastapi "
+                       "snapshot, the real Claude Code and Codex CLIs with and without the "
+                       "bundled code-search MCP server, against the local scripted model "
+                       "(no key, no network, no cost: the numbers are the scripts', "
+                       "simulated). Then the report and a signed bundle. To try your own tool "
+                       "this way: `copeca-action run SCENARIO --dry-run` (docs/dry-run.md).")
     p.add_argument("--scenario", type=Path, help="demo scenario (default: the bundled one)")
-    add_run_arguments(p)
+    add_run_arguments(p, demo=True)
     p.set_defaults(func=run)
 
 
@@ -35,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
     console = Console()
     scenario = args.scenario or corpus_dir() / "scenarios" / "demo.yaml"
     prep = prepare(args, scenario, out_default=Path("out") / "demo")
-    console.print(f"[bold]copeca-action demo[/]: {len(prep.plan.runs)} runs, arms "
+    console.print(f"[bold]copeca-action demo[/] (scripted model: no key, no cost, simulated "
+                  f"numbers): {len(prep.plan.runs)} runs, arms "
                   f"{', '.join(prep.plan.arms)}, models {', '.join(prep.cfg.scenario.models)}")
     for repo in sorted({prep.cfg.corpus.tasks[r.task_id].repo for r in prep.plan.runs}):
         snap = prep.cfg.store.fetch(repo)

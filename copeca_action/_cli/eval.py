@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("-t", "--task", help="only this task")
     p.add_argument("-f", "--features", help="only this feature pair, e.g. 1,2")
     p.add_argument("-c", "--concurrency", type=int, default=2, help="parallel evaluations")
-    p.add_argument("--backend", choices=sandbox_names(), default="local")
+    p.add_argument("--backend", choices=sandbox_names(), default="local",
+                   help="where the tests run: local (a sandbox on this machine) or docker")
     p.add_argument("--image", help="docker backend: local image to use (default: build the "
                    "repo's `dockerfile` from repos.yaml)")
     p.add_argument("--repo-dir", action="append", default=[], metavar="[REPO=]PATH",

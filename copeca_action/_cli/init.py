@@ -11,9 +11,13 @@ from copeca_action.github._scaffold import KINDS, scaffold
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="scaffold a benchmark for your tool and a PR workflow",
-                       description="Write DIR/benchmark (repository pin, an example task, the "
-                       "baseline mode, a mode of your integration kind, a scenario) and "
-                       "DIR/.github/workflows/copeca.yml. Never overwrites a file.")
+                       description="Write DIR/benchmark (a repository pin, 6 example tasks and "
+                       "5 control tasks, the baseline mode, a mode of your integration kind, "
+                       "a scenario with enough runs for a verdict, a working stand-in of your "
+                       "tool, scripts for a dry run) and two workflows, "
+                       "DIR/.github/workflows/copeca.yml (pull requests) and "
+                       "copeca-approve.yml (a maintainer's `/copeca run SHA` on a fork's pull "
+                       "request), pinned to this version. Never overwrites a file.")
     p.add_argument("dir", type=Path, help="your tool's repository (created if missing)")
     p.add_argument("--kind", required=True, choices=KINDS,
                    help="how your tool plugs into the agent")
@@ -26,5 +30,7 @@ def run(args: argparse.Namespace) -> int:
     written = scaffold(args.dir, args.kind, args.name, args.action)
     for path in written:
         print(f"wrote {path}")
-    print(f"next: copeca-action validate {args.dir / 'benchmark'}")
+    print(f"next: cd {args.dir} && copeca-action validate benchmark && copeca-action run "
+          "benchmark/scenarios/pr.yaml --dry-run --tool-dir .   (no key, no cost; about a "
+          "minute to a first verdict, docs/dry-run.md)")
     return 0

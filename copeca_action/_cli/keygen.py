@@ -13,7 +13,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        description="Write copeca-signing.key (PEM, mode 0600) and "
                        "copeca-signing.pub into DIR and print the key id (sha256 of the raw "
                        "public key). Existing keys are never overwritten.")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="output folder for the private and public key files")
     p.set_defaults(func=run)
 
 

@@ -9,21 +9,32 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from copeca_action.scenario import load_corpus
+from copeca_action.scenario import find_corpus_root, load_corpus
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("list", help="list the corpus tasks")
-    p.add_argument("--corpus", type=Path, help="corpus folder (default: bundled)")
-    p.add_argument("--repo")
-    p.add_argument("--category", choices=["locate", "trace", "fix", "debug", "reason"])
+    p = sub.add_parser("list", help="list the corpus tasks",
+                       description="List the tasks of a benchmark (a corpus folder: "
+                       "`copeca-action list benchmark`; by default the one holding the current "
+                       "directory, else the bundled corpus): id, repository, category, type, "
+                       "control.")
+    p.add_argument("folder", nargs="?", type=Path,
+                   help="a benchmark or corpus folder (default: the one holding the current "
+                   "directory, else the bundled corpus)")
+    p.add_argument("--corpus", type=Path, help="the same as FOLDER (kept for scripts)")
+    p.add_argument("--repo", help="only tasks of this repository (a repos.yaml name)")
+    p.add_argument("--category", choices=["locate", "trace", "fix", "debug", "reason"],
+                   help="only tasks of this category")
     p.add_argument("--control", action="store_true", help="only control tasks")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the tasks as JSON")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    corpus = load_corpus(args.corpus).require_ok()
+    root = args.folder or args.corpus or find_corpus_root(Path.cwd())
+    if root is not None and find_corpus_root(root.resolve()) is not None:
+        root = find_corpus_root(root.resolve())
+    corpus = load_corpus(root).require_ok()
     tasks = [t for _, t in sorted(corpus.tasks.items())
              if (not args.repo or t.repo == args.repo)
              and (not args.category or t.category == args.category)
@@ -32,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([t.model_dump(mode="json") for t in tasks], indent=2))
         return 0
     table = Table("id", "repo", "type", "category", "language", "difficulty", "control",
-                  "grading", title=f"{len(tasks)} tasks")
+                  "grading", title=f"{len(tasks)} tasks in {corpus.root}")
     for t in tasks:
         table.add_row(t.id, t.repo, t.type, t.category, t.language, t.difficulty,
                       "yes" if t.control else "", t.grading.kind)

@@ -1,4 +1,4 @@
-"""`copeca-action merge SHARD.copeca… --out ALL.copeca`: one signed bundle from shards."""
+"""`copeca-action merge SHARD.copeca… --bundle ALL.copeca`: one signed bundle from shards."""
 
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "together complete, and write one bundle with the report of all their runs (the "
         "scenario and thresholds the shards ran with; --scenario's instead when given). "
         "Exit codes as for verify.")
-    p.add_argument("shards", nargs="+", type=Path, metavar="SHARD.copeca")
-    p.add_argument("--out", type=Path, required=True, metavar="ALL.copeca")
+    p.add_argument("shards", nargs="+", type=Path, metavar="SHARD.copeca",
+                   help="the shard bundles (from `run --shard i/n`)")
+    p.add_argument("--bundle", "--out", dest="out", type=Path, required=True,
+                   metavar="ALL.copeca", help="the merged bundle file to write, as run's "
+                   "--bundle (--out, the old spelling, is kept: elsewhere --out is a folder)")
     p.add_argument("--key", type=Path, metavar="PEM", help="signing key (default: "
                    "$COPECA_SIGNING_KEY; neither: the merged bundle is unsigned)")
     add_check_flags(p)

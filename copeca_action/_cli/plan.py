@@ -16,15 +16,28 @@ from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan, build_plan, parse_shard, shard_plan
 from copeca_action.records import read_rows
 from copeca_action.report import Design, Pilot, PowerResult, pilot_from_rows, power
-from copeca_action.scenario import Scenario, find_corpus_root, load_corpus, load_scenario
+from copeca_action.scenario import (
+    Scenario,
+    find_corpus_root,
+    load_corpus,
+    load_scenario,
+    validate_paths,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("plan", help="expand a scenario into its runs (optionally one shard), "
-                       "or (--power) say what it can detect and what it will cost")
-    p.add_argument("scenario", type=Path)
+                       "or (--power) say what it can detect and what it will cost",
+                       description="Check the scenario as `validate` does (its tasks, modes, "
+                       "runners and scripts resolve), then list every run it expands to: "
+                       "task × arm × model × repetition, with run ids. Runs nothing. With "
+                       "--power: the smallest effect it detects at 80% power and its "
+                       "expected spend.")
+    p.add_argument("scenario", type=Path, help="the scenario YAML")
     p.add_argument("--shard", help="i/n: only the i-th of n disjoint slices (1-based)")
-    p.add_argument("--compare", choices=["baseline", "base-ref", "both"], default="baseline")
+    p.add_argument("--compare", choices=["baseline", "base-ref", "both"], default="baseline",
+                   help="what the tool is compared with: baseline (no tool), base-ref (the "
+                   "tool at the base ref, arms `<mode>@base`), or both (default baseline)")
     p.add_argument("--corpus", type=Path, help="corpus folder (default: the one holding the "
                    "scenario, else the bundled corpus)")
     p.add_argument("--json", action="store_true", help="print the plan (or the power) as JSON")
@@ -38,6 +51,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    checked = validate_paths([args.scenario], args.corpus)
+    if checked.errors:  # modes, runners, scripts: the same checks as `validate`
+        raise ConfigError(list(checked.errors))
     scenario = load_scenario(args.scenario)
     root = args.corpus or find_corpus_root(args.scenario.resolve())
     corpus = load_corpus(root).require_ok()

@@ -23,28 +23,44 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("run", help="run a scenario: every task × arm × model × repetition",
                        description="Run a scenario's plan with the real agent CLIs into an "
                        "output folder (results.jsonl, runs/<run_id>/). Resumable.")
-    p.add_argument("scenario", type=Path)
+    p.add_argument("scenario", type=Path, help="the scenario YAML to run")
+    p.add_argument("--dry-run", action="store_true",
+                   help="run the real CLIs against the local scripted model playing the "
+                   "benchmark's own scripts (its scenario's `scripts:`, else scripts/ beside "
+                   "tasks/): no key, no cost, simulated numbers (docs/dry-run.md)")
     add_run_arguments(p)
     p.set_defaults(func=run)
 
 
-def add_run_arguments(p: argparse.ArgumentParser) -> None:
+def add_run_arguments(p: argparse.ArgumentParser, *, demo: bool = False) -> None:
+    """The options of `run`; `demo` only those that apply to the bundled demo (no corpus,
+    tool checkout, comparison, endpoint, budget, shard or reuse: it plays the scripted model
+    on the bundled tool)."""
     p.add_argument("--out", type=Path, help="output folder (default: out/<scenario name>)")
     p.add_argument("--resume", action="store_true",
                    help="continue the plan in --out, skipping runs that already finished")
-    p.add_argument("--shard", help="i/n: only the i-th of n disjoint slices (1-based)")
-    p.add_argument("--compare", choices=["baseline", "base-ref", "both"], default="baseline")
-    p.add_argument("--corpus", type=Path, help="corpus folder (default: the one holding the "
-                   "scenario, else the bundled corpus)")
+    if not demo:
+        p.add_argument("--shard", help="i/n: only the i-th of n disjoint slices (1-based)")
+        p.add_argument("--compare", choices=["baseline", "base-ref", "both"],
+                       default="baseline",
+                       help="what the tool is compared with: baseline (no tool), base-ref "
+                       "(the tool at --base-tool-dir), or both (default baseline)")
+        p.add_argument("--corpus", type=Path, help="corpus folder (default: the one holding "
+                       "the scenario, else the bundled corpus)")
     p.add_argument("--cache", type=Path, help="snapshot cache (default: $COPECA_CACHE_DIR or "
                    "~/.cache/copeca-action)")
-    p.add_argument("--tool-dir", type=Path, help="checkout of the tool under test ({tool_dir})")
-    p.add_argument("--base-tool-dir", type=Path,
-                   help="checkout of the tool at the base ref (for --compare base-ref/both)")
-    p.add_argument("--base-url", help="model endpoint for the CLIs (default: the vendors, or "
-                   "the scripted server when the scenario says model_endpoint: scripted)")
+    if not demo:
+        p.add_argument("--tool-dir", type=Path,
+                       help="checkout of the tool under test ({tool_dir})")
+        p.add_argument("--base-tool-dir", type=Path,
+                       help="checkout of the tool at the base ref (for --compare base-ref/both)")
+        p.add_argument("--base-url", help="model endpoint for the CLIs (default: the vendors, "
+                       "or the scripted server when the scenario says model_endpoint: "
+                       "scripted)")
     p.add_argument("--workers", type=int, help="agent runs at once (overrides the scenario)")
-    p.add_argument("--budget-usd", type=float, help="scenario budget (overrides the scenario)")
+    if not demo:
+        p.add_argument("--budget-usd", type=float,
+                       help="scenario budget (overrides the scenario)")
     p.add_argument("--work-dir", type=Path, help="where per-run worktrees are made (default: "
                    "OUT/.worktrees); a tmpfs such as /dev/shm makes provisioning faster")
     p.add_argument("--plain", action="store_true", help="plain progress lines, no bar")
@@ -54,6 +70,11 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "(default: OUT/<scenario>.copeca)")
     p.add_argument("--no-bundle", action="store_true",
                    help="write the report files but no bundle")
+    if demo:
+        p.set_defaults(shard=None, compare="baseline", corpus=None, tool_dir=None,
+                       base_tool_dir=None, base_url=None, budget_usd=None, reuse=None,
+                       reuse_pubkey=None)
+        return
     p.add_argument("--reuse", type=Path, metavar="BUNDLE",
                    help="a previous .copeca bundle: after it verifies, its finished runs whose "
                    "run id and fingerprint match a planned run are copied, not run again "
@@ -74,7 +95,8 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
         scenario_path, out=args.out, out_default=out_default, compare=args.compare,
         shard=args.shard, corpus=args.corpus, cache=args.cache, tool_dir=args.tool_dir,
         base_tool_dir=args.base_tool_dir, base_url=args.base_url, workers=args.workers,
-        budget_usd=args.budget_usd, work_dir=args.work_dir)
+        budget_usd=args.budget_usd, work_dir=args.work_dir,
+        dry_run=getattr(args, "dry_run", False))
     if args.reuse is not None:
         if not args.reuse.is_file():
             raise ConfigError(f"--reuse {args.reuse}: no such bundle file")

@@ -54,8 +54,12 @@ def schema_text(model: type[BaseModel]) -> str:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("schema", help="write (or check) the JSON Schemas of every contract")
-    p.add_argument("--out", type=Path, default=Path("schemas"))
+    p = sub.add_parser("schema", help="write (or check) the JSON Schemas of every contract",
+                       description="Write the JSON Schema of each input and output format "
+                       "(scenario, task, mode, runner, run record, …) into a folder, or check "
+                       "that the folder is current.")
+    p.add_argument("--out", type=Path, default=Path("schemas"),
+                   help="output folder for the schemas (default schemas)")
     p.add_argument("--docs", type=Path, help="also write markdown reference pages here")
     p.add_argument("--check", action="store_true", help="exit 1 when --out differs")
     p.set_defaults(func=run)

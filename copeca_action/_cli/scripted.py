@@ -13,7 +13,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("scripted", help="the scripted model server (no key, no network)",
                        description="Serve per-task scripts over the Anthropic Messages and "
                        "OpenAI Responses APIs on 127.0.0.1, for the real agent CLIs.")
-    verbs = p.add_subparsers(dest="scripted_command", metavar="VERB", required=True)
+    verbs = p.add_subparsers(dest="scripted_command", metavar="VERB", required=True,
+                             help="serve: run the server; check: validate script files")
     serve = verbs.add_parser("serve", help="serve scripts until interrupted")
     serve.add_argument("--scripts", type=Path, required=True, metavar="DIR",
                        help="folder (or file) of script YAML")

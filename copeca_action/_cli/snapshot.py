@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                        description="Snapshots are bare git repos in a cache; every run gets a "
                        "worktree from one. Fetching may use the network (PyPI for sdist pins, "
                        "the git URL for git pins); runs never do.")
-    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True,
+                             help="fetch, list or verify")
     fetch = verbs.add_parser("fetch", help="make snapshots available (default: every repo)")
     fetch.add_argument("repos", nargs="*", help="repository names from repos.yaml")
     fetch.add_argument("--origin", choices=ORIGIN_ORDER, help="which pin to fetch")
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing = verbs.add_parser("list", help="show cached snapshots")
     listing.set_defaults(func=run_list)
     verify = verbs.add_parser("verify", help="check cached snapshots against their pins")
-    verify.add_argument("repos", nargs="*")
+    verify.add_argument("repos", nargs="*", help="repository names (default: every cached one)")
     verify.set_defaults(func=run_verify)
     for q in (fetch, listing, verify):
         q.add_argument("--cache", type=Path, help="cache folder (default: $COPECA_CACHE_DIR "

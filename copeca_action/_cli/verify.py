@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "the DSSE signature and that the statement binds the manifest, and check the runs "
         "against the plan. Exit codes: 0 ok, 10 corrupt, 11 tampered, 12 bad signature, "
         "13 unsigned (a key was required), 14 incomplete.")
-    p.add_argument("bundle", type=Path)
+    p.add_argument("bundle", type=Path, help="the .copeca bundle to verify")
     add_check_flags(p)
     p.add_argument("--require-signature", action="store_true", help="fail (exit 13) on an "
                    "unsigned bundle even without --pubkey")

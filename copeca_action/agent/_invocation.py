@@ -173,7 +173,7 @@ def _env(runner: Runner, host_env: Mapping[str, str], *, base_url: str | None,
     env = {k: host_env[k] for k in inherit if k in host_env}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     for key in runner.credential_env:
-        if key in host_env:
+        if host_env.get(key, "").strip():  # an empty variable is no key ("Not logged in")
             env[key] = host_env[key]
         elif base_url:
             env[key] = PLACEHOLDER_KEY

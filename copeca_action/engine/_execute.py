@@ -30,7 +30,7 @@ from copeca_action.grade import GradeResult, grade_answer, grade_test
 from copeca_action.plan import PlannedRun
 from copeca_action.records import Outcome, RetrievalSummary, RunRecord
 from copeca_action.retrieval import record_retrieval
-from copeca_action.scenario import BuildCacheSpec, Task
+from copeca_action.scenario import BuildCacheSpec, Mode, Task
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
 from copeca_action.workspace import (
     Worktree,
@@ -48,6 +48,8 @@ from copeca_action.workspace import (
 _LOG = logging.getLogger(__name__)
 SETUP_TIMEOUT_S = 600
 GRADER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+AUTH_FAILURES = ("Not logged in", "Invalid API key", "invalid x-api-key")
+"""How the CLIs say a key is missing or wrong: a harness failure, never a wrong answer."""
 
 
 @dataclass
@@ -209,6 +211,9 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
                                                      prep.invocation.config_dir)
     cost = prep.cost or cost_of(transcript, runner, prep.run.model)
     outcome, error = _outcome(result, transcript, prep.task)
+    started = _tool_start_failure(res.modes[prep.run.arm], result, transcript)
+    if started is not None:  # the tool under test never ran: not the agent's answer
+        outcome, error = "infra_error", started
     workdir = Path(prep.worktree.path)
     run_dir = cfg.out.run_dir(prep.run.run_id)
     patch_text = capture_patch(workdir, prep.worktree.commit)
@@ -255,9 +260,28 @@ def _retrieval(cfg: EngineConfig, prep: Prepared, transcript: Transcript,
         return None
 
 
+def _tool_start_failure(mode: Mode, result: AgentResult,
+                        transcript: Transcript) -> str | None:
+    """Why the arm's tool did not start in this run, if it did not: an MCP server the CLI
+    reports as failed, or a wrapper whose command was not found (exit 127) or not
+    executable (126)."""
+    if transcript.tool_start_failures:
+        return "the tool under test did not start: " + "; ".join(transcript.tool_start_failures)
+    wrapper = mode.wrapper
+    if wrapper and result.exit_code in (126, 127) and not transcript.turns:
+        what = "not found" if result.exit_code == 127 else "not executable"
+        return (f"the tool under test did not start: wrapper {wrapper[0]!r} exited "
+                f"{result.exit_code} ({what}) before any model call")
+    return None
+
+
 def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[Outcome, str | None]:
     if result.timed_out:
         return "timeout", "the agent ran past timeout_s; its process group was killed"
+    if result.exit_code != 0 and (transcript.api_error_status in (401, 403) or any(
+            m in (transcript.error or "") for m in AUTH_FAILURES)):
+        return "infra_error", ("the model API refused the key (not the agent's answer): "
+                               + (transcript.error or f"HTTP {transcript.api_error_status}"))
     if result.exit_code != 0 or transcript.is_error:
         why = transcript.error or (f"API error {transcript.api_error_status}"
                                    if transcript.api_error_status else None)

@@ -12,13 +12,23 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from copeca_action import __version__
-from copeca_action.errors import CopecaError, GitHubError
+from copeca_action.errors import ConfigError, CopecaError, GitHubError, Problem
+from copeca_action.github._approval import (
+    approve_comment,
+    check_checkout,
+    verify_pull_request,
+)
 from copeca_action.github._badge import BadgeInput, write_badge
-from copeca_action.github._checks import create_check_run
+from copeca_action.github._checks import (
+    check_name,
+    complete_check_run,
+    create_check_run,
+    start_check_run,
+)
 from copeca_action.github._client import GitHubClient, RetryPolicy
 from copeca_action.github._comment_data import CommentData, Footer
 from copeca_action.github._comments import upsert_comment
@@ -59,6 +69,8 @@ class ActionContext:
     event: EventContext
     workspace: Path
     output_dir: Path
+    check_run_id: int | None = None
+    """The check run started `in_progress` for this job, completed by `publish`."""
 
 
 @dataclass
@@ -126,6 +138,17 @@ def run_action(env: Mapping[str, str], engine: Engine | None = None,
                sleep: Callable[[float], None] | None = None) -> int:
     """The whole action; returns the process exit code. Raises CopecaError on failure."""
     ctx = prepare(env)
+    if ctx.event.name == "issue_comment":
+        approved = approve_comment(_api(ctx, env, policy, sleep), ctx.event)
+        if approved.event is None:  # anyone can comment: say why in the log, post nothing
+            print(f"copeca-action: not run: {approved.reason}", flush=True)
+            publish_quiet(ctx, env, approved.reason)
+            return 0
+        ctx = replace(ctx, event=approved.event)
+        check_checkout(_tool_dir(ctx), approved.event.head_sha or "")
+    elif (ctx.event.name == "workflow_run" and ctx.inputs.pull_request is not None
+          and ctx.event.pr_number == ctx.inputs.pull_request):
+        verify_pull_request(_api(ctx, env, policy, sleep), ctx.event, ctx.inputs.pull_request)
     gate = check_gate(ctx.event, ctx.inputs)
     if gate.decision == "skip":
         print(f"copeca-action: skipped: {gate.reason}", flush=True)
@@ -133,13 +156,71 @@ def run_action(env: Mapping[str, str], engine: Engine | None = None,
     else:
         if engine is None:
             raise CopecaError(NOT_WIRED)
-        outcome = engine(ctx)
+        check = _start_check(ctx, env, policy, sleep)
+        try:
+            outcome = engine(ctx)
+        except CopecaError as exc:
+            _fail_check(ctx, env, check, str(exc), policy, sleep)
+            raise
+        ctx = replace(ctx, check_run_id=check)
     publish(ctx, outcome, env, policy, sleep)
     code = exit_code(outcome.comment.verdict, ctx.inputs.fail_on)
     if code:
         annotate("error", f"copeca-action: verdict {outcome.comment.verdict} "
                  f"(fail-on: {ctx.inputs.fail_on})")
     return code
+
+
+def _tool_dir(ctx: ActionContext) -> Path:
+    path = Path(ctx.inputs.tool_dir)
+    return (path if path.is_absolute() else ctx.workspace / path).resolve()
+
+
+def _api(ctx: ActionContext, env: Mapping[str, str], policy: RetryPolicy | None,
+         sleep: Callable[[float], None] | None) -> GitHubClient:
+    """A client for checks that must happen (approval, PR binding): no token is an error."""
+    if not ctx.inputs.github_token:
+        raise ConfigError(Problem("inputs", f"the {ctx.event.name} event needs the API (who "
+                                  "commented, which pull request): pass github-token",
+                                  field="github-token"))
+    return GitHubClient(ctx.inputs.github_token, env.get("GITHUB_API_URL")
+                        or ctx.event.api_url, policy=policy, sleep=sleep or time.sleep)
+
+
+def _start_check(ctx: ActionContext, env: Mapping[str, str], policy: RetryPolicy | None,
+                 sleep: Callable[[float], None] | None) -> int | None:
+    """The check run, `in_progress` while the plan runs (None when not asked or not allowed:
+    the end then creates it completed)."""
+    if not (ctx.inputs.check_run and ctx.event.head_sha and ctx.inputs.github_token):
+        return None
+    client = _api(ctx, env, policy, sleep)
+    try:
+        run = start_check_run(client, ctx.event.owner, ctx.event.repo, ctx.event.head_sha,
+                              check_name(ctx.inputs.comment_id), ctx.event.run_url)
+    except GitHubError as exc:
+        annotate("warning", f"copeca-action: could not start the check run: {exc}")
+        return None
+    return run.id
+
+
+def _fail_check(ctx: ActionContext, env: Mapping[str, str], check: int | None, message: str,
+                policy: RetryPolicy | None, sleep: Callable[[float], None] | None) -> None:
+    """A started check run must not stay `in_progress` when the action fails."""
+    if check is None:
+        return
+    with contextlib.suppress(GitHubError):
+        complete_check_run(_api(ctx, env, policy, sleep), ctx.event.owner, ctx.event.repo,
+                           check, "invalid", "copeca-action failed", f"```text\n{message}\n```")
+
+
+def publish_quiet(ctx: ActionContext, env: Mapping[str, str], reason: str) -> None:
+    """Outputs (verdict skipped) and the step summary, nothing posted."""
+    values = {name: "" for name in OUTPUT_NAMES}
+    values["verdict"] = "skipped"
+    if (path := summary_path(env)) is not None:
+        write_summary(path, f"### copeca-action: not run\n\n{reason}\n")
+    if (path := outputs_path(env)) is not None:
+        write_outputs(path, values)
 
 
 def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
@@ -215,8 +296,13 @@ def _check_run(ctx: ActionContext, client: GitHubClient, data: CommentData,
     if not (ctx.inputs.check_run and ctx.event.head_sha):
         return
     title = f"{data.verdict}: {headline_text(data)}" if data.headline else data.verdict
+    if ctx.check_run_id is not None:
+        complete_check_run(client, ctx.event.owner, ctx.event.repo, ctx.check_run_id,
+                           data.verdict, title, body)
+        return
     create_check_run(client, ctx.event.owner, ctx.event.repo, ctx.event.head_sha,
-                     data.verdict, title, body, ctx.event.run_url)
+                     data.verdict, title, body, ctx.event.run_url,
+                     name=check_name(ctx.inputs.comment_id))
 
 
 def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,

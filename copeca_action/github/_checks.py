@@ -1,4 +1,6 @@
-"""An optional Checks API run: the verdict as a named check on the head commit."""
+"""An optional Checks API run: the verdict as a named check on the head commit, created
+`in_progress` when the job starts and completed with the verdict at the end. Its name carries
+the `comment-id`, so matrix jobs keep one check each (a merge queue can require each)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,38 @@ MAX_SUMMARY = 65_535
 class CheckRun:
     id: int
     html_url: str
+
+
+def check_name(comment_id: str) -> str:
+    return "copeca-action" if comment_id == "copeca" else f"copeca-action ({comment_id})"
+
+
+def start_check_run(client: GitHubClient, owner: str, repo: str, head_sha: str, name: str,
+                    details_url: str | None = None) -> CheckRun:
+    """An `in_progress` check run, shown on the commit while the benchmark runs."""
+    payload: dict[str, object] = {"name": name, "head_sha": head_sha, "status": "in_progress",
+                                  "output": {"title": "running",
+                                             "summary": "copeca-action is running the plan."}}
+    if details_url:
+        payload["details_url"] = details_url
+    resp = client.request("POST", f"repos/{owner}/{repo}/check-runs", json=payload,
+                          what="create the check run", permission="check")
+    data = resp.json()
+    return CheckRun(int(data["id"]), str(data.get("html_url") or ""))
+
+
+def complete_check_run(client: GitHubClient, owner: str, repo: str, run_id: int,
+                       verdict: str, title: str, summary: str) -> CheckRun:
+    """The started check run, completed with the verdict's conclusion."""
+    if len(summary) > MAX_SUMMARY:
+        summary = summary[:MAX_SUMMARY - 40] + "\n\n*(truncated; see the bundle)*"
+    payload: dict[str, object] = {"status": "completed",
+                                  "conclusion": CONCLUSIONS.get(verdict, "neutral"),
+                                  "output": {"title": title[:255], "summary": summary}}
+    resp = client.request("PATCH", f"repos/{owner}/{repo}/check-runs/{run_id}", json=payload,
+                          what="complete the check run", permission="check")
+    data = resp.json()
+    return CheckRun(int(data["id"]), str(data.get("html_url") or ""))
 
 
 def create_check_run(client: GitHubClient, owner: str, repo: str, head_sha: str,

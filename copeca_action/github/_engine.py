@@ -21,7 +21,8 @@ from copeca_action.bundle import keyid_of
 from copeca_action.bundle._sign import parse_private_key
 from copeca_action.conclude import merge_shards, shard_scenario
 from copeca_action.errors import ConfigError, CopecaError, Problem
-from copeca_action.github._action import ActionContext, Outcome, artifact_name
+from copeca_action.github._action import ActionContext, Outcome, artifact_name, skipped_outcome
+from copeca_action.github._approval import how_to_approve
 from copeca_action.github._files import annotate
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
 from copeca_action.github._inputs import SOURCE
@@ -52,7 +53,8 @@ def tool_dir(ctx: ActionContext) -> Path:
 
 
 def scenario_overrides(ctx: ActionContext, path: Path) -> dict[str, object]:
-    """Inputs that override the scenario: thresholds, and the scripted model for dry runs."""
+    """Inputs that override the scenario: thresholds. (A dry run's scripted model and the
+    benchmark's own scripts are set by `prepare_scenario(dry_run=True)`.)"""
     inputs = ctx.inputs
     scenario = load_scenario(path)
     changes: dict[str, object] = {}
@@ -67,9 +69,6 @@ def scenario_overrides(ctx: ActionContext, path: Path) -> dict[str, object]:
                                    "and the scenario together)", field="fail-threshold")])
     if thresholds != scenario.thresholds.model_dump():
         changes["thresholds"] = thresholds
-    if inputs.dry_run and scenario.model_endpoint != "scripted":
-        changes["model_endpoint"] = "scripted"
-        changes["scripts"] = str(corpus_dir() / "scripts")
     return changes
 
 
@@ -82,7 +81,8 @@ def prepare_ctx(ctx: ActionContext, *, base_tool_dir: Path | None = None,
     return prepare_scenario(path, out=ctx.output_dir, compare=ctx.inputs.compare, shard=shard,
                             corpus=corpus, tool_dir=tool_dir(ctx), base_tool_dir=base_tool_dir,
                             budget_usd=ctx.inputs.budget_usd, work_dir=work,
-                            overrides=scenario_overrides(ctx, path))
+                            overrides=scenario_overrides(ctx, path),
+                            dry_run=ctx.inputs.dry_run)
 
 
 def export_keys(ctx: ActionContext) -> None:
@@ -139,6 +139,8 @@ def run_engine(ctx: ActionContext) -> Outcome:
     key = (parse_private_key(ctx.inputs.signing_key.encode(), "input signing-key")
            if ctx.inputs.signing_key.strip() else None)
     if ctx.inputs.merge:
+        if ctx.event.name == "workflow_run" and not _any_match(ctx):
+            return fork_run_skipped(ctx)
         return run_merge(ctx, key)
     with base_worktree(ctx) as base:
         return _run(ctx, key, base)
@@ -190,6 +192,27 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
 
 def artifact_hint(ctx: ActionContext) -> str:
     return f"the {artifact_name(ctx.inputs)} artifact"
+
+
+def _any_match(ctx: ActionContext) -> bool:
+    for pattern in ctx.inputs.merge:
+        full = pattern if Path(pattern).is_absolute() else str(ctx.workspace / pattern)
+        if any(Path(m).is_file() for m in glob.glob(full, recursive=True)):
+            return True
+    return False
+
+
+def fork_run_skipped(ctx: ActionContext) -> Outcome:
+    """The privileged half of the fork pattern when the pull request's run made no bundle:
+    a fork's run gets no key and runs nothing. Not an error: the comment says how a
+    maintainer approves a run."""
+    reason = ("The pull request's run produced no bundle: "
+              + ("it comes from a fork " + f"({ctx.event.head_repository}), " if ctx.event.is_fork
+                 else "")
+              + "and without the repository's model key nothing was run and nothing was "
+              "charged. " + how_to_approve(ctx.event))
+    print(f"copeca-action: skipped: {reason}", flush=True)
+    return skipped_outcome(ctx, reason)
 
 
 def merge_paths(ctx: ActionContext) -> list[Path]:

@@ -17,9 +17,10 @@ from copeca_action._util.model import RecordModel
 from copeca_action.errors import ConfigError, Problem
 
 EventName = Literal["pull_request", "pull_request_target", "push", "workflow_dispatch",
-                    "release", "workflow_run"]
+                    "release", "workflow_run", "schedule", "merge_group", "issue_comment"]
 KNOWN_EVENTS: tuple[str, ...] = ("pull_request", "pull_request_target", "push",
-                                 "workflow_dispatch", "release", "workflow_run")
+                                 "workflow_dispatch", "release", "workflow_run", "schedule",
+                                 "merge_group", "issue_comment")
 MAX_EVENT_BYTES = 25 * 1024 * 1024
 """GitHub caps webhook payloads at 25 MB; a larger file is not an event payload."""
 
@@ -51,7 +52,13 @@ class EventContext(RecordModel):
     run_id: str | None = None
     run_attempt: str | None = None
     extra: dict[str, str] = Field(default_factory=dict)
-    """workflow_dispatch inputs (strings), kept for the report."""
+    """workflow_dispatch inputs (strings), kept for the report; `schedule` for schedule."""
+    comment_body: str | None = None
+    """issue_comment: the comment's text (a `/copeca run` command or anything else)."""
+    comment_author: str | None = None
+    """issue_comment: the login of whoever wrote the comment."""
+    comment_author_association: str | None = None
+    """issue_comment: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, … (the API decides access)."""
 
     @property
     def owner(self) -> str:
@@ -161,6 +168,28 @@ def parse_event(name: str, payload: Mapping[str, Any], env: Mapping[str, str],
             fields["pr_number"] = prs[0].get("number")
             fields["base_ref"] = _get(prs[0], "base", "ref")
             fields["base_sha"] = _get(prs[0], "base", "sha")
+    elif name == "merge_group":  # the queue's temporary branch: head = the merged result
+        group = payload.get("merge_group")
+        if not isinstance(group, Mapping) or not group.get("head_sha"):
+            raise _problem(source, "a merge_group payload needs merge_group.head_sha",
+                           "merge_group.head_sha")
+        fields["head_sha"] = group.get("head_sha")
+        fields["ref"] = fields["head_ref"] = group.get("head_ref")
+        fields["base_sha"] = group.get("base_sha")
+        base = group.get("base_ref")
+        fields["base_ref"] = base.removeprefix("refs/heads/") if isinstance(base, str) else None
+    elif name == "issue_comment":
+        issue = payload.get("issue")
+        comment = payload.get("comment")
+        if not isinstance(issue, Mapping) or not isinstance(comment, Mapping):
+            raise _problem(source, "an issue_comment payload needs issue and comment",
+                           "comment")
+        if issue.get("pull_request") is not None:  # a comment on a PR, not on an issue
+            fields["pr_number"] = issue.get("number")
+        fields["comment_body"] = comment.get("body") or ""
+        fields["comment_author"] = _get(comment, "user", "login")
+        fields["comment_author_association"] = comment.get("author_association")
+        fields["ref"] = env.get("GITHUB_REF")  # the default branch: PR facts come from the API
     else:
         fields["ref"] = payload.get("ref") or env.get("GITHUB_REF")
         fields["head_sha"] = (payload.get("after") if name == "push" else None) \
@@ -169,6 +198,8 @@ def parse_event(name: str, payload: Mapping[str, Any], env: Mapping[str, str],
             fields["tag"] = _get(payload, "release", "tag_name")
         if name == "workflow_dispatch" and isinstance(payload.get("inputs"), Mapping):
             fields["extra"] = {str(k): str(v) for k, v in payload["inputs"].items()}
+        if name == "schedule" and isinstance(payload.get("schedule"), str):
+            fields["extra"] = {"schedule": payload["schedule"]}
     return EventContext.model_validate(fields)
 
 

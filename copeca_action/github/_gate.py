@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from copeca_action.errors import ConfigError, Problem
+from copeca_action.github._approval import how_to_approve
 from copeca_action.github._event import EventContext
 from copeca_action.github._inputs import SOURCE, ActionInputs
 
@@ -21,8 +22,7 @@ Decision = Literal["run", "skip"]
 FORK_NO_SECRETS = (
     "This pull request comes from a fork ({head}), and GitHub does not give secrets to "
     "workflows triggered by fork pull requests, so no model API key reached this job. "
-    "Nothing was run and nothing was charged. A maintainer can run the benchmark with the "
-    "two-workflow pattern (`pull_request`, then `workflow_run`) described in docs/action.md.")
+    "Nothing was run and nothing was charged. {approve}")
 NO_SECRETS = (
     "No model API key reached this job (`anthropic-api-key` and `openai-api-key` are empty), "
     "so nothing was run. Pass a key from the repository's secrets, or set `dry-run: true` to "
@@ -49,6 +49,7 @@ def check_gate(event: EventContext, inputs: ActionInputs) -> Gate:
         return Gate("run")
     if not inputs.has_model_secrets:
         if event.is_fork:
-            return Gate("skip", FORK_NO_SECRETS.format(head=event.head_repository))
+            return Gate("skip", FORK_NO_SECRETS.format(head=event.head_repository,
+                                                       approve=how_to_approve(event)))
         return Gate("skip", NO_SECRETS)
     return Gate("run")

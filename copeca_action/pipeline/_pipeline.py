@@ -12,6 +12,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from copeca_action._util.paths import corpus_dir
 from copeca_action.bundle import ReusableBundle
 from copeca_action.conclude import Concluded, conclude
 from copeca_action.engine import (
@@ -24,6 +25,7 @@ from copeca_action.engine import (
     scripts_id,
 )
 from copeca_action.errors import ConfigError, CopecaError
+from copeca_action.pipeline._preflight import preflight
 from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
 from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
 from copeca_action.workspace import SnapshotStore, default_cache_dir
@@ -40,6 +42,33 @@ class Prepared:
     """The key that must have signed `reuse` (None: any intact bundle, signed or not)."""
     reuse_warning: str | None = None
     """Set by `execute` when the `reuse` bundle was refused (nothing was reused)."""
+    dry_run: bool = False
+    """The plan runs the real CLIs against the scripted model: simulated numbers."""
+
+
+DRY_RUN_HOWTO = (
+    "a dry run plays scripts of the model's replies, one per task and arm; write them in a "
+    "`scripts/` folder beside tasks/ (or name a folder with the scenario's `scripts:`). "
+    "docs/dry-run.md has worked examples for an MCP server, a hook and a wrapper, and "
+    "`copeca-action init` scaffolds a set for your tool")
+
+
+def dry_run_scripts(scenario: Scenario, scenario_path: Path, corpus_root: Path) -> Path:
+    """The scripts a dry run of this scenario plays: the scenario's `scripts:` folder, else
+    the benchmark's own `scripts/` (beside tasks/). Never the bundled demo scripts for a
+    user's benchmark: those do not call the user's tool, so every run would read as
+    "0% adoption" and any new task as HTTP 400 "no script matches"."""
+    if scenario.scripts:
+        found = (scenario_path.resolve().parent / scenario.scripts).resolve()
+        if not found.is_dir():
+            raise ConfigError(f"{scenario_path}: scripts: {scenario.scripts} is not a folder "
+                              f"({found}); {DRY_RUN_HOWTO}")
+        return found
+    found = corpus_root / "scripts"
+    if found.is_dir() and any(found.rglob("*.yaml")):
+        return found.resolve()
+    raise ConfigError(f"{scenario_path}: --dry-run needs scripts for this benchmark, and "
+                      f"neither the scenario's `scripts:` nor {found} has any; {DRY_RUN_HOWTO}")
 
 
 def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
@@ -49,18 +78,25 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
                      base_tool_dir: Path | None = None, base_url: str | None = None,
                      workers: int | None = None, budget_usd: float | None = None,
                      work_dir: Path | None = None,
-                     overrides: dict[str, object] | None = None) -> Prepared:
+                     overrides: dict[str, object] | None = None,
+                     dry_run: bool = False) -> Prepared:
     """The plan and engine configuration of a scenario, without argparse (the GitHub
-    entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds)."""
+    entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds).
+    `dry_run`: the real CLIs against the scripted model playing the benchmark's own scripts
+    (`dry_run_scripts`); the numbers are simulated and labelled so."""
     scenario = load_scenario(scenario_path)
     changes: dict[str, object] = dict(overrides or {})
+    root = corpus or find_corpus_root(scenario_path.resolve())
+    if dry_run and base_url is None:
+        changes["model_endpoint"] = "scripted"
+        changes["scripts"] = str(dry_run_scripts(scenario, scenario_path,
+                                                 root or corpus_dir()))
     if workers is not None:
         changes["workers"] = workers
     if budget_usd is not None:
         changes["budget_usd"] = budget_usd
     if changes:
         scenario = Scenario.model_validate({**scenario.model_dump(), **changes})
-    root = corpus or find_corpus_root(scenario_path.resolve())
     loaded: Corpus = load_corpus(root).require_ok()
     plan = build_plan(scenario, loaded.tasks, compare=compare)
     if shard:
@@ -69,7 +105,7 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     store = SnapshotStore(cache or default_cache_dir(), loaded.repos)
     cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,
                        base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir)
-    return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path)
+    return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path, dry_run=dry_run)
 
 
 @contextlib.contextmanager
@@ -122,6 +158,7 @@ def reuse_offer(prep: Prepared) -> Iterator[ReuseOffer | None]:
 def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
     text = prep.scenario_path.read_text()
     with model_endpoint(prep), reuse_offer(prep) as offer:
+        preflight(prep.cfg, prep.plan)  # keys and tools, before the first paid run
         prep.cfg.reuse = offer
         try:
             return run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,

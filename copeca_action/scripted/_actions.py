@@ -12,6 +12,7 @@ import posixpath
 import shlex
 from typing import Any
 
+from copeca_action._util.mcp import mcp_key
 from copeca_action.scripted._script import Action, Api, Edit, Write
 
 
@@ -41,6 +42,10 @@ def _mcp_name(server: str, tool: str, tools: list[str]) -> str:
     wanted = f"mcp__{server}__{tool}"
     for name in tools:  # tolerate other spellings a CLI may use for the same tool
         if name == wanted or name.endswith(f"{server}__{tool}"):
+            return name
+    key = mcp_key(wanted)  # Codex: `my-tool` → `mcp__my_tool`
+    for name in tools:
+        if mcp_key(name) == key or mcp_key(name).endswith(mcp_key(f"{server}__{tool}")):
             return name
     return wanted
 

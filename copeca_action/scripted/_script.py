@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, model_validator
 
+from copeca_action._util.mcp import starts_with_mcp
 from copeca_action._util.model import InputModel
 from copeca_action._util.yamlio import load_yaml, parse_model
 from copeca_action.errors import ConfigError, Problem
@@ -200,10 +201,10 @@ class Match(InputModel):
             return False
         if self.prompt_contains is not None and self.prompt_contains not in prompt:
             return False
-        if self.tool_prefix is not None and not any(t.startswith(self.tool_prefix)
+        if self.tool_prefix is not None and not any(starts_with_mcp(t, self.tool_prefix)
                                                      for t in tools):
             return False
-        return self.no_tool_prefix is None or not any(t.startswith(self.no_tool_prefix)
+        return self.no_tool_prefix is None or not any(starts_with_mcp(t, self.no_tool_prefix)
                                                       for t in tools)
 
 

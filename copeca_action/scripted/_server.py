@@ -247,7 +247,8 @@ class _Handler(BaseHTTPRequestHandler):
             search = ToolUse(make_id(view.api, conv.conv, plan.variant, step, AUX_K),
                              "ToolSearch", {"query": "select:" + ",".join(to_load),
                                             "max_results": len(to_load)})
-            usage = plan.script.tool_search_usage or _fallback_usage(view, None, [search])
+            usage = (plan.script.tool_search_usage or tool_search_default(spec.usage)
+                     or _fallback_usage(view, None, [search]))
             return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}a", text=None,
                          calls=[search], usage=usage), True
         text = spec.answer if spec.answer is not None else spec.text
@@ -430,3 +431,19 @@ class ScriptedServer:
         with self._state.lock:
             convs = [self._state.convs[k] for k in sorted(self._state.convs)]
             return [c.snapshot() for c in convs]
+
+
+TOOL_SEARCH_INPUT = 100
+TOOL_SEARCH_OUTPUT = 25
+
+
+def tool_search_default(step: Usage | None) -> Usage | None:
+    """The `ToolSearch` turn's usage when the script sets no `tool_search_usage` but the step
+    that needs it sets `usage`: the step's context read from cache, a short new input and a
+    short call, on the script's own scale. Deriving it from the request size instead (tens of
+    kB of tool definitions) made a first dry run of an MCP tool read as a +51% regression.
+    None: the step sets no usage either, so every figure is derived alike."""
+    if step is None:
+        return None
+    return Usage(input=min(step.input, TOOL_SEARCH_INPUT), output=TOOL_SEARCH_OUTPUT,
+                 cache_read=step.cache_read + step.cache_write, cache_write=0)

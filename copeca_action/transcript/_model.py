@@ -60,3 +60,6 @@ class Transcript(RecordModel):
     """The CLI's own error text (API error, failed turn), when it reported one."""
     session_id: str | None = None
     problems: list[str] = []
+    tool_start_failures: list[str] = []
+    """The tool under test did not start in this run (Claude Code's `system/init` lists an
+    MCP server with status `failed`): the run is an infra error, not a non-adoption."""

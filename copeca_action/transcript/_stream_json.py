@@ -230,7 +230,23 @@ def _finish(state: _State) -> Transcript:
         error=error_text or None,
         session_id=as_str(result.get("session_id")) or as_str(init.get("session_id")),
         problems=problems,
+        tool_start_failures=_mcp_failures(init),
     )
+
+
+def _mcp_failures(init: dict[str, Any]) -> list[str]:
+    """MCP servers Claude Code's `system/init` line reports as not connected
+    (`{"name": "x", "status": "failed"}`): the run went without the tool under test."""
+    servers = init.get("mcp_servers")
+    out: list[str] = []
+    for server in servers if isinstance(servers, list) else []:
+        entry = as_dict(server)
+        status = as_str(entry.get("status"))
+        if status in ("failed", "needs-auth"):
+            out.append(f"MCP server {as_str(entry.get('name')) or '?'!r} {status} to start"
+                       if status == "failed" else
+                       f"MCP server {as_str(entry.get('name')) or '?'!r} needs auth")
+    return out
 
 
 def _totals(result: dict[str, Any], by_model: dict[str, Tokens], turn_sum: Tokens,

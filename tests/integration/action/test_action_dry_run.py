@@ -182,3 +182,47 @@ def test_dry_run_rerun_with_reuse_copies_every_unchanged_run(tmp_path: Path) -> 
         not (Path(out["bundle-path"]).parent / "model-requests.jsonl").read_text().strip()
     report = Report.model_validate_json(Path(out["report-path"]).read_text())
     assert any("8 of 8 run(s) reused" in w for w in report.warnings)
+
+
+def test_the_actions_dry_run_plays_the_users_own_scripts_through_their_tool(
+        tmp_path: Path) -> None:
+    """A repository made by `copeca-action init --kind mcp` and the action with `dry-run:
+    true`: the benchmark's own scripts drive the real Claude Code through the user's MCP
+    server (not the bundled demo's scripts), every tool-arm run adopts it, the verdict is
+    decided and commented on the PR, and the check run goes in_progress → completed."""
+    from copeca_action.github._scaffold import scaffold
+
+    ws = tmp_path / "ws"
+    scaffold(ws, "mcp", name="my-tool")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(payload("pull_request.opened")))
+    with FakeGitHub() as fake:
+        env = {
+            "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
+            "GITHUB_EVENT_PATH": str(event), "GITHUB_WORKSPACE": str(ws),
+            "GITHUB_OUTPUT": str(tmp_path / "output"),
+            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+            "GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_RUN_ID": "4242",
+            "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": fake.url,
+            "INPUT_SCENARIO": "benchmark/scenarios/pr.yaml", "INPUT_TOOL_DIR": ".",
+            "INPUT_GITHUB_TOKEN": TOKEN, "INPUT_DRY_RUN": "true", "INPUT_FAIL_ON": "never",
+            "INPUT_CHECK_RUN": "true", "INPUT_OUTPUT_DIR": str(tmp_path / "out"),
+        }
+        code = main(env, run_engine, policy=RetryPolicy(attempts=2, backoff_s=0.01),
+                    sleep=lambda _: None)
+        assert fake.violations == [], "\n".join(fake.violations)
+        comments = fake.comments[KEY]
+        checks = fake.check_runs
+    assert code == 0
+    out = parse_outputs(Path(env["GITHUB_OUTPUT"]))
+    report = Report.model_validate_json(Path(out["report-path"]).read_text())
+    assert report.verdict in ("improvement", "regression")
+    requests = [json.loads(line) for line in
+                (tmp_path / "out" / "model-requests.jsonl").read_text().splitlines()]
+    played = {r["script"] for r in requests if r.get("script")}
+    assert "fastapi/locate-unique-id/my-tool" in played  # the user's script, not codesearch
+    assert not any("codesearch" in s for s in played)
+    tool_runs = [a for a in report.arms if a.arm == "my-tool"]
+    assert tool_runs and len(comments) == 1 and report.verdict in comments[0]["body"]
+    [check] = checks
+    assert check["history"] == ["in_progress", "completed"]

@@ -157,3 +157,25 @@ def test_act_runs_the_example_workflow_with_uses_dot(
     verified = verify_bundle(uploaded)
     assert len(verified.records) == 8 and verified.keyid is None  # no signing key given
     assert not list(ws.glob(".copeca-io.*"))
+
+
+@pytest.mark.skipif(shutil.which("docker") is None,
+                    reason="no docker CLI for act's job container")
+def test_act_runs_the_action_nested_in_a_users_composite_action(
+        podman_env: dict[str, str], docker_host: str, action_image: str,
+        tmp_path: Path) -> None:
+    """Composite in composite: the workflow uses `./outer`, a composite action of the user's
+    whose step is `uses: ./` (copeca-action). The image step finds this action's own folder
+    (github.action_path), the run's outputs come back through the outer action's outputs,
+    and the upload step still gets the bundle."""
+    try:
+        proc, ws = local_image.act_run(podman_env, docker_host, tmp_path / "act",
+                                       tag=action_image, nested=True)
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    log = proc.stdout + proc.stderr
+    assert (ws / "outer" / "action.yml").is_file()
+    assert proc.returncode == 0 and "Job succeeded" in log, log[-4000:]
+    shown = re.search(r"\| verdict=(\w+) delta=(\S*)", log)
+    assert shown and shown.group(1) in {"improvement", "regression", "inconclusive"}, log[-4000:]
+    assert verify_bundle(ws / "uploaded" / "copeca" / ".copeca" / "pr-dry.copeca").records

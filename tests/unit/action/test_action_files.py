@@ -52,7 +52,8 @@ def test_action_yml_matches_github_schema() -> None:
 
 def test_workflows_and_examples_match_github_schema(tmp_path: Path) -> None:
     scaffold(tmp_path, "mcp")
-    files = [*WORKFLOWS, *EXAMPLES, tmp_path / ".github" / "workflows" / "copeca.yml"]
+    files = [*WORKFLOWS, *EXAMPLES, tmp_path / ".github" / "workflows" / "copeca.yml",
+             tmp_path / ".github" / "workflows" / "copeca-approve.yml"]
     assert len(WORKFLOWS) >= 2 and len(EXAMPLES) >= 5
     result = run([tool("check-jsonschema"), "--builtin-schema", "vendor.github-workflows",
                   *map(str, files)])
@@ -64,9 +65,10 @@ def test_zizmor_finds_nothing_in_workflows_action_and_examples(tmp_path: Path) -
     result = run([zizmor, "--offline", "--no-progress", str(ACTION), *map(str, WORKFLOWS)])
     assert result.returncode == 0, result.stdout + result.stderr
     scaffold(tmp_path, "hook")
-    generated = tmp_path / ".github" / "workflows" / "copeca.yml"
+    generated = sorted((tmp_path / ".github" / "workflows").glob("*.yml"))
+    assert len(generated) == 2
     result = run([zizmor, "--offline", "--no-progress", "--config", str(EXAMPLE_ZIZMOR),
-                  *map(str, EXAMPLES), str(generated)])
+                  *map(str, EXAMPLES), *map(str, generated)])
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -131,51 +133,191 @@ def test_composite_fails_off_linux_and_pins_upload_artifact() -> None:
     assert any(u.startswith("actions/upload-artifact@") for u in uses)
 
 
-def test_runner_image_build_and_default() -> None:
+def test_the_image_step_reads_the_lock_from_the_actions_own_folder() -> None:
     step = next(s for s in action()["runs"]["steps"] if s.get("id") == "image")
-    script = step["run"]
-    assert 'ghcr.io/${ACTION_REPOSITORY,,}:${ACTION_REF}' in script
-    assert 'docker build --tag "${image}" "${ACTION_PATH}"' in script
+    assert step["env"]["ACTION_PATH"] == "${{ github.action_path }}"
+    assert "action_repository" not in json.dumps(step) and "action_ref" not in json.dumps(step)
+    assert step["run"] == 'bash "${ACTION_PATH}/image/resolve-image.sh"'
+    assert "image.lock" in (ROOT / ".dockerignore").read_text().split()
 
 
-def test_resolve_image_script_runs(tmp_path: Path) -> None:
-    """The image step's bash, run for real with a stub `docker`."""
-    step = next(s for s in action()["runs"]["steps"] if s.get("id") == "image")
-    stub = tmp_path / "bin"
-    stub.mkdir()
-    (stub / "docker").write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/docker-args\n")
-    (stub / "docker").chmod(0o755)
-    cases = {("", "Owner/Copeca-Action", "v1"): "ghcr.io/owner/copeca-action:v1",
-             ("", "", ""): "copeca-action:local-7",
-             ("build", "o/r", "v1"): "copeca-action:local-7",
-             ("my/image:1", "o/r", "v1"): "my/image:1"}
-    for (image, repo, ref), expected in cases.items():
-        out = tmp_path / "out"
+RESOLVE = ROOT / "image" / "resolve-image.sh"
+
+
+class Resolver:
+    """image/resolve-image.sh run for real in a copy of a tiny action folder, with stub
+    `docker` and `gh` that record their arguments (and fail when told to)."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.action = tmp / "nested" / "copeca-action"  # e.g. inside a user's composite
+        (self.action / "image").mkdir(parents=True)
+        for name in ("resolve-image.sh", "context-digest.sh"):
+            shutil.copy2(ROOT / "image" / name, self.action / "image" / name)
+        (self.action / "Dockerfile").write_text("FROM scratch\n")
+        (self.action / "entrypoint.py").write_text("print('x')\n")
+        self.bin = tmp / "bin"
+        self.bin.mkdir()
+        self.log = tmp / "calls"
+        for name in ("docker", "gh"):
+            self.stub(name, 0)
+
+    def stub(self, name: str, code: int) -> None:
+        (self.bin / name).write_text(f"#!/bin/sh\necho \"{name} $*\" >> {self.log}\n"
+                                     f"echo {name}-said-no >&2\nexit {code}\n")
+        (self.bin / name).chmod(0o755)
+
+    def context(self) -> str:
+        done = subprocess.run([str(self.action / "image" / "context-digest.sh"),
+                               str(self.action)], capture_output=True, text=True, check=True)
+        return done.stdout.strip()
+
+    def lock(self, context: str | None = None, arches: tuple[str, ...] = ("amd64", "arm64"),
+             ) -> None:
+        lines = ["# written by .github/workflows/release.yml", "version 0.1.0",
+                 "repository copeca-action/copeca-action",
+                 "image ghcr.io/copeca-action/copeca-action",
+                 f"context {context or self.context()}"]
+        lines += [f"{a} sha256:{a[-2:] * 32}" for a in arches]
+        (self.action / "image.lock").write_text("\n".join(lines) + "\n")
+
+    def run(self, runner_image: str = "", gh: bool = True,
+            outer_repo: str = "someone/their-composite") -> tuple[int, str, str, str]:
+        out = self.tmp / "out"
         out.write_text("")
-        env = {"PATH": f"{stub}:/usr/bin:/bin", "RUNNER_IMAGE": image,
-               "ACTION_REPOSITORY": repo, "ACTION_REF": ref, "ACTION_PATH": str(ROOT),
-               "GITHUB_OUTPUT": str(out), "GITHUB_RUN_ID": "7"}
-        result = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True,
-                                text=True, check=False)
-        assert result.returncode == 0, result.stderr
-        assert out.read_text() == f"image={expected}\n"
+        self.log.write_text("")
+        path = f"{self.bin}:/usr/bin:/bin"
+        if not gh:
+            (self.bin / "gh").unlink(missing_ok=True)
+        env = {"PATH": path, "RUNNER_IMAGE": runner_image, "ACTION_PATH": str(self.action),
+               "GITHUB_OUTPUT": str(out), "GITHUB_RUN_ID": "7", "RUNNER_TEMP": str(self.tmp),
+               # what GitHub sets for a nested action: the outer action's name and ref
+               "GITHUB_ACTION_REPOSITORY": outer_repo, "GITHUB_ACTION_REF": "main"}
+        done = subprocess.run(["bash", str(self.action / "image" / "resolve-image.sh")],
+                              env=env, capture_output=True, text=True, check=False)
+        return done.returncode, out.read_text(), self.log.read_text(), done.stdout + done.stderr
+
+
+def _arch() -> str:
+    import platform
+
+    return {"x86_64": "amd64", "aarch64": "arm64"}.get(platform.machine(), platform.machine())
+
+
+def test_a_release_pulls_by_digest_from_the_lock_and_verifies_provenance(
+        tmp_path: Path) -> None:
+    """Composite in composite: the action sits in a folder of another action and GitHub
+    names the outer one; the lock in the action's own folder decides."""
+    r = Resolver(tmp_path)
+    r.lock()
+    code, out, calls, log = r.run()
+    ref = f"ghcr.io/copeca-action/copeca-action@sha256:{_arch()[-2:] * 32}"
+    assert code == 0, log
+    assert out == f"image={ref}\n"
+    assert calls.splitlines() == [
+        f"docker pull {ref}",
+        f"gh attestation verify oci://{ref} --repo copeca-action/copeca-action"]
+    assert "provenance of sha256:" in log and "their-composite" not in calls
+
+
+def test_without_gh_the_pull_by_digest_says_provenance_was_not_verified(tmp_path: Path) -> None:
+    r = Resolver(tmp_path)
+    r.lock()
+    code, out, _calls, log = r.run(gh=False)
+    assert code == 0 and out.startswith("image=ghcr.io/copeca-action/copeca-action@sha256:")
+    assert "provenance was not verified" in log
+
+
+def test_a_provenance_that_does_not_verify_stops(tmp_path: Path) -> None:
+    r = Resolver(tmp_path)
+    r.lock()
+    r.stub("gh", 1)
+    code, out, _, log = r.run()
+    assert code == 1 and out == ""
+    assert "does not verify" in log and "gh-said-no" in log
+
+
+def test_a_failed_pull_says_what_to_do(tmp_path: Path) -> None:
+    r = Resolver(tmp_path)
+    r.lock()
+    r.stub("docker", 1)
+    code, out, _, log = r.run()
+    assert code == 1 and out == ""
+    assert "docker-said-no" in log  # docker's own words, then what to do
+    assert "make it public" in log and "runner-image: build" in log
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ("fork", "are not those of release 0.1.0"),
+    ("arch", "has no image for"),
+    ("nolock", "no image.lock"),
+])
+def test_other_code_or_no_digest_builds_the_dockerfile_with_a_notice(
+        tmp_path: Path, change: str, why: str) -> None:
+    r = Resolver(tmp_path)
+    if change == "fork":
+        r.lock()
+        (r.action / "entrypoint.py").write_text("print('a fork changed this')\n")
+    elif change == "arch":
+        r.lock(arches=("riscv64",))
+    code, out, calls, log = r.run()
+    assert code == 0, log
+    assert out == "image=copeca-action:local-7\n"
+    assert calls.splitlines() == [f"docker build --tag copeca-action:local-7 {r.action}"]
+    assert why in log and "::notice" in log
+
+
+def test_runner_image_overrides_the_lock(tmp_path: Path) -> None:
+    r = Resolver(tmp_path)
+    r.lock()
+    assert r.run("my/image:1")[:3] == (0, "image=my/image:1\n", "")
+    _code, out, calls, _ = r.run("build")
+    assert out == "image=copeca-action:local-7\n" and calls.startswith("docker build")
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_init_scaffold_validates(tmp_path: Path, kind: str) -> None:
-    from copeca_action.scenario import validate_paths
+    from copeca_action import __version__
+    from copeca_action.github._scaffold import MIN_CONTROLS, MIN_RUNS
+    from copeca_action.scenario import load_scenario, validate_paths
 
     written = scaffold(tmp_path, kind, name="acme")
     result = validate_paths([tmp_path / "benchmark"])
     assert result.ok, [str(p) for p in result.errors]
-    assert result.tasks == 1 and not result.warnings
-    mode = yaml.safe_load((tmp_path / "benchmark" / "modes" / "acme.yaml").read_text())
+    assert not result.warnings
+    bench = tmp_path / "benchmark"
+    tasks = [yaml.safe_load(p.read_text()) for p in (bench / "tasks").rglob("*.yaml")]
+    controls = [t for t in tasks if t.get("control")]
+    assert len(controls) >= MIN_CONTROLS
+    scenario = load_scenario(bench / "scenarios" / "pr.yaml")
+    per_arm = (len(tasks) - len(controls)) * scenario.repetitions
+    assert per_arm >= scenario.thresholds.min_runs == MIN_RUNS
+    mode = yaml.safe_load((bench / "modes" / "acme.yaml").read_text())
     assert "{tool_dir}" in json.dumps(mode)
+    assert "--" not in (mode.get("wrapper") or [])
     workflow = yaml.safe_load((tmp_path / ".github" / "workflows" / "copeca.yml").read_text())
     step = workflow["jobs"]["benchmark"]["steps"][-1]
+    assert step["uses"] == f"copeca-action/copeca-action@v{__version__}"  # a version that exists
     assert step["with"]["scenario"] == "benchmark/scenarios/pr.yaml"
     assert workflow["jobs"]["benchmark"]["permissions"]["pull-requests"] == "write"
-    assert len(written) == 6
+    assert "github.workflow" in workflow["concurrency"]["group"]
+    assert (bench / "scripts" / "acme.yaml").is_file()
+    stubs = [p for p in written if "tool-stub" in p.parts]
+    assert stubs or kind == "env"
+    for stub in stubs:
+        if stub.suffix != ".py":
+            assert stub.stat().st_mode & 0o111, stub  # executable
+
+
+def test_the_wrapper_stub_runs_the_agent_command(tmp_path: Path) -> None:
+    scaffold(tmp_path, "wrapper", name="acme")
+    stub = tmp_path / "benchmark" / "tool-stub" / "acme-wrapper"
+    work = tmp_path / "wt"
+    work.mkdir()
+    done = subprocess.run([str(stub), "sh", "-c", "echo agent ran with $#", "x", "a", "b"],
+                          cwd=work, capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stdout == "agent ran with 2\n"
+    assert (work / ".acme-used").is_file()
 
 
 def test_init_never_overwrites(tmp_path: Path) -> None:
@@ -237,3 +379,42 @@ exit 3
     assert {"INPUT_SCENARIO", "INPUT_MERGE", "INPUT_ANTHROPIC_API_KEY"} <= passed
     assert "INPUT_EVIL" not in passed  # a value's line is not a variable
     assert not any("sk-secret" in a for a in argv)  # values never on the command line
+
+
+def test_the_release_workflow_writes_a_lock_the_action_pulls_by(tmp_path: Path) -> None:
+    """release.yml's lock step, run for real in a git checkout of a tiny action (a bare
+    `origin` receives the tags): the lock it commits is one resolve-image.sh accepts for
+    exactly that checkout, and the major and minor tags move to the release commit."""
+    release = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    step = next(s for s in release["jobs"]["lock"]["steps"]
+                if s.get("name", "").startswith("Write image.lock"))
+    r = Resolver(tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@x"]
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "v0.1.0"],
+                 ["remote", "add", "origin", str(origin)], ["tag", "v0"]):
+        subprocess.run([*git, *args], cwd=r.action, check=True, capture_output=True)
+    digests = tmp_path / "digests"
+    digests.mkdir()
+    (digests / "amd64").write_text("sha256:" + "a" * 64 + "\n")
+    (digests / "arm64").write_text("sha256:" + "b" * 64 + "\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "IMAGE": "ghcr.io/o/copeca-action",
+           "VERSION": "0.1.0", "DIGESTS": str(digests), "GITHUB_REPOSITORY": "o/copeca-action"}
+    done = subprocess.run(["bash", "-e", "-c", step["run"]], cwd=r.action, env=env,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    lock = (r.action / "image.lock").read_text()
+    assert "version 0.1.0" in lock and f"context {r.context()}" in lock
+    tags = subprocess.run(["git", "ls-remote", "--tags", str(origin)], capture_output=True,
+                          text=True, check=True).stdout
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=r.action, capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert {f"{head}\trefs/tags/{t}" for t in ("v0.1.0", "v0.1", "v0")} <= set(tags.splitlines())
+    code, out, calls, log = r.run()
+    digest = {"amd64": "a" * 64, "arm64": "b" * 64}.get(_arch())
+    if digest is None:
+        pytest.skip(f"no release digest for this machine's architecture {_arch()}")
+    assert code == 0, log
+    assert out == f"image=ghcr.io/o/copeca-action@sha256:{digest}\n"
+    assert calls.splitlines()[0] == f"docker pull ghcr.io/o/copeca-action@sha256:{digest}"

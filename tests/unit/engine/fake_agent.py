@@ -4,7 +4,8 @@ read from a JSON object after `FAKE` in its prompt (`-p PROMPT`):
 answer (str), cost (float), exit (int), sleep (s), garbage (bool: print non-JSON only),
 tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens (int),
 edit ([file, old, new]), piddir (str: write our pid there), touch (str: create this file),
-fail_once_dir (str: exit 1 without output the first time this key is seen).
+fail_once_dir (str: exit 1 without output the first time this key is seen),
+mcp_failed (str: system/init lists this MCP server with status `failed`, as Claude Code does).
 FAKE_COST_SCALE in the environment multiplies the reported cost (a cheaper arm).
 """
 
@@ -40,8 +41,11 @@ def main() -> int:
     def emit(obj: dict) -> None:
         print(json.dumps(obj), flush=True)
 
-    emit({"type": "system", "subtype": "init", "cwd": os.getcwd(), "model": model,
-          "claude_code_version": "0.0.0-fake", "tools": ["Read", "Bash"], "session_id": "s"})
+    init = {"type": "system", "subtype": "init", "cwd": os.getcwd(), "model": model,
+            "claude_code_version": "0.0.0-fake", "tools": ["Read", "Bash"], "session_id": "s"}
+    if spec.get("mcp_failed"):
+        init["mcp_servers"] = [{"name": spec["mcp_failed"], "status": "failed"}]
+    emit(init)
     turns = spec.get("turns") or [[100, 0]]
     tools = spec.get("tools") or []
     out_tokens = int(spec.get("output_tokens", 20))

@@ -39,18 +39,29 @@ def _contracts() -> Path:
 
 CONTRACTS = _contracts()
 SPEC_PATH = CONTRACTS / "github-rest-issue-comments.json"
+EXTRA_SPEC = Path(__file__).resolve().parents[2] / "fixtures" / "github" / "github-rest-extra.json"
+"""Operations beyond shared/contracts (collaborator permission, PATCH check-runs, PRs of a
+commit), extracted from @octokit/openapi 23.0.2 with the components they reach."""
 PAYLOADS = CONTRACTS / "webhook-payloads"
 HOST = "https://api.github.com"  # the spec's server: validation needs this host
 
 _LIST = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/(\d+)/comments$")
 _ONE = re.compile(r"^/repos/([^/]+)/([^/]+)/issues/comments/(\d+)$")
 _CHECK = re.compile(r"^/repos/([^/]+)/([^/]+)/check-runs$")
+_CHECK_ONE = re.compile(r"^/repos/([^/]+)/([^/]+)/check-runs/(\d+)$")
+_PULL = re.compile(r"^/repos/([^/]+)/([^/]+)/pulls/(\d+)$")
+_PERMISSION = re.compile(r"^/repos/([^/]+)/([^/]+)/collaborators/([^/]+)/permission$")
 
 
 @cache
 def load_spec() -> tuple[OpenAPI, dict[str, Any]]:
     """The contract, minus upstream quirk 1 (README): the check-run request discriminator."""
     raw = json.loads(SPEC_PATH.read_text())
+    extra = json.loads(EXTRA_SPEC.read_text())
+    raw["paths"].update(extra["paths"])
+    for kind, items in extra["components"].items():
+        for name, value in items.items():
+            raw["components"].setdefault(kind, {}).setdefault(name, value)
     body = raw["paths"]["/repos/{owner}/{repo}/check-runs"]["post"]["requestBody"]
     body["content"]["application/json"]["schema"].pop("discriminator", None)
     return OpenAPI.from_dict(copy.deepcopy(raw)), raw
@@ -86,6 +97,10 @@ class FakeGitHub:
         self.raw = copy.deepcopy(raw)
         self.comments: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
         self.check_runs: list[dict[str, Any]] = []
+        self.pulls: dict[int, dict[str, Any]] = {}
+        """Pull requests by number (`add_pull`), for GET pulls/{n}."""
+        self.permissions: dict[str, str] = {}
+        """Collaborator permission per login (admin, maintain, write, triage, read)."""
         self.faults: list[Fault] = []
         self.calls: list[Call] = []
         self.violations: list[str] = []
@@ -126,6 +141,20 @@ class FakeGitHub:
         if bot:
             c["user"].update({"login": "github-actions[bot]", "type": "Bot", "id": 41898282})
         return c
+
+    def add_pull(self, number: int, head_sha: str, head_repo: str,
+                 state: str = "open") -> dict[str, Any]:
+        """A pull request from the contract's example, with this head."""
+        pr = self.example("pull-request")
+        pr["number"] = number
+        pr["state"] = state
+        pr["head"]["sha"] = head_sha
+        pr["head"]["repo"]["full_name"] = head_repo
+        pr["head"]["repo"]["fork"] = head_repo != pr["base"]["repo"]["full_name"]
+        for team in pr.get("requested_teams") or []:  # upstream quirk 3
+            team.setdefault("type", "organization")
+        self.pulls[number] = pr
+        return pr
 
     def seed(self, owner: str, repo: str, number: int, bodies: list[str],
              bot: bool = False) -> None:
@@ -174,9 +203,13 @@ class FakeGitHub:
                 self.violations.append(f"fault {status} {method} {path}: {errors[0]}")
 
     def _documented(self, method: str, path: str, status: int) -> bool:
-        for pattern, template in ((_LIST, "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
-                                  (_ONE, "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
-                                  (_CHECK, "/repos/{owner}/{repo}/check-runs")):
+        for pattern, template in (
+                (_LIST, "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
+                (_ONE, "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
+                (_CHECK, "/repos/{owner}/{repo}/check-runs"),
+                (_CHECK_ONE, "/repos/{owner}/{repo}/check-runs/{check_run_id}"),
+                (_PULL, "/repos/{owner}/{repo}/pulls/{pull_number}"),
+                (_PERMISSION, "/repos/{owner}/{repo}/collaborators/{username}/permission")):
             if pattern.match(path):
                 op = self.raw["paths"][template].get(method.lower(), {})
                 return str(status) in op.get("responses", {})
@@ -217,10 +250,33 @@ class FakeGitHub:
             return 404, {"message": "Not Found"}, {}
         if _CHECK.match(path) and method == "POST":
             run = self.example("check-run-example-of-completed-conclusion")
-            run.update({"name": body["name"], "head_sha": body["head_sha"],
-                        "conclusion": body.get("conclusion"), "status": "completed"})
+            self.next_id += 1
+            run.update({"id": self.next_id, "name": body["name"], "head_sha": body["head_sha"],
+                        "conclusion": body.get("conclusion") or "neutral",
+                        "status": body.get("status") or "completed", "history": [
+                            body.get("status") or "completed"]})
             self.check_runs.append(run)
-            return 201, run, {}
+            return 201, {k: v for k, v in run.items() if k != "history"}, {}
+        if (m := _CHECK_ONE.match(path)) is not None and method == "PATCH":
+            for run in self.check_runs:
+                if run["id"] == int(m.group(3)):
+                    run.update({k: body[k] for k in ("status", "conclusion") if k in body})
+                    run["history"].append(body.get("status"))
+                    return 200, {k: v for k, v in run.items() if k != "history"}, {}
+            return 404, {"message": "Not Found"}, {}
+        if (m := _PULL.match(path)) is not None and method == "GET":
+            pr = self.pulls.get(int(m.group(3)))
+            return (200, pr, {}) if pr else (404, {"message": "Not Found"}, {})
+        if (m := _PERMISSION.match(path)) is not None and method == "GET":
+            level = self.permissions.get(m.group(3), "none")
+            data = self.example(
+                "repository-collaborator-permission-response-if-user-has-admin-permissions")
+            data["user"]["login"] = m.group(3)
+            data["user"]["role_name"] = level
+            # GitHub's legacy `permission` folds maintain into write and triage into read
+            data.update(permission={"maintain": "write", "triage": "read"}.get(level, level),
+                        role_name=level)
+            return 200, data, {}
         return 404, {"message": "Not Found"}, {}
 
     def _page(self, key: tuple[str, str, int], path: str,

@@ -177,8 +177,35 @@ def test_check_run_is_created_on_request(fake_github: FakeGitHub, actions_env: A
                       check_run="true", comment="never")
     assert run_main(env, engine(verdict="regression")) == 1
     assert [c.method + " " + c.path for c in fake_github.calls] == [
-        "POST /repos/Codertocat/Hello-World/check-runs"]
-    assert fake_github.check_runs[0]["conclusion"] == "failure"
+        "POST /repos/Codertocat/Hello-World/check-runs",  # in_progress, before the plan runs
+        "PATCH /repos/Codertocat/Hello-World/check-runs/1001"]  # completed with the verdict
+    [run] = fake_github.check_runs
+    assert run["history"] == ["in_progress", "completed"]
+    assert run["conclusion"] == "failure" and run["name"] == "copeca-action"
+
+
+def test_check_runs_are_named_per_comment_id(fake_github: FakeGitHub, actions_env: Any) -> None:
+    for cid in ("claude", "codex"):
+        env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                          check_run="true", comment="never", comment_id=cid)
+        run_main(env, engine(verdict="improvement"))
+    assert [r["name"] for r in fake_github.check_runs] == ["copeca-action (claude)",
+                                                           "copeca-action (codex)"]
+    assert all(r["history"] == ["in_progress", "completed"] for r in fake_github.check_runs)
+
+
+def test_a_failing_engine_completes_the_started_check_run(fake_github: FakeGitHub,
+                                                         actions_env: Any) -> None:
+    from copeca_action.errors import InfraError
+
+    def broken(ctx: Any) -> Any:
+        raise InfraError("the tool under test does not start")
+
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      check_run="true", comment="never")
+    assert run_main(env, broken) != 0
+    [run] = fake_github.check_runs
+    assert run["history"] == ["in_progress", "completed"] and run["conclusion"] == "failure"
 
 
 def test_without_an_engine_it_stops_after_the_event_with_a_clear_message(
@@ -207,6 +234,7 @@ def test_workflow_run_comments_on_the_pr_given_as_input(fake_github: FakeGitHub,
                              "head_repository": {"full_name": "mallory/Hello-World"}}}
     env = actions_env("workflow_run", data, fake_github.url, merge="from-pr/*.copeca",
                       pull_request="2", anthropic_api_key="")
+    fake_github.add_pull(2, "a" * 40, "mallory/Hello-World")  # the API binds #2 to that run
     seen: list[ActionContext] = []
 
     def merge_engine(ctx: ActionContext) -> Outcome:

@@ -1,0 +1,110 @@
+"""Does a tool start? An MCP server is started once over stdio and must answer `initialize`;
+a wrapper's command must exist and be executable. Used before any run (pipeline pre-flight),
+so a tool that cannot start is a named error, never a plan of runs "without the tool"."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from copeca_action.scenario import Mode
+
+MCP_START_TIMEOUT_S = 30.0
+"""How long an MCP server may take to answer `initialize` (Claude Code waits about as long)."""
+_INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "copeca-preflight", "version": "1"}}}
+
+
+def _resolve(value: str, env: Mapping[str, str]) -> str | None:
+    if "/" in value:
+        path = Path(value)
+        return str(path) if path.is_file() and os.access(path, os.X_OK) else None
+    return shutil.which(value, path=env.get("PATH"))
+
+
+def _read_response(proc: subprocess.Popen[bytes], deadline: float) -> dict[str, Any] | None:
+    assert proc.stdout is not None
+    buf = b""
+    fd = proc.stdout.fileno()
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return None
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue  # stdio servers may log; only JSON-RPC lines count
+            if isinstance(msg, dict) and msg.get("id") == 1:
+                return msg
+    return None
+
+
+def probe_mcp_server(name: str, spec: Mapping[str, Any], env: Mapping[str, str],
+                     cwd: Path, timeout_s: float = MCP_START_TIMEOUT_S) -> str | None:
+    """Start one stdio MCP server and send `initialize`: None when it answers, else why not.
+    URL servers are not probed (the CLI reaches them over the network)."""
+    command = spec.get("command")
+    if not isinstance(command, str):
+        return None
+    args = [str(a) for a in spec.get("args") or []]
+    full_env = {**env, **{str(k): str(v) for k, v in (spec.get("env") or {}).items()}}
+    if _resolve(command, full_env) is None:
+        return f"MCP server {name!r}: command {command!r} not found or not executable"
+    try:
+        proc = subprocess.Popen([command, *args], cwd=cwd, env=full_env,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as exc:
+        return f"MCP server {name!r} could not start: {exc}"
+    try:
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps(_INITIALIZE).encode() + b"\n")
+        proc.stdin.flush()
+        reply = _read_response(proc, time.monotonic() + timeout_s)
+    except OSError:
+        reply = None
+    finally:
+        proc.kill()
+        _, err = proc.communicate()
+    if reply is not None and "result" in reply:
+        return None
+    tail = err.decode(errors="replace").strip()[-400:]
+    if reply is not None:
+        why = f"answered initialize with an error: {json.dumps(reply.get('error'))[:300]}"
+    elif proc.returncode not in (None, -9):
+        why = f"exited with {proc.returncode} before answering initialize"
+    else:
+        why = f"did not answer initialize within {timeout_s:g}s"
+    return f"MCP server {name!r} ({command} {' '.join(args)}) {why}" + (
+        f"; its stderr: {tail}" if tail else "")
+
+
+def mode_start_problems(mode: Mode, env: Mapping[str, str], cwd: Path,
+                        timeout_s: float = MCP_START_TIMEOUT_S) -> list[str]:
+    """Why the mode's tool would not start, for each part that would not (empty: it starts)."""
+    problems: list[str] = []
+    run_env = {**env, **mode.env}
+    if mode.wrapper and _resolve(mode.wrapper[0], run_env) is None:
+        problems.append(f"wrapper {mode.wrapper[0]!r} not found or not executable (the "
+                        "agent would exit 127 before any model call)")
+    servers = (mode.mcp_config or {}).get("mcpServers") or {}
+    for name, spec in servers.items():
+        if isinstance(spec, Mapping):
+            why = probe_mcp_server(str(name), spec, run_env, cwd, timeout_s)
+            if why:
+                problems.append(why)
+    return problems

@@ -1,0 +1,74 @@
+"""A newcomer's first hour, for real: `copeca-action init --kind mcp` then `run --dry-run`
+with the real Claude Code against the scripted model playing the scaffold's own scripts. The
+user's MCP server (the scaffolded stand-in, named with a hyphen) must start, be called in
+every tool-arm run, and the plan must reach a decided verdict; a server that cannot start
+must stop the run before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .harness import need_cli
+
+pytestmark = pytest.mark.cli
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).parent / "copeca-action"), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=900, check=False,
+                          env={**os.environ, "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": ""})
+
+
+def test_init_then_dry_run_reaches_a_decided_verdict(tmp_path: Path) -> None:
+    need_cli("claude")
+    repo = tmp_path / "my-tool-repo"
+    t0 = time.perf_counter()
+    made = _cli("init", str(repo), "--kind", "mcp", "--name", "my-tool", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    out = tmp_path / "out"
+    done = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
+                "--plain", "--out", str(out), cwd=repo)
+    elapsed = time.perf_counter() - t0
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["verdict"] in ("improvement", "regression"), report["verdict_reasons"]
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    tool = [r for r in records if r["arm"] == "my-tool" and not r["control"]]
+    assert tool and all(r["outcome"] == "ok" and r["tool_adopted"] for r in tool)
+    assert not [r for r in records if r["outcome"] == "infra_error"]
+    print(f"init to a first dry-run verdict: {elapsed:.1f} s, {len(records)} runs, "
+          f"{report['verdict']}")
+
+
+def test_a_server_that_cannot_start_stops_the_dry_run_before_any_run(tmp_path: Path) -> None:
+    need_cli("claude")
+    repo = tmp_path / "r"
+    assert _cli("init", str(repo), "--kind", "mcp", "--name", "my-tool",
+                cwd=tmp_path).returncode == 0
+    (repo / "benchmark" / "tool-stub" / "__main__.py").write_text(
+        "import sys\nsys.exit('my-tool: cannot open its index')\n")
+    out = tmp_path / "out"
+    done = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
+                "--plain", "--out", str(out), cwd=repo)
+    assert done.returncode != 0
+    assert "MCP server 'my-tool'" in done.stderr and "cannot open its index" in done.stderr
+    assert not (out / "results.jsonl").exists()
+
+
+def test_run_without_a_key_is_refused_before_any_run(tmp_path: Path) -> None:
+    need_cli("claude")
+    repo = tmp_path / "r"
+    assert _cli("init", str(repo), "--kind", "mcp", cwd=tmp_path).returncode == 0
+    out = tmp_path / "out"
+    done = _cli("run", "benchmark/scenarios/pr.yaml", "--tool-dir", ".", "--plain",
+                "--out", str(out), cwd=repo)
+    assert done.returncode == 2, done.stderr
+    assert "needs ANTHROPIC_API_KEY" in done.stderr and "--dry-run" in done.stderr
+    assert not (out / "results.jsonl").exists()

@@ -1,0 +1,36 @@
+"""Which scripts a dry run plays: the benchmark's own, never the bundled demo's for a user's
+benchmark; none is a clear error before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copeca_action.errors import ConfigError
+from copeca_action.github._scaffold import scaffold
+from copeca_action.pipeline import prepare_scenario
+
+
+def test_a_dry_run_plays_the_benchmarks_own_scripts(tmp_path: Path) -> None:
+    scaffold(tmp_path, "mcp", name="my-tool")
+    scenario = tmp_path / "benchmark" / "scenarios" / "pr.yaml"
+    prep = prepare_scenario(scenario, out=tmp_path / "out", tool_dir=tmp_path, dry_run=True,
+                            cache=tmp_path / "cache")
+    assert prep.dry_run and prep.cfg.scenario.model_endpoint == "scripted"
+    assert Path(prep.cfg.scenario.scripts or "") == (tmp_path / "benchmark" / "scripts").resolve()
+    real = prepare_scenario(scenario, out=tmp_path / "out", tool_dir=tmp_path,
+                            cache=tmp_path / "cache")
+    assert not real.dry_run and real.cfg.scenario.model_endpoint == "vendor"
+
+
+def test_a_benchmark_without_scripts_is_told_how_to_write_them(tmp_path: Path) -> None:
+    scaffold(tmp_path, "mcp", name="my-tool")
+    for path in (tmp_path / "benchmark" / "scripts").iterdir():
+        path.unlink()
+    scenario = tmp_path / "benchmark" / "scenarios" / "pr.yaml"
+    with pytest.raises(ConfigError) as err:
+        prepare_scenario(scenario, out=tmp_path / "out", tool_dir=tmp_path, dry_run=True,
+                         cache=tmp_path / "cache")
+    text = str(err.value)
+    assert str(scenario) in text and "docs/dry-run.md" in text and "scripts/" in text

@@ -1,0 +1,116 @@
+"""Pre-flight before any spend: keys per runner, the tool under test starts; and a tool that
+fails to start during a run is an infra error with its cause, not a non-adoption."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from engine_helpers import config, fake, make_corpus, scenario
+
+from copeca_action.agent._probe import mode_start_problems
+from copeca_action.engine import run_plan
+from copeca_action.engine._context import DEMO_TOOL_DIR
+from copeca_action.errors import ConfigError, InfraError
+from copeca_action.pipeline._preflight import check_keys, check_tools
+from copeca_action.plan import build_plan
+from copeca_action.records import read_records
+from copeca_action.scenario import Mode, load_corpus
+
+ENV = {"PATH": "/usr/bin:/bin"}
+
+
+def _with_key(corpus: Path, root: Path) -> None:
+    """The fake runner needs FAKE_KEY, as claude needs ANTHROPIC_API_KEY."""
+    path = root / "runners" / "fake.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["credential_env"] = ["FAKE_KEY"]
+    path.write_text(yaml.safe_dump(data))
+
+
+def test_a_runner_without_its_key_is_refused_before_any_run(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}})
+    _with_key(corpus, tmp_path)
+    cfg = config(tmp_path, corpus, scenario(repetitions=2))
+    plan = build_plan(cfg.scenario, cfg.corpus.tasks)
+    with pytest.raises(ConfigError) as err:
+        check_keys(cfg, plan)
+    text = str(err.value)
+    assert "runner 'fake' (2 planned run(s)) needs FAKE_KEY" in text
+    assert "nothing was charged" in text and "--dry-run" in text
+    cfg.host_env = {**ENV, "FAKE_KEY": "k"}
+    check_keys(cfg, plan)  # now it passes
+    cfg.host_env = dict(ENV)
+    cfg.base_url = "http://127.0.0.1:9"  # an endpoint needs no vendor key
+    check_keys(cfg, plan)
+
+
+def test_an_mcp_server_that_does_not_start_is_refused(tmp_path: Path) -> None:
+    broken = {"mcpServers": {"my-tool": {
+        "command": sys.executable,
+        "args": ["-c", "import sys; print('ModuleNotFoundError: mytool', file=sys.stderr); "
+                 "sys.exit(1)"]}}}
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}},
+                         modes={"my-tool": {"mcp_config": broken,
+                                            "validity": {"kind": "tool_call_prefix",
+                                                         "prefix": "mcp__my-tool__"}}})
+    cfg = config(tmp_path, corpus, scenario(modes=["baseline", "my-tool"]))
+    plan = build_plan(cfg.scenario, cfg.corpus.tasks)
+    with pytest.raises(InfraError) as err:
+        check_tools(cfg, plan, timeout_s=10)
+    text = str(err.value)
+    assert "mode 'my-tool': MCP server 'my-tool'" in text
+    assert "exited with 1 before answering initialize" in text
+    assert "ModuleNotFoundError: mytool" in text
+    assert not cfg.out.results.exists()  # nothing ran
+
+
+def test_the_demo_server_starts_and_a_missing_wrapper_does_not(tmp_path: Path) -> None:
+    demo = Mode.model_validate({"name": "codesearch", "mcp_config": {"mcpServers": {
+        "codesearch": {"command": sys.executable, "args": [str(DEMO_TOOL_DIR)]}}},
+        "validity": {"kind": "tool_call_prefix", "prefix": "mcp__codesearch__"}})
+    assert mode_start_problems(demo, ENV, tmp_path) == []
+    wrapped = Mode.model_validate({"name": "w", "wrapper": [str(tmp_path / "bin" / "w")],
+                                   "validity": {"kind": "marker_file", "path": ".w"}})
+    [problem] = mode_start_problems(wrapped, ENV, tmp_path)
+    assert "not found or not executable" in problem and "exit 127" in problem
+
+
+def test_an_mcp_failure_during_a_run_is_an_infra_error_with_its_cause(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42", mcp_failed="my-tool")}})
+    cfg = config(tmp_path, corpus, scenario())
+    cfg.max_attempts = 1
+    plan = build_plan(cfg.scenario, cfg.corpus.tasks)
+    run_plan(cfg, plan, resume=False, scenario_text="name: t\n")
+    [record] = read_records(cfg.out.results)
+    assert record.outcome == "infra_error"
+    assert record.error == ("the tool under test did not start: MCP server 'my-tool' failed "
+                            "to start")
+    assert record.tool_adopted is None
+    assert load_corpus(corpus).require_ok()
+
+
+def test_a_refused_key_is_an_infra_error_not_a_wrong_answer(tmp_path: Path) -> None:
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(
+        answer="Not logged in · Please run /login", exit=1)}})
+    cfg = config(tmp_path, corpus, scenario())
+    cfg.max_attempts = 1
+    run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+             scenario_text="name: t\n")
+    [record] = read_records(cfg.out.results)
+    assert record.outcome == "infra_error"
+    assert record.error is not None and "refused the key" in record.error
+
+
+def test_an_empty_key_variable_is_no_key(tmp_path: Path) -> None:
+    """`ANTHROPIC_API_KEY=` (an unset secret in a workflow) must not reach a CLI talking to a
+    local endpoint: it then says "Not logged in" instead of using the placeholder."""
+    from copeca_action.agent._invocation import PLACEHOLDER_KEY, _env
+    from copeca_action.scenario import load_runner
+
+    runner = load_runner(Path(__file__).resolve().parents[3] / "runners" / "claude.yaml")
+    env = _env(runner, {"ANTHROPIC_API_KEY": " ", **ENV}, base_url="http://127.0.0.1:1",
+               config_dir=tmp_path, home_dir=tmp_path, tmp_dir=tmp_path)
+    assert env["ANTHROPIC_API_KEY"] == PLACEHOLDER_KEY
