@@ -82,7 +82,8 @@ def prepare_ctx(ctx: ActionContext, *, base_tool_dir: Path | None = None,
     return prepare_scenario(path, out=ctx.output_dir, compare=ctx.inputs.compare, shard=shard,
                             corpus=corpus, tool_dir=tool_dir(ctx), base_tool_dir=base_tool_dir,
                             budget_usd=ctx.inputs.budget_usd, work_dir=work,
-                            overrides=scenario_overrides(ctx, path))
+                            overrides=scenario_overrides(ctx, path),
+                            dry_run=ctx.inputs.dry_run)
 
 
 def export_keys(ctx: ActionContext) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from copeca_action._util.paths import corpus_dir
 from copeca_action.bundle import ReusableBundle
 from copeca_action.conclude import Concluded, conclude
 from copeca_action.engine import (
@@ -49,11 +50,18 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
                      base_tool_dir: Path | None = None, base_url: str | None = None,
                      workers: int | None = None, budget_usd: float | None = None,
                      work_dir: Path | None = None,
-                     overrides: dict[str, object] | None = None) -> Prepared:
+                     overrides: dict[str, object] | None = None,
+                     dry_run: bool = False) -> Prepared:
     """The plan and engine configuration of a scenario, without argparse (the GitHub
-    entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds)."""
+    entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds).
+
+    `dry_run`: the bundled scripted model answers instead of the vendors (no key, no cost),
+    and every record says `endpoint: dry_run`, so every report of it is labelled simulated."""
     scenario = load_scenario(scenario_path)
     changes: dict[str, object] = dict(overrides or {})
+    if dry_run and scenario.model_endpoint != "scripted":
+        changes.setdefault("model_endpoint", "scripted")
+        changes.setdefault("scripts", str(corpus_dir() / "scripts"))
     if workers is not None:
         changes["workers"] = workers
     if budget_usd is not None:
@@ -68,7 +76,8 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     outdir = OutputDir(out or out_default or Path("out") / scenario.name, work_dir)
     store = SnapshotStore(cache or default_cache_dir(), loaded.repos)
     cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,
-                       base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir)
+                       base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir,
+                       endpoint_kind="dry_run" if dry_run else "real")
     return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path)
 
 
@@ -90,13 +99,16 @@ def model_endpoint(prep: Prepared) -> Iterator[str | None]:
     cfg.out.root.mkdir(parents=True, exist_ok=True)
     with ScriptedServer(scripts, seed=cfg.scenario.seed,
                         log_path=cfg.out.root / "model-requests.jsonl") as server:
+        kind = cfg.endpoint_kind
         cfg.base_url = server.url
         cfg.endpoint = scripts_id(scripts, cfg.scenario.seed)
+        cfg.endpoint_kind = "dry_run" if kind == "dry_run" else "scripted"
         try:
             yield server.url
         finally:
             cfg.base_url = None
             cfg.endpoint = None
+            cfg.endpoint_kind = kind
 
 
 @contextlib.contextmanager

@@ -73,6 +73,8 @@ class _Sums:
     spend: FloatArray
     correct: FloatArray
     runs: NDArray[np.int64]
+    turns: FloatArray | None = None
+    """Summed turns per cluster (only where a line reports mean turns)."""
 
 
 def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings | None = None,
@@ -106,7 +108,9 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
         interval_method=s.method,
         source_format="copeca" if source_format == "copeca" else "copeca-action",
         retrieval=retrieval_section(table, pairs, seed=s.seed, resamples=s.resamples,
-                                    alpha=s.alpha, method=s.method))
+                                    alpha=s.alpha, method=s.method),
+        endpoints=dict(table.endpoints),
+        simulated=any(k in ("scripted", "dry_run") for k, _ in table.endpoints))
 
 
 # ---------------------------------------------------------------- arms
@@ -183,7 +187,9 @@ def _sums(t: RecordTable, rows: NDArray[np.bool_], keys: NDArray[np.int64], n: i
     return _Sums(np.bincount(k, weights=t.cost[rows], minlength=n).astype(np.float64),
                  np.bincount(k, weights=t.correct[rows].astype(np.float64),
                              minlength=n).astype(np.float64),
-                 np.bincount(k, minlength=n).astype(np.int64))
+                 np.bincount(k, minlength=n).astype(np.int64),
+                 np.bincount(k, weights=t.turns[rows].astype(np.float64),
+                             minlength=n).astype(np.float64))
 
 
 def _interval(tool: _Sums, base: _Sums, s: Settings, resamples: int, alpha: float,
@@ -322,12 +328,21 @@ def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str,
     """With `arms` (the settings), each arm's values also get their intervals."""
     rt, rb = int(st.runs.sum()), int(sb.runs.sum())
     ct, cb = float(st.correct.sum()), float(sb.correct.sum())
+    spend_t, spend_b = float(st.spend.sum()), float(sb.spend.sum())
+
+    def turns(x: _Sums, runs: int) -> float | None:
+        return float(x.turns.sum()) / runs if x.turns is not None and runs else None
+
     return Line(key=key, runs_tool=rt, runs_base=rb, accuracy_tool=ct / rt if rt else None,
                 accuracy_base=cb / rb if rb else None,
-                cpc_tool=_cpc(float(st.spend.sum()), ct), cpc_base=_cpc(float(sb.spend.sum()), cb),
+                cpc_tool=_cpc(spend_t, ct), cpc_base=_cpc(spend_b, cb),
                 delta=interval, note=note,
                 interval_tool=_arm_interval(st, arms) if arms else None,
-                interval_base=_arm_interval(sb, arms) if arms else None)
+                interval_base=_arm_interval(sb, arms) if arms else None,
+                spend_tool=spend_t, spend_base=spend_b,
+                correct_tool=round(ct), correct_base=round(cb),
+                mean_turns_tool=turns(st, rt), mean_turns_base=turns(sb, rb),
+                tasks=int(((st.runs > 0) & (sb.runs > 0)).sum()))
 
 
 def _cpc(spend: float, correct: float) -> float:

@@ -111,6 +111,16 @@ class Line(ReportModel):
     """`cpc_tool` and `accuracy_tool` with their intervals: on the `overall` and `control`
     lines only (None on breakdown lines, with no run, or in older reports)."""
     interval_base: ArmInterval | None = None
+    spend_tool: float | None = None
+    """USD spent by the runs this line counts (None in older reports)."""
+    spend_base: float | None = None
+    correct_tool: int | None = None
+    correct_base: int | None = None
+    mean_turns_tool: float | None = None
+    """Mean turns per run (None on task lines, with no run, or in older reports)."""
+    mean_turns_base: float | None = None
+    tasks: int | None = None
+    """Tasks run by both arms (the paired clusters); None in older reports."""
 
 
 class AdoptedLine(ReportModel):
@@ -230,6 +240,28 @@ class Report(ReportModel):
     source_format: Literal["copeca-action", "copeca"] = "copeca-action"
     retrieval: RetrievalSection | None = None
     """None when no run carries retrieval data."""
+    endpoints: dict[str, int] = {}
+    """Runs (one per run id) by what answered the agent: `real`, `scripted`, `dry_run`, and
+    `unknown` for records written before RunRecord had `endpoint`."""
+    simulated: bool = False
+    """Some run was answered by the scripted model (`scripted` or `dry_run`): the numbers are
+    a simulation, not a measurement; every renderer says so (`simulation_note`)."""
+
+    @property
+    def simulation_note(self) -> str:
+        """One sentence for the banner every renderer shows; "" when nothing is simulated."""
+        if not self.simulated:
+            return ""
+        total = sum(self.endpoints.values())
+        fake = self.endpoints.get("scripted", 0) + self.endpoints.get("dry_run", 0)
+        what = ("a dry run: the scripted model answered instead of the vendors"
+                if self.endpoints.get("dry_run") else
+                "the scripted model answered, not a vendor's")
+        if fake < total:
+            return (f"Simulated, in part: {fake} of {total} runs are {what}; these numbers mix "
+                    "simulation with measurement and measure nothing.")
+        return (f"Simulated: {what}. These numbers show how the report reads; they measure no "
+                "agent and no tool.")
 
     @property
     def headline_comparison(self) -> Comparison | None:
