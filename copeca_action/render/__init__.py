@@ -17,10 +17,12 @@ from copeca_action.render._markdown import (
     interval_text,
     lines_table,
     method_md,
+    population_table,
     render_markdown,
     retrieval_arms_table,
     retrieval_md,
     retrieval_table,
+    simulated_md,
     warnings_md,
 )
 from copeca_action.render._mermaid import mermaid_chart
@@ -37,6 +39,7 @@ __all__ = [
     "lines_table",
     "mermaid_chart",
     "method_md",
+    "population_table",
     "render_html",
     "render_json",
     "render_markdown",
@@ -45,5 +48,6 @@ __all__ = [
     "retrieval_md",
     "retrieval_table",
     "run_points",
+    "simulated_md",
     "warnings_md",
 ]
