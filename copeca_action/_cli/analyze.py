@@ -41,9 +41,10 @@ GATE_EXIT = 1
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("analyze", help="cost per correct, intervals and verdict from results",
                        description="Analyze a results.jsonl (copeca-action or copeca format).")
-    p.add_argument("results", type=Path, help="results.jsonl")
+    p.add_argument("results", type=Path, help="results.jsonl, or a run's output folder")
     p.add_argument("--scenario", type=Path, help="scenario YAML: thresholds, seed, resamples, "
-                   "adaptive (default: the built-in thresholds, seed 0)")
+                   "adaptive (default: the scenario.yaml the run wrote beside its results, so "
+                   "the report is the run's own; else the built-in thresholds, seed 0)")
     p.add_argument("--format", choices=["md", "json", "html"], default="md",
                    help="html: one self-contained page with charts (write it with --out)")
     p.add_argument("--out", type=Path, help="write the report here instead of stdout")
@@ -67,6 +68,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.results.is_dir():  # an output folder: its results and its own scenario
+        args.results = args.results / "results.jsonl"
+    if args.scenario is None and (args.results.parent / "scenario.yaml").is_file():
+        # the scenario the run wrote beside its results: its thresholds, seed and resamples,
+        # so the report is the run's own
+        args.scenario = args.results.parent / "scenario.yaml"
     if not args.results.is_file():
         raise ConfigError("no such results file (expected a .jsonl written by `copeca-action "
                           "run` or `copeca run`)", args.results)

@@ -54,7 +54,11 @@ def run(args: argparse.Namespace) -> int:
         return 130
     key = load_signing_key(args.key) or demo_key(prep.cfg.out.root / "keys", console)
     done = conclude_run(prep, args, key)
-    console.print(Markdown(done.files["report.md"].read_text()))
+    text = done.files["report.md"].read_text()
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:  # a log: the markdown as written, never wrapped or cut at 80 columns
+        print(text, flush=True)
     print_concluded(console, done)
     return 0
 

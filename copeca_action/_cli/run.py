@@ -108,13 +108,16 @@ def conclude_run(prep: Prepared, args: argparse.Namespace,
 
 def print_concluded(console: Console, done: Concluded) -> None:
     head = done.report.headline_comparison
+    if done.report.simulated:
+        console.print(f"[bold yellow]SIMULATED[/]: {done.report.simulation_note}",
+                      soft_wrap=True)
     line = f"verdict: [bold]{done.report.verdict}[/]"
     if head is not None and head.delta.estimate is not None:
         d = head.delta
         ci = (f" (CI {d.low:+.1%} to {d.high:+.1%})" if d.low is not None and d.high is not None
               else "")
         line += f", cost per correct {d.estimate:+.1%}{ci} {head.tool} vs {head.base}"
-    console.print(line)
+    console.print(line, soft_wrap=True)
     for name, path in done.files.items():
         console.print(f"{name}: {path}", soft_wrap=True)
     if done.bundle_path is not None:

@@ -182,11 +182,20 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
     info = BundleInfo(done.bundle_path, done.bundle_sha256, done.keyid)
     data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
-                        full_report=artifact_hint(ctx))
+                        full_report=artifact_hint(ctx), commits=compared_commits(ctx))
     if refused:
         data = data.model_copy(update={"warnings": [*data.warnings, refused]})
     return Outcome(comment=data,
                    outputs=output_values(done.report, info, done.files.get("report.json")))
+
+
+def compared_commits(ctx: ActionContext) -> list[tuple[str, str]]:
+    """The commits the comment names: the tool's head and, for a base-ref comparison, the
+    PR's base."""
+    out = [("head", ctx.event.head_sha)] if ctx.event.head_sha else []
+    if ctx.inputs.compare != "baseline" and ctx.event.base_sha:
+        out.append(("base", ctx.event.base_sha))
+    return out
 
 
 def artifact_hint(ctx: ActionContext) -> str:
@@ -246,6 +255,6 @@ def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
     print(f"copeca-action: merged {len(paths)} shard bundle(s) into {out}", flush=True)
     data = comment_data(merged.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=_tasks(ctx), run_url=ctx.event.run_url,
-                        full_report=artifact_hint(ctx))
+                        full_report=artifact_hint(ctx), commits=compared_commits(ctx))
     return Outcome(comment=data, outputs=output_values(merged.report, info,
                                                        ctx.output_dir / "report.json"))

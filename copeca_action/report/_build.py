@@ -309,6 +309,10 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
     lines = []
     per_task = [_Sums(a.spend.reshape(shape).sum(1), a.correct.reshape(shape).sum(1),
                       a.runs.reshape(shape).sum(1)) for a in (st, sb)]
+    first = np.zeros(n_tasks, dtype=np.int64)
+    first[t.task.codes[::-1]] = np.arange(len(t))[::-1]  # a row of each task
+    main = [(~t.control & r) for r in (tool_rows, base_rows)]
+    totals = [(float(t.cost[m].sum()), float(t.correct[m].sum())) for m in main]
     for code, name in enumerate(t.task.names):
         if not (has_t[code] or has_b[code]):
             continue
@@ -319,8 +323,26 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
         if interval is None:
             note = ("only one arm ran" if not (has_t[code] and has_b[code])
                     else f"too few repetitions ({int(reps[code])}) for an interval")
-        lines.append(_line(name, one[0], one[1], interval, note))
+        row = int(first[code])
+        control = bool(t.control[row])
+        effect = None if control else _effect(one[0], one[1], totals)
+        lines.append(_line(name, one[0], one[1], interval, note).model_copy(update={
+            "category": t.category.names[t.category.codes[row]], "control": control,
+            "effect": effect}))
     return lines
+
+
+def _effect(st: _Sums, sb: _Sums, totals: list[tuple[float, float]]) -> float | None:
+    """A task's share in log(cpc_tool / cpc_base) over the non-control tasks, to first
+    order: (its share of the tool arm's spend − its share of its correct answers) minus the
+    same for the base arm. Positive pushes the headline up. None: a task one arm did not run,
+    or an arm with nothing correct or no spend."""
+    (spend_t, correct_t), (spend_b, correct_b) = totals
+    if not (st.runs.sum() and sb.runs.sum()) or min(spend_t, correct_t, spend_b,
+                                                    correct_b) <= 0:
+        return None
+    return float((st.spend.sum() / spend_t - st.correct.sum() / correct_t)
+                 - (sb.spend.sum() / spend_b - sb.correct.sum() / correct_b))
 
 
 def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str,

@@ -121,6 +121,14 @@ class Line(ReportModel):
     mean_turns_base: float | None = None
     tasks: int | None = None
     """Tasks run by both arms (the paired clusters); None in older reports."""
+    category: str = ""
+    """On task lines: the task's category (it travels with the records, so `merge` keeps it)."""
+    control: bool | None = None
+    """On task lines: whether it is a control task; None on other lines and older reports."""
+    effect: float | None = None
+    """On task lines of non-control tasks both arms ran: the task's first-order share in
+    log(cpc_tool / cpc_base) of the headline (positive pushes it up); the comment lists tasks
+    by its size, largest first. None elsewhere."""
 
 
 class AdoptedLine(ReportModel):
@@ -249,19 +257,20 @@ class Report(ReportModel):
 
     @property
     def simulation_note(self) -> str:
-        """One sentence for the banner every renderer shows; "" when nothing is simulated."""
+        """One sentence for the banner every renderer shows after the word "Simulated";
+        "" when nothing is simulated."""
         if not self.simulated:
             return ""
         total = sum(self.endpoints.values())
         fake = self.endpoints.get("scripted", 0) + self.endpoints.get("dry_run", 0)
-        what = ("a dry run: the scripted model answered instead of the vendors"
-                if self.endpoints.get("dry_run") else
-                "the scripted model answered, not a vendor's")
+        dry = bool(self.endpoints.get("dry_run"))
+        what = ("the scripted model answered instead of the vendors (a dry run)" if dry
+                else "the scripted model answered, not a vendor's API")
         if fake < total:
-            return (f"Simulated, in part: {fake} of {total} runs are {what}; these numbers mix "
-                    "simulation with measurement and measure nothing.")
-        return (f"Simulated: {what}. These numbers show how the report reads; they measure no "
-                "agent and no tool.")
+            return (f"In part: in {fake} of {total} runs {what}. These numbers mix simulation "
+                    "with measurement: read none of them as a measurement.")
+        return (f"In every run {what}. These numbers show how the report reads; they measure "
+                "no agent and no tool.")
 
     @property
     def headline_comparison(self) -> Comparison | None:

@@ -65,7 +65,15 @@ def test_comment_data_carries_the_reports_numbers(corpus_root: Path) -> None:
     body = render_comment(data)
     assert "**Control**" in body and "ab" * 32 in body
     assert not any("unsigned" in w for w in data.warnings)
-    assert data.chart and "```mermaid" in body and "xychart-beta" in body
+    assert not data.chart and "```mermaid" not in body  # the table says what a chart would
+    spend = next(m for m in data.metrics if m.metric == "Spend")
+    runs = next(m for m in data.metrics if m.metric == "Runs")
+    assert head.overall is not None  # one population: the headline's, not the whole arm's
+    assert (spend.tool, spend.baseline) == (head.overall.spend_tool, head.overall.spend_base)
+    assert (runs.tool, runs.baseline) == (head.overall.runs_tool, head.overall.runs_base)
+    effects = [abs(t.effect) for t in data.tasks if t.effect is not None]
+    assert effects == sorted(effects, reverse=True) and effects
+    assert all(t.effect is None for t in data.tasks[len(effects):])
 
 
 def test_a_chart_that_could_escape_its_fence_is_refused() -> None:

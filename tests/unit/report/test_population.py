@@ -36,9 +36,9 @@ def test_overall_line_has_spend_turns_and_tasks_of_the_non_control_population() 
 @pytest.mark.parametrize(("endpoint", "other", "simulated", "words"), [
     ("real", None, False, ""),
     (None, None, False, ""),
-    ("scripted", None, True, "scripted model answered"),
+    ("scripted", None, True, "In every run the scripted model answered"),
     ("dry_run", None, True, "dry run"),
-    ("real", "scripted", True, "in part: 2 of 14 runs"),
+    ("real", "scripted", True, "In part: in 2 of 14 runs"),
 ])
 def test_scripted_or_dry_run_records_make_a_simulated_report(
         endpoint: str | None, other: str | None, simulated: bool, words: str) -> None:
@@ -51,3 +51,20 @@ def test_scripted_or_dry_run_records_make_a_simulated_report(
 def test_simulated_factory_records_are_unknown_not_real(simulated: Make) -> None:
     report = build_report(simulated(tasks=6, reps=2))
     assert set(report.endpoints) == {"unknown"} and not report.simulated
+
+
+def test_task_lines_carry_category_control_and_an_influence_on_the_headline() -> None:
+    import math
+
+    records = _two_arm("real")
+    records += [record(task_id="t9", arm="tool", cost_usd=9.0, category="fix"),
+                record(task_id="t9", arm="baseline", cost_usd=1.0, category="fix")]
+    c = build_report(records).headline_comparison
+    assert c is not None and c.overall is not None
+    by = {ln.key: ln for ln in c.tasks}
+    assert by["c0"].control is True and by["c0"].effect is None
+    assert by["t9"].category == "fix" and by["t9"].control is False
+    assert max(c.tasks, key=lambda ln: abs(ln.effect or 0)).key == "t9"
+    effects = sum(ln.effect or 0 for ln in c.tasks)
+    assert effects == pytest.approx(0, abs=1e-9)  # shares of shares sum to zero
+    assert math.isfinite(by["t9"].effect or math.nan)
