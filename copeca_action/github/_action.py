@@ -38,7 +38,7 @@ from copeca_action.github._render import headline_text, render_comment
 
 OUTPUT_NAMES = ("verdict", "delta", "delta-ci-low", "delta-ci-high", "control-delta",
                 "cpc-baseline", "cpc-tool", "bundle-path", "bundle-sha256", "report-path",
-                "badge-path", "comment-url")
+                "badge-path", "comment-url", "simulated")
 """Every output of action.yml; each is written on every run (empty when not known)."""
 STEP_OUTPUTS = ("artifact-name", "artifact-path")
 """Written for action.yml's own upload step, not outputs of the action."""
@@ -153,10 +153,12 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
     values = {name: "" for name in OUTPUT_NAMES}
     values.update(outcome.outputs)
     values["verdict"] = data.verdict
+    values["simulated"] = "true" if data.simulated else "false"
     est = data.headline.estimate if data.headline else None
     badge = BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
                        ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
-                       versus=data.headline.versus if data.headline else "baseline")
+                       versus=data.headline.versus if data.headline else "baseline",
+                       simulated=bool(data.simulated))
     badge_json, _ = write_badge(badge, ctx.output_dir)
     values["badge-path"] = values["badge-path"] or str(badge_json)
     body = render_comment(data)

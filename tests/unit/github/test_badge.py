@@ -32,10 +32,10 @@ def test_svg_is_self_contained_and_escaped() -> None:
 
 def test_badge_cli_writes_both_files(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    report.write_text(json.dumps({"verdict": "inconclusive", "delta": 0.031, "other": 1}))
+    report.write_text(json.dumps({"verdict": "improvement", "delta": -0.031, "other": 1}))
     assert main(["badge", str(report), "--out-dir", str(tmp_path / "b")]) == 0
     data = json.loads((tmp_path / "b" / "badge.json").read_text())
-    assert data["message"] == "+3.1% vs baseline"
+    assert data["message"] == "−3.1% vs baseline"
     ET.fromstring((tmp_path / "b" / "badge.svg").read_text())
 
 
@@ -45,3 +45,16 @@ def test_badge_cli_names_the_bad_field(tmp_path: Path, capsys: pytest.CaptureFix
     report.write_text(json.dumps({"verdict": "great"}))
     assert main(["badge", str(report)]) == 2
     assert "verdict" in capsys.readouterr().err
+
+
+def test_an_inconclusive_badge_shows_the_interval_never_a_bare_estimate() -> None:
+    bare = BadgeInput(verdict="inconclusive", delta=0.012)
+    assert badge_endpoint(bare)["message"] == "inconclusive"
+    ci = BadgeInput(verdict="inconclusive", delta=0.012, ci_low=-0.2, ci_high=0.25)
+    assert badge_endpoint(ci)["message"] == "−20.0 to +25.0% vs baseline"
+    assert "+1.2%" not in badge_svg(ci)
+
+
+def test_a_simulated_badge_says_so() -> None:
+    data = badge_endpoint(BadgeInput(verdict="improvement", delta=-0.4, simulated=True))
+    assert data["label"] == "simulated cost per correct"
