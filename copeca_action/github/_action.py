@@ -24,6 +24,7 @@ from copeca_action.github._comment_data import CommentData, Footer
 from copeca_action.github._comments import upsert_comment
 from copeca_action.github._event import EventContext, read_event
 from copeca_action.github._files import (
+    MAX_SUMMARY_BYTES,
     annotate,
     escape_command,
     mask,
@@ -69,7 +70,9 @@ class Outcome:
     outputs: dict[str, str] = field(default_factory=dict)
     """Values for OUTPUT_NAMES (paths as seen by this process)."""
     summary: str | None = None
-    """Step summary markdown; the comment is used when None."""
+    """Step summary markdown; when None, the comment without its size cut, then `report_md`."""
+    report_md: str | None = None
+    """The full report.md, carried into the step summary (GitHub allows 1 MiB there)."""
 
 
 Engine = Callable[[ActionContext], Outcome]
@@ -163,7 +166,7 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
     values["badge-path"] = values["badge-path"] or str(badge_json)
     body = render_comment(data)
     if (path := summary_path(env)) is not None:
-        write_summary(path, outcome.summary or body)
+        write_summary(path, outcome.summary or summary_markdown(data, outcome.report_md))
     client = _client(ctx, env, policy, sleep)
     error: GitHubError | None = None
     if client is not None:
@@ -186,6 +189,16 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
             annotate("warning", f"copeca-action: could not comment: {error}")
             return
         raise error
+
+
+def summary_markdown(data: CommentData, report_md: str | None) -> str:
+    """The job summary: the comment uncut (every task), then the full report folded; the
+    summary's own 1 MiB cut (write_summary) applies to the whole."""
+    text = render_comment(data, limit=MAX_SUMMARY_BYTES // 2)
+    if report_md:
+        text += ("\n<details><summary>The full report (report.md)</summary>\n\n"
+                 f"{report_md}\n\n</details>\n")
+    return text
 
 
 def _client(ctx: ActionContext, env: Mapping[str, str], policy: RetryPolicy | None,

@@ -185,8 +185,10 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
                         full_report=artifact_hint(ctx), commits=compared_commits(ctx))
     if refused:
         data = data.model_copy(update={"warnings": [*data.warnings, refused]})
+    md = done.files.get("report.md")
     return Outcome(comment=data,
-                   outputs=output_values(done.report, info, done.files.get("report.json")))
+                   outputs=output_values(done.report, info, done.files.get("report.json")),
+                   report_md=md.read_text(encoding="utf-8") if md else None)
 
 
 def compared_commits(ctx: ActionContext) -> list[tuple[str, str]]:
@@ -256,5 +258,7 @@ def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
     data = comment_data(merged.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=_tasks(ctx), run_url=ctx.event.run_url,
                         full_report=artifact_hint(ctx), commits=compared_commits(ctx))
+    md = merged.files.get("report.md")
     return Outcome(comment=data, outputs=output_values(merged.report, info,
-                                                       ctx.output_dir / "report.json"))
+                                                       ctx.output_dir / "report.json"),
+                   report_md=md.decode("utf-8") if md else None)

@@ -272,7 +272,7 @@ def output_values(report: Report, bundle: BundleInfo, report_path: Path | None) 
     """The action's outputs (DESIGN.md); the badge and comment url are set when published."""
     c = report.headline_comparison
     arms = {a.arm: a for a in report.arms}
-    out = {"verdict": report.verdict,
+    out = {"verdict": report.verdict, "simulated": "true" if report.simulated else "false",
            "bundle-path": str(bundle.path) if bundle.path else "",
            "bundle-sha256": bundle.sha256 or "",
            "report-path": str(report_path) if report_path else ""}
@@ -280,6 +280,8 @@ def output_values(report: Report, bundle: BundleInfo, report_path: Path | None) 
         out.update({"delta": _num(c.delta.estimate), "delta-ci-low": _num(c.delta.low),
                     "delta-ci-high": _num(c.delta.high),
                     "control-delta": _num(c.control_delta.estimate) if c.control_delta else "",
-                    "cpc-baseline": _num(arms[c.base].cpc_usd) if c.base in arms else "",
-                    "cpc-tool": _num(arms[c.tool].cpc_usd) if c.tool in arms else ""})
+                    "cpc-baseline": _num(c.overall.cpc_base) if c.overall else
+                    _num(arms[c.base].cpc_usd) if c.base in arms else "",
+                    "cpc-tool": _num(c.overall.cpc_tool) if c.overall else
+                    _num(arms[c.tool].cpc_usd) if c.tool in arms else ""})
     return out
