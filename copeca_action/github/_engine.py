@@ -6,7 +6,9 @@ The GitHub layer's `run_action` stays engine-agnostic; `entrypoint.py` passes `r
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import glob
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -24,8 +26,10 @@ from copeca_action.errors import ConfigError, CopecaError, Problem
 from copeca_action.github._action import ActionContext, Outcome, artifact_name
 from copeca_action.github._files import annotate
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
+from copeca_action.github._history import HistoryEntry, history_entry
 from copeca_action.github._inputs import SOURCE
 from copeca_action.pipeline import Prepared, conclude_prepared, execute, prepare_scenario
+from copeca_action.report import Report
 from copeca_action.scenario import Task, find_corpus_root, load_corpus, load_scenario
 
 KEY_ENV = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY"}
@@ -188,7 +192,20 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
     md = done.files.get("report.md")
     return Outcome(comment=data,
                    outputs=output_values(done.report, info, done.files.get("report.json")),
-                   report_md=md.read_text(encoding="utf-8") if md else None)
+                   report_md=md.read_text(encoding="utf-8") if md else None,
+                   report=done.report,
+                   history=run_history_entry(ctx, done.report, sha256_file(prep.scenario_path),
+                                             done.bundle_sha256))
+
+
+def run_history_entry(ctx: ActionContext, report: Report, scenario_digest: str,
+                      bundle_sha256: str | None) -> HistoryEntry:
+    """This run's line in the history (written only for events that record one)."""
+    ev = ctx.event
+    return history_entry(report, commit=ev.head_sha or "", date=dt.datetime.now(dt.UTC),
+                         ref=ev.ref or "", event=ev.name, tag=ev.tag,
+                         scenario_digest=scenario_digest, bundle_sha256=bundle_sha256,
+                         run_url=ev.run_url)
 
 
 def compared_commits(ctx: ActionContext) -> list[tuple[str, str]]:
@@ -259,6 +276,10 @@ def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
                         tasks=_tasks(ctx), run_url=ctx.event.run_url,
                         full_report=artifact_hint(ctx), commits=compared_commits(ctx))
     md = merged.files.get("report.md")
+    scenario = merged.files.get("scenario.yaml")
     return Outcome(comment=data, outputs=output_values(merged.report, info,
                                                        ctx.output_dir / "report.json"),
-                   report_md=md.decode("utf-8") if md else None)
+                   report_md=md.decode("utf-8") if md else None, report=merged.report,
+                   history=run_history_entry(
+                       ctx, merged.report,
+                       hashlib.sha256(scenario).hexdigest() if scenario else "", info.sha256))

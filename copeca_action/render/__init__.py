@@ -26,10 +26,13 @@ from copeca_action.render._markdown import (
     warnings_md,
 )
 from copeca_action.render._mermaid import mermaid_chart
+from copeca_action.render._trend import TrendArm, TrendRun, render_history_html, trend_svg
 
 __all__ = [
     "CoverageCurve",
     "RunPoint",
+    "TrendArm",
+    "TrendRun",
     "Verification",
     "arms_table",
     "comparisons_table",
@@ -40,6 +43,7 @@ __all__ = [
     "mermaid_chart",
     "method_md",
     "population_table",
+    "render_history_html",
     "render_html",
     "render_json",
     "render_markdown",
@@ -49,5 +53,6 @@ __all__ = [
     "retrieval_table",
     "run_points",
     "simulated_md",
+    "trend_svg",
     "warnings_md",
 ]

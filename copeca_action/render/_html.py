@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.render import _svg
 from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
+from copeca_action.render._trend import TrendRun, trend_svg
 from copeca_action.report import ArmInterval, ArmSummary, Comparison, Interval, Line, Report
 
 TEMPLATES = "templates"
@@ -547,8 +548,11 @@ def _asset(name: str) -> str:
 def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
                 coverage: Sequence[CoverageCurve] = (),
                 verification: Verification | None = None, scenario_yaml: str | None = None,
-                environment: Mapping[str, str] | None = None) -> str:
-    """The whole report as one HTML document: it formats, it never computes a statistic."""
+                environment: Mapping[str, str] | None = None,
+                trend: Sequence[TrendRun] = ()) -> str:
+    """The whole report as one HTML document: it formats, it never computes a statistic.
+    `trend`: earlier runs from the history (github/_history.py), oldest first, drawn as a
+    trend chart; the report itself never reads the history."""
     colours = arm_classes(report, runs, coverage)
     head = report.headline_comparison or (report.comparisons[0] if report.comparisons
                                           else None)
@@ -563,6 +567,7 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
         report=report, head=head, figures=[f for f in figures if f is not None],
         arms=arms_table(report), flags=flags_table(report),
         population=population_table(head) if head else None,
+        trend=trend_svg(trend) if trend else None, trend_runs=len(trend),
         legend=[(a, colours[a]) for a in colours],
         method=method_md(report),
         verification=verification, scenario_yaml=scenario_yaml,
