@@ -79,7 +79,7 @@ def trend_svg(runs: Sequence[TrendRun], title: str = "Cost per correct answer ov
     n = len(runs)
     x = Scale(0, max(n - 1, 1), LEFT + 8, WIDTH - RIGHT - 8)
     arms = list(dict.fromkeys(a.arm for r in runs for a in r.arms))
-    out = [f'<svg class="chart trend" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+    out = [f'<svg class="chart trend" data-chart="trend" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
            f'aria-labelledby="trend-title" xmlns="http://www.w3.org/2000/svg">',
            f'<title id="trend-title">{escape(title)}</title>']
     for t in y.ticks(4):
