@@ -24,7 +24,7 @@ from copeca_action.render._svg import PALETTE, Scale, _f
 TEMPLATES = "templates"
 WIDTH, HEIGHT = 480, 300
 """User units of the trend's viewBox: narrow, so its text stays legible on a 390 px phone."""
-LEFT, RIGHT, TOP, BOTTOM = 58, 14, 30, 58
+LEFT, RIGHT, TOP, BOTTOM = 66, 14, 30, 62
 
 
 @dataclass(frozen=True)
