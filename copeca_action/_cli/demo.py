@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.markdown import Markdown
 
+from copeca_action._cli._output import console as log_console
 from copeca_action._cli.run import (
     add_run_arguments,
     conclude_run,
@@ -32,7 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = log_console()
     scenario = args.scenario or corpus_dir() / "scenarios" / "demo.yaml"
     prep = prepare(args, scenario, out_default=Path("out") / "demo")
     console.print(f"[bold]copeca-action demo[/]: {len(prep.plan.runs)} runs, arms "

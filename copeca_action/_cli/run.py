@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.table import Table
 
+from copeca_action._cli._output import console as log_console
 from copeca_action.bundle import load_public_key, load_signing_key
 from copeca_action.conclude import Concluded
 from copeca_action.engine import OutputDir, RunStats
@@ -89,7 +90,7 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
 def run(args: argparse.Namespace) -> int:
     prep = prepare(args, args.scenario)
     stats = execute(prep, resume=args.resume, plain=args.plain)
-    console = Console()
+    console = log_console()
     print_summary(console, prep.cfg.out, stats)
     if stats.interrupted:
         return 130
