@@ -17,7 +17,7 @@ from pathlib import Path
 
 from copeca_action import __version__
 from copeca_action.errors import CopecaError, GitHubError
-from copeca_action.github._badge import BadgeInput, write_badge
+from copeca_action.github._badge import badge_from_comment, write_badge
 from copeca_action.github._checks import create_check_run
 from copeca_action.github._client import GitHubClient, RetryPolicy
 from copeca_action.github._comment_data import CommentData, Footer
@@ -172,11 +172,7 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
     values.update(outcome.outputs)
     values["verdict"] = data.verdict
     values["simulated"] = "true" if data.simulated else "false"
-    est = data.headline.estimate if data.headline else None
-    badge = BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
-                       ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
-                       versus=data.headline.versus if data.headline else "baseline",
-                       simulated=bool(data.simulated))
+    badge = badge_from_comment(data)
     badge_json, _ = write_badge(badge, ctx.output_dir)
     values["badge-path"] = values["badge-path"] or str(badge_json)
     client = _client(ctx, env, policy, sleep, outcome)

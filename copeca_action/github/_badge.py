@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from copeca_action.errors import ConfigError, Problem
-from copeca_action.github._comment_data import Verdict
+from copeca_action.github._comment_data import CommentData, Verdict
 from copeca_action.github._markdown import MINUS, ci_text, signed_pct
 from copeca_action.report import Report
 
@@ -74,6 +74,16 @@ def badge_input(report: Report) -> BadgeInput:
                       ci_low=_finite_or_none(c.delta.low), ci_high=_finite_or_none(c.delta.high),
                       versus="base" if c.kind == "head_vs_base" else "baseline",
                       simulated=report.simulated)
+
+
+def badge_from_comment(data: CommentData) -> BadgeInput:
+    """The action's badge: the comment's verdict and headline (the same numbers as
+    `badge_input(report)` of the report it was made from)."""
+    est = data.headline.estimate if data.headline else None
+    return BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
+                      ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
+                      versus=data.headline.versus if data.headline else "baseline",
+                      simulated=bool(data.simulated))
 
 
 def _finite_or_none(v: float | None) -> float | None:
