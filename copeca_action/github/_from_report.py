@@ -254,8 +254,9 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
             tasks=task_rows(c, tasks))
         data["task_note"] = shared_note(data["tasks"])  # type: ignore[arg-type]
         if c.overall is not None and c.overall.tasks is not None:
-            data["population"] = (f"{c.overall.tasks} non-control tasks both arms ran (the "
-                                  "tasks the headline compares)")
+            n = c.overall.tasks
+            data["population"] = (f"{n} non-control task{'' if n == 1 else 's'} both arms "
+                                  "ran (the tasks the headline compares)")
         if c.adopted is not None:
             adopted = estimate(c.adopted.delta)
             assert adopted is not None

@@ -125,7 +125,9 @@ def population_table(c: Comparison) -> str:
         rows.append(f"| {arm} | {cpc_text(cpc, i)} | {accuracy_text(acc, i)} | {usd(spend)} | "
                     f"{'n/a' if correct is None else correct} | {runs} | {_turns(turns)} |")
     tasks = f"{o.tasks} " if o.tasks is not None else ""
-    return (f"On the {tasks}non-control tasks both arms ran (the tasks the delta compares):"
+    plural = "" if o.tasks == 1 else "s"
+    return (f"On the {tasks}non-control task{plural} both arms ran (the tasks the delta "
+            "compares):"
             "\n\n" + "\n".join(rows))
 
 
