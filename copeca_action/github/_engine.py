@@ -22,13 +22,22 @@ from copeca_action._util.paths import corpus_dir
 from copeca_action.bundle import keyid_of
 from copeca_action.bundle._sign import parse_private_key
 from copeca_action.conclude import merge_shards, shard_scenario
-from copeca_action.errors import ConfigError, CopecaError, Problem
+from copeca_action.errors import ConfigError, CopecaError, GitHubError, Problem
 from copeca_action.github._action import ActionContext, Outcome, artifact_name
+from copeca_action.github._client import GitHubClient, RetryPolicy
 from copeca_action.github._files import annotate
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
-from copeca_action.github._history import HistoryEntry, history_entry
+from copeca_action.github._history import (
+    History,
+    HistoryEntry,
+    history_entry,
+    read_history,
+    records_history,
+    trend_runs,
+)
 from copeca_action.github._inputs import SOURCE
 from copeca_action.pipeline import Prepared, conclude_prepared, execute, prepare_scenario
+from copeca_action.render import TrendRun
 from copeca_action.report import Report
 from copeca_action.scenario import Task, find_corpus_root, load_corpus, load_scenario
 
@@ -182,7 +191,7 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
     if stats.reuse is not None:
         print(f"copeca-action: {stats.reuse.message()}", flush=True)
     bundle = ctx.output_dir / f"{prep.cfg.scenario.name}.copeca"
-    done = conclude_prepared(prep, key, bundle)
+    done = conclude_prepared(prep, key, bundle, trend=history_trend(ctx))
     info = BundleInfo(done.bundle_path, done.bundle_sha256, done.keyid)
     data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
@@ -196,6 +205,28 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
                    report=done.report,
                    history=run_history_entry(ctx, done.report, sha256_file(prep.scenario_path),
                                              done.bundle_sha256))
+
+
+TREND_RUNS = 30
+"""The report's trend shows at most this many earlier runs (the history page has them all)."""
+
+
+def history_trend(ctx: ActionContext) -> list[TrendRun]:
+    """The earlier runs of the history, for the trend in report.html: read only where the
+    job talks to GitHub anyway (it records the run, or comments on a PR); none otherwise, or
+    when the history cannot be read (a warning says why)."""
+    ev = ctx.event
+    talks = records_history(ev) or (ev.pr_number is not None and ctx.inputs.comment != "never")
+    if ctx.inputs.history == "never" or not ctx.inputs.github_token or not talks:
+        return []
+    client = GitHubClient(ctx.inputs.github_token, ev.api_url,
+                          policy=RetryPolicy(attempts=2, backoff_s=1.0))
+    try:
+        history, _ = read_history(client, ev.owner, ev.repo, ctx.inputs.comment_id)
+    except GitHubError as exc:
+        annotate("warning", f"copeca-action: no trend in the report: {exc}")
+        return []
+    return trend_runs(History(entries=history.entries[-TREND_RUNS:]))
 
 
 def run_history_entry(ctx: ActionContext, report: Report, scenario_digest: str,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from copeca_action.engine import (
 )
 from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.render import TrendRun
 from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
 from copeca_action.workspace import SnapshotStore, default_cache_dir
 
@@ -143,7 +144,7 @@ def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
 
 
 def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,
-                      bundle: Path | None) -> Concluded:
+                      bundle: Path | None, trend: Sequence[TrendRun] = ()) -> Concluded:
     """Report files and (with `bundle`) the signed bundle, verified; completeness is checked
     against the tasks only for a whole plan, not a shard."""
     cfg = prep.cfg
@@ -153,4 +154,4 @@ def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,
     whole = plan.shard is None
     return conclude(cfg.out.root, prep.scenario_path, cfg.scenario, plan,
                     runners=cfg.corpus.runners, tasks=cfg.corpus.tasks if whole else None,
-                    key=key, bundle_path=bundle)
+                    key=key, bundle_path=bundle, trend=trend)
