@@ -203,6 +203,11 @@ class FakeGitHub:
                 self.violations.append(f"fault {status} {method} {path}: {errors[0]}")
 
     def _documented(self, method: str, path: str, status: int) -> bool:
+        if status == 409 and _CONTENTS.match(path):
+            # upstream quirk: the 409 schema is oneOf basic-error / repository-rule-violation-
+            # error, whose properties are all optional, so every body matches both and oneOf
+            # rejects it; such an answer is checked against basic-error alone
+            return False
         for pattern, template in ((_LIST, "/repos/{owner}/{repo}/issues/{issue_number}/comments"),
                                   (_ONE, "/repos/{owner}/{repo}/issues/comments/{comment_id}"),
                                   (_CHECK, "/repos/{owner}/{repo}/check-runs"),

@@ -150,3 +150,19 @@ def test_which_events_record_history() -> None:
     assert records_history(parse_event("release", payload("release.published"), env))
     assert not records_history(parse_event("pull_request", payload("pull_request.opened"),
                                            env))
+
+
+def test_a_conflicting_write_is_read_again_and_no_entry_is_lost(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    env = actions_env("push", _push("1" * 40), fake_github.url, fail_on="never")
+    assert _run(env, _report(1.0, seed=1)) == 0
+    # another job writes history.json between this job's read and its write
+    fake_github.fail("PUT", r"history\.json$", 409, "history.json does not match")
+    env = actions_env("push", _push("2" * 40), fake_github.url, fail_on="never")
+    assert _run(env, _report(0.9, seed=2)) == 0
+    history = History.model_validate_json(fake_github.branches[BRANCH][
+        "copeca/copeca/history.json"])
+    assert [e.commit[:1] for e in history.entries] == ["1", "2"]
+    puts = [c for c in fake_github.calls if c.method == "PUT" and
+            c.path.endswith("history.json")]
+    assert [c.status for c in puts] == [201, 409, 200]
