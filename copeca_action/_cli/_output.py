@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from rich.console import Console
+
 from copeca_action._util.scrub import Scrubber
 from copeca_action.errors import ConfigError, CopecaError, Problem
 
@@ -36,3 +38,15 @@ def report_error(exc: CopecaError) -> None:
         print(f"error: {message}", file=sys.stderr)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             print(f"::error::{_escape(message)}")
+
+
+LOG_WIDTH = 1000
+"""Columns of output that goes to a log, not a terminal: wide enough that no line wraps and
+no table cell is cut."""
+
+
+def console() -> Console:
+    """A terminal's console, or, for a log (CI, a pipe), one that never wraps at 80 columns
+    nor truncates a table."""
+    out = Console()
+    return out if out.is_terminal else Console(width=LOG_WIDTH, soft_wrap=True)

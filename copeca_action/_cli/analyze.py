@@ -1,4 +1,6 @@
-"""`copeca-action analyze RESULTS.jsonl [--scenario S] [--format md|json|html] [--gate]`."""
+"""`copeca-action analyze RESULTS.jsonl|OUTPUT_DIR|BUNDLE.copeca [--scenario S]
+[--format md|json|html] [--gate]`: by default the run's own scenario (thresholds, seed,
+resamples), so the report reproduces the run's."""
 
 from __future__ import annotations
 
@@ -6,14 +8,19 @@ import argparse
 import dataclasses
 import datetime as dt
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 from pydantic import TypeAdapter, ValidationError
 
 from copeca_action import __version__
+from copeca_action._util.hashing import sha256_file
 from copeca_action._util.paths import runners_dir
+from copeca_action.bundle import verify_bundle
+from copeca_action.conclude import shard_scenario
 from copeca_action.errors import ConfigError, CopecaError
-from copeca_action.records import read_rows
+from copeca_action.records import read_rows, write_records
 from copeca_action.render import (
     CoverageCurve,
     Verification,
@@ -40,9 +47,11 @@ GATE_EXIT = 1
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("analyze", help="cost per correct, intervals and verdict from results",
                        description="Analyze a results.jsonl (copeca-action or copeca format).")
-    p.add_argument("results", type=Path, help="results.jsonl")
+    p.add_argument("results", type=Path, help="results.jsonl, a run's output folder, or a "
+                   ".copeca bundle (verified first)")
     p.add_argument("--scenario", type=Path, help="scenario YAML: thresholds, seed, resamples, "
-                   "adaptive (default: the built-in thresholds, seed 0)")
+                   "adaptive (default: the scenario.yaml the run wrote beside its results, so "
+                   "the report is the run's own; else the built-in thresholds, seed 0)")
     p.add_argument("--format", choices=["md", "json", "html"], default="md",
                    help="html: one self-contained page with charts (write it with --out)")
     p.add_argument("--report", "--out", dest="out", type=Path, metavar="FILE",
@@ -68,10 +77,43 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.results.is_file() and zipfile.is_zipfile(args.results):
+        with tempfile.TemporaryDirectory(prefix="copeca-analyze-") as tmp:
+            return _run_bundle(args, Path(tmp))
+    if args.results.is_dir():  # an output folder: its results and its own scenario
+        args.results = args.results / "results.jsonl"
+    if args.scenario is None and (args.results.parent / "scenario.yaml").is_file():
+        # the scenario the run wrote beside its results: its thresholds, seed and resamples,
+        # so the report is the run's own
+        args.scenario = args.results.parent / "scenario.yaml"
+    scenario = load_scenario(args.scenario) if args.scenario else None
+    return _analyze(args, scenario)
+
+
+def _run_bundle(args: argparse.Namespace, tmp: Path) -> int:
+    """A .copeca bundle: verified (any signature), its records, and the scenario with the
+    thresholds it ran with (the signed statement's), so the report is the run's own."""
+    bundle = verify_bundle(args.results)
+    which = shard_scenario(args.results)
+    scenario = load_scenario(args.scenario) if args.scenario else (
+        which.scenario if which else None)
+    if args.scenario is None and which is not None:
+        (tmp / "scenario.yaml").write_text(which.yaml)
+        args.scenario = tmp / "scenario.yaml"
+    if args.bundle_sha256 is None:
+        args.bundle_sha256 = sha256_file(args.results)
+    if args.signed_by is None:
+        args.signed_by = bundle.keyid
+    write_records(tmp / "results.jsonl", bundle.records)
+    args.results = tmp / "results.jsonl"
+    return _analyze(args, scenario)
+
+
+def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
     if not args.results.is_file():
         raise ConfigError("no such results file (expected a .jsonl written by `copeca-action "
-                          "run` or `copeca run`)", args.results)
-    scenario = load_scenario(args.scenario) if args.scenario else None
+                          "run` or `copeca run`, a run's output folder, or a .copeca bundle)",
+                          args.results)
     rows, fmt = read_rows(args.results)
     points = run_points(rows) if args.format == "html" else []
     curves = (read_coverage(args.coverage) or coverage_curves(rows)

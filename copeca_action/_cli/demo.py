@@ -10,6 +10,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.markdown import Markdown
 
+from copeca_action._cli._output import console as log_console
 from copeca_action._cli.run import (
     add_run_arguments,
     conclude_run,
@@ -38,7 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console()
+    console = log_console()
     scenario = args.scenario or corpus_dir() / "scenarios" / "demo.yaml"
     prep = prepare(args, scenario, out_default=Path("out") / "demo")
     console.print(f"[bold]copeca-action demo[/] (scripted model: no key, no cost, simulated "
@@ -61,7 +62,11 @@ def run(args: argparse.Namespace) -> int:
         return 130
     key = load_signing_key(args.key) or demo_key(prep.cfg.out.root / "keys", console)
     done = conclude_run(prep, args, key)
-    console.print(Markdown(done.files["report.md"].read_text()))
+    text = done.files["report.md"].read_text()
+    if console.is_terminal:
+        console.print(Markdown(text))
+    else:  # a log: the markdown as written, never wrapped or cut at 80 columns
+        print(text, flush=True)
     print_concluded(console, done)
     return 0
 

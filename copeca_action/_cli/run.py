@@ -11,6 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.table import Table
 
+from copeca_action._cli._output import console as log_console
 from copeca_action.bundle import load_public_key, load_signing_key
 from copeca_action.conclude import Concluded
 from copeca_action.engine import OutputDir, RunStats
@@ -111,7 +112,7 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
 def run(args: argparse.Namespace) -> int:
     prep = prepare(args, args.scenario)
     stats = execute(prep, resume=args.resume, plain=args.plain)
-    console = Console()
+    console = log_console()
     print_summary(console, prep.cfg.out, stats)
     if stats.interrupted:
         return 130
@@ -130,13 +131,16 @@ def conclude_run(prep: Prepared, args: argparse.Namespace,
 
 def print_concluded(console: Console, done: Concluded) -> None:
     head = done.report.headline_comparison
+    if done.report.simulated:
+        console.print(f"[bold yellow]SIMULATED[/]: {done.report.simulation_note}",
+                      soft_wrap=True)
     line = f"verdict: [bold]{done.report.verdict}[/]"
     if head is not None and head.delta.estimate is not None:
         d = head.delta
         ci = (f" (CI {d.low:+.1%} to {d.high:+.1%})" if d.low is not None and d.high is not None
               else "")
         line += f", cost per correct {d.estimate:+.1%}{ci} {head.tool} vs {head.base}"
-    console.print(line)
+    console.print(line, soft_wrap=True)
     for name, path in done.files.items():
         console.print(f"{name}: {path}", soft_wrap=True)
     if done.bundle_path is not None:

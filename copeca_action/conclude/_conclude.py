@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from copeca_action.bundle import (
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord, latest_by_run_id, read_records
-from copeca_action.render import coverage_curves, report_files, run_points
+from copeca_action.render import TrendRun, coverage_curves, report_files, run_points
 from copeca_action.report import Report, Settings, build_report, table_from_records
 from copeca_action.scenario import Runner, Scenario, Task
 
@@ -120,16 +120,17 @@ def settings_for(scenario: Scenario, runners: Mapping[str, Runner]) -> Settings:
 def conclude(out_dir: Path, scenario_path: Path, scenario: Scenario, plan: RunPlan, *,
              runners: Mapping[str, Runner], tasks: Mapping[str, Task] | None = None,
              key: Ed25519PrivateKey | None = None, bundle_path: Path | None = None,
-             image_digest: str | None = None) -> Concluded:
+             image_digest: str | None = None, trend: Sequence[TrendRun] = ()) -> Concluded:
     """Build the report from `out_dir/results.jsonl`, write its files beside it, then (with
-    `bundle_path`) write the bundle and verify it before anyone else reads it."""
+    `bundle_path`) write the bundle and verify it before anyone else reads it. `trend`: the
+    earlier runs of the history, drawn in report.html (the report never reads them)."""
     results = out_dir / "results.jsonl"
     if not results.is_file():
         raise ConfigError(f"{results}: no results to conclude; run the scenario first")
     records = read_records(results)
     keyid = keyid_of(key.public_key()) if key is not None else None
     report, files = report_and_files(records, scenario, scenario_path.read_text(),
-                                     runners=runners, keyid=keyid)
+                                     runners=runners, keyid=keyid, trend=trend)
     written = {}
     for name, data in files.items():
         (out_dir / name).write_bytes(data)
@@ -153,13 +154,13 @@ def check_bundle(path: Path, key: Ed25519PrivateKey | None, scenario: Scenario,
 
 
 def report_and_files(records: list[RunRecord], scenario: Scenario, scenario_yaml: str, *,
-                     runners: Mapping[str, Runner], keyid: str | None
-                     ) -> tuple[Report, dict[str, bytes]]:
+                     runners: Mapping[str, Runner], keyid: str | None,
+                     trend: Sequence[TrendRun] = ()) -> tuple[Report, dict[str, bytes]]:
     """The Report and its files (report.json, .md, .html): one recipe for a run and a
     merge."""
     report = report_of(records, settings_for(scenario, runners), scenario.name)
     files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
-                         keyid=keyid, scenario_yaml=scenario_yaml)
+                         keyid=keyid, scenario_yaml=scenario_yaml, trend=trend)
     return report, dict(files)
 
 

@@ -20,6 +20,7 @@ from copeca_action.engine._reuse import ReuseOffer
 from copeca_action.errors import ConfigError, WorkspaceError
 from copeca_action.evaluate import Sandbox, make_sandbox
 from copeca_action.plan import RunPlan
+from copeca_action.records import Endpoint
 from copeca_action.scenario import Corpus, Mode, Runner, Scenario, Task
 from copeca_action.workspace import (
     Snapshot,
@@ -60,6 +61,9 @@ class EngineConfig:
     endpoint: str | None = None
     """Identity of the model endpoint for run fingerprints (the scripted server's scripts);
     None: the base URL, else the vendors."""
+    endpoint_kind: Endpoint = "real"
+    """Recorded in each RunRecord's `endpoint`: `scripted` while the scripted server answers,
+    `dry_run` when it stands in for a real run (pipeline.prepare_scenario(dry_run=True))."""
     reuse: ReuseOffer | None = None
     """Finished runs of a verified previous bundle to take instead of running them."""
 

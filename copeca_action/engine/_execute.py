@@ -192,7 +192,8 @@ def _base_record(cfg: EngineConfig, res: Resolved, prep: Prepared, outcome: Outc
         attempt=prep.attempt, snapshot_commit=wt.snapshot_commit if wt else None,
         control=run.control, category=run.category, language=run.language, outcome=outcome,
         flags=list(prep.flags), error=error, started_at=prep.started_at,
-        run_dir=f"runs/{run.run_id}", fingerprint=res.fingerprints.get(run.run_id))
+        run_dir=f"runs/{run.run_id}", fingerprint=res.fingerprints.get(run.run_id),
+        endpoint=cfg.endpoint_kind)
 
 
 def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome) -> RunRecord:

@@ -17,6 +17,7 @@ from copeca_action.github._badge import (
     ENDPOINT_KEYS,
     BadgeInput,
     badge_endpoint,
+    badge_input,
     badge_svg,
     read_badge_input,
     write_badge,
@@ -32,8 +33,10 @@ from copeca_action.github._comment_data import (
     FlagRow,
     Footer,
     Headline,
+    HistoryLine,
     MetricRow,
     RetrievalRow,
+    RunFacts,
     TaskRow,
 )
 from copeca_action.github._comments import (
@@ -48,11 +51,24 @@ from copeca_action.github._event import EventContext, parse_event, read_event
 from copeca_action.github._files import format_output, mask, write_outputs, write_summary
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
 from copeca_action.github._gate import Gate, check_gate
+from copeca_action.github._history import (
+    DATA_BRANCH,
+    ArmPoint,
+    History,
+    HistoryEntry,
+    badge_url,
+    history_entry,
+    history_line,
+    publish_history,
+    read_history,
+    records_history,
+)
 from copeca_action.github._inputs import PARSERS, ActionInputs, Shard, read_inputs
 from copeca_action.github._markdown import escape_md
 from copeca_action.github._render import headline_text, render_comment
 
 __all__ = [
+    "DATA_BRANCH",
     "ENDPOINT_KEYS",
     "MAX_COMMENT_CHARS",
     "OUTPUT_NAMES",
@@ -60,6 +76,7 @@ __all__ = [
     "ActionContext",
     "ActionInputs",
     "AdoptionLine",
+    "ArmPoint",
     "BadgeInput",
     "Bounds",
     "BundleInfo",
@@ -74,14 +91,20 @@ __all__ = [
     "Gate",
     "GitHubClient",
     "Headline",
+    "History",
+    "HistoryEntry",
+    "HistoryLine",
     "MetricRow",
     "Outcome",
     "RetrievalRow",
     "RetryPolicy",
+    "RunFacts",
     "Shard",
     "TaskRow",
     "badge_endpoint",
+    "badge_input",
     "badge_svg",
+    "badge_url",
     "check_gate",
     "comment_data",
     "create_check_run",
@@ -90,15 +113,20 @@ __all__ = [
     "find_comment",
     "format_output",
     "headline_text",
+    "history_entry",
+    "history_line",
     "host_path",
     "main",
     "marker",
     "mask",
     "output_values",
     "parse_event",
+    "publish_history",
     "read_badge_input",
     "read_event",
+    "read_history",
     "read_inputs",
+    "records_history",
     "render_comment",
     "run_action",
     "run_engine",

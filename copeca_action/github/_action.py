@@ -22,7 +22,7 @@ from copeca_action.github._approval import (
     check_checkout,
     verify_pull_request,
 )
-from copeca_action.github._badge import BadgeInput, write_badge
+from copeca_action.github._badge import badge_from_comment, write_badge
 from copeca_action.github._checks import (
     check_name,
     complete_check_run,
@@ -34,6 +34,7 @@ from copeca_action.github._comment_data import CommentData, Footer
 from copeca_action.github._comments import upsert_comment
 from copeca_action.github._event import EventContext, read_event
 from copeca_action.github._files import (
+    MAX_SUMMARY_BYTES,
     annotate,
     escape_command,
     mask,
@@ -43,12 +44,23 @@ from copeca_action.github._files import (
     write_summary,
 )
 from copeca_action.github._gate import check_gate
+from copeca_action.github._history import (
+    DATA_BRANCH,
+    HistoryEntry,
+    history_line,
+    publish_history,
+    read_history,
+    records_history,
+    trend_runs,
+)
 from copeca_action.github._inputs import ActionInputs, read_inputs
 from copeca_action.github._render import headline_text, render_comment
+from copeca_action.render import render_history_html
+from copeca_action.report import Report
 
 OUTPUT_NAMES = ("verdict", "delta", "delta-ci-low", "delta-ci-high", "control-delta",
                 "cpc-baseline", "cpc-tool", "bundle-path", "bundle-sha256", "report-path",
-                "badge-path", "comment-url")
+                "badge-path", "comment-url", "simulated")
 """Every output of action.yml; each is written on every run (empty when not known)."""
 STEP_OUTPUTS = ("artifact-name", "artifact-path")
 """Written for action.yml's own upload step, not outputs of the action."""
@@ -81,7 +93,13 @@ class Outcome:
     outputs: dict[str, str] = field(default_factory=dict)
     """Values for OUTPUT_NAMES (paths as seen by this process)."""
     summary: str | None = None
-    """Step summary markdown; the comment is used when None."""
+    """Step summary markdown; when None, the comment without its size cut, then `report_md`."""
+    report_md: str | None = None
+    """The full report.md, carried into the step summary (GitHub allows 1 MiB there)."""
+    report: Report | None = None
+    """The finished report (for the history's badge and the PR's comparison with it)."""
+    history: HistoryEntry | None = None
+    """This run's summary, appended to the history when the event records one."""
 
 
 Engine = Callable[[ActionContext], Outcome]
@@ -234,16 +252,16 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
     values = {name: "" for name in OUTPUT_NAMES}
     values.update(outcome.outputs)
     values["verdict"] = data.verdict
-    est = data.headline.estimate if data.headline else None
-    badge = BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
-                       ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
-                       versus=data.headline.versus if data.headline else "baseline")
+    values["simulated"] = "true" if data.simulated else "false"
+    badge = badge_from_comment(data)
     badge_json, _ = write_badge(badge, ctx.output_dir)
     values["badge-path"] = values["badge-path"] or str(badge_json)
+    client = _client(ctx, env, policy, sleep, outcome)
+    if client is not None:
+        data = _history(ctx, client, outcome, data)
     body = render_comment(data)
     if (path := summary_path(env)) is not None:
-        write_summary(path, outcome.summary or body)
-    client = _client(ctx, env, policy, sleep)
+        write_summary(path, outcome.summary or summary_markdown(data, outcome.report_md))
     error: GitHubError | None = None
     if client is not None:
         try:
@@ -267,11 +285,54 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
         raise error
 
 
+def summary_markdown(data: CommentData, report_md: str | None) -> str:
+    """The job summary: the comment uncut (every task), then the full report folded; the
+    summary's own 1 MiB cut (write_summary) applies to the whole."""
+    text = render_comment(data, limit=MAX_SUMMARY_BYTES // 2)
+    if report_md:
+        text += ("\n<details><summary>The full report (report.md)</summary>\n\n"
+                 f"{report_md}\n\n</details>\n")
+    return text
+
+
+def _history(ctx: ActionContext, client: GitHubClient, outcome: Outcome,
+             data: CommentData) -> CommentData:
+    """Record this run in the history (default branch, release, schedule) or, on a pull
+    request, compare with it. The history is secondary: a failure warns, never fails."""
+    report = outcome.report
+    if ctx.inputs.history == "never" or report is None:
+        return data
+    owner, repo = ctx.event.owner, ctx.event.repo
+    try:
+        if outcome.history is not None and records_history(ctx.event):
+            history = publish_history(client, owner, repo, ctx.inputs.comment_id,
+                                      outcome.history, report)
+            page = ctx.output_dir / "history.html"
+            page.write_text(render_history_html(trend_runs(history), title=f"{owner}/{repo}: "
+                                                f"{ctx.inputs.comment_id}"), encoding="utf-8")
+            print(f"copeca-action: history: {len(history.entries)} run(s) on {DATA_BRANCH}",
+                  flush=True)
+        elif ctx.event.pr_number is not None and ctx.inputs.comment != "never":
+            c = report.headline_comparison
+            if c is None or c.overall is None:
+                return data
+            history, _ = read_history(client, owner, repo, ctx.inputs.comment_id)
+            branch = ctx.event.base_ref or "the default branch"
+            line = history_line(history, c.overall.cpc_tool, c.tool, branch)
+            return data.model_copy(update={"history": line}) if line else data
+    except GitHubError as exc:
+        annotate("warning", f"copeca-action: history not updated: {exc}")
+    return data
+
+
 def _client(ctx: ActionContext, env: Mapping[str, str], policy: RetryPolicy | None,
-            sleep: Callable[[float], None] | None) -> GitHubClient | None:
+            sleep: Callable[[float], None] | None,
+            outcome: Outcome | None = None) -> GitHubClient | None:
     wants_comment = ctx.inputs.comment != "never" and ctx.event.pr_number is not None
     wants_check = ctx.inputs.check_run and bool(ctx.event.head_sha)
-    if not (wants_comment or wants_check):
+    wants_history = (ctx.inputs.history != "never" and outcome is not None
+                     and outcome.history is not None and records_history(ctx.event))
+    if not (wants_comment or wants_check or wants_history):
         return None
     if not ctx.inputs.github_token:
         annotate("warning", "copeca-action: no github-token: no comment and no check run")

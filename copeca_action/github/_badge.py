@@ -8,6 +8,7 @@ needs no service at all (no fonts, scripts or external references).
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
@@ -15,8 +16,9 @@ from xml.sax.saxutils import escape
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from copeca_action.errors import ConfigError, Problem
-from copeca_action.github._comment_data import Verdict
+from copeca_action.github._comment_data import CommentData, Verdict
 from copeca_action.github._markdown import MINUS, ci_text, signed_pct
+from copeca_action.report import Report
 
 ENDPOINT_KEYS = frozenset({"schemaVersion", "label", "message", "color", "labelColor",
                            "isError", "namedLogo", "logoSvg", "logoColor", "logoWidth",
@@ -38,18 +40,55 @@ class BadgeInput(BaseModel):
     ci_low: float | None = None
     ci_high: float | None = None
     versus: str = "baseline"
+    simulated: bool = False
+    """The numbers come from the scripted model (Report.simulated): the label says so."""
+
+
+def badge_label(data: BadgeInput) -> str:
+    return f"simulated {LABEL}" if data.simulated else LABEL
 
 
 def badge_message(data: BadgeInput) -> str:
-    """`−18.2% vs baseline`, or the verdict when there is no number."""
+    """`−18.2% vs baseline`; when inconclusive the interval, never a bare estimate
+    (`−45.4 to +12.0% vs baseline`), or just the verdict when there is no interval."""
     if data.delta is None or data.verdict in ("skipped", "invalid"):
         return data.verdict
+    if data.verdict == "inconclusive":
+        ci = ci_text(data.ci_low, data.ci_high)
+        return f"{ci} vs {data.versus}" if ci else data.verdict
     return f"{signed_pct(data.delta)} vs {data.versus}"
 
 
 def badge_endpoint(data: BadgeInput) -> dict[str, Any]:
-    return {"schemaVersion": 1, "label": LABEL, "message": badge_message(data),
+    return {"schemaVersion": 1, "label": badge_label(data), "message": badge_message(data),
             "color": COLORS.get(data.verdict, "#9f9f9f"), "labelColor": LABEL_COLOR}
+
+
+def badge_input(report: Report) -> BadgeInput:
+    """The badge of a Report: the headline comparison's delta and interval, as the action's
+    comment shows them."""
+    c = report.headline_comparison
+    if c is None:
+        return BadgeInput(verdict=report.verdict, simulated=report.simulated)
+    return BadgeInput(verdict=report.verdict, delta=_finite_or_none(c.delta.estimate),
+                      ci_low=_finite_or_none(c.delta.low), ci_high=_finite_or_none(c.delta.high),
+                      versus="base" if c.kind == "head_vs_base" else "baseline",
+                      simulated=report.simulated)
+
+
+def badge_from_comment(data: CommentData) -> BadgeInput:
+    """The action's badge: the comment's verdict and headline (the same numbers as
+    `badge_input(report)` of the report it was made from)."""
+    est = data.headline.estimate if data.headline else None
+    return BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
+                      ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
+                      versus=data.headline.versus if data.headline else "baseline",
+                      simulated=bool(data.simulated))
+
+
+def _finite_or_none(v: float | None) -> float | None:
+    """NaN is no number; ±∞ stays (an unbounded interval), as in the comment."""
+    return None if v is None or math.isnan(v) else v
 
 
 # Verdana 11px advance widths (approximate, in px) for the glyphs badges use.
@@ -73,7 +112,7 @@ def text_width(text: str) -> float:
 
 def badge_svg(data: BadgeInput) -> str:
     """A flat two-part badge; text is XML-escaped; no external resources."""
-    label, message = LABEL, badge_message(data)
+    label, message = badge_label(data), badge_message(data)
     color = COLORS.get(data.verdict, "#9f9f9f")
     lw, mw = round(text_width(label) + 10), round(text_width(message) + 10)
     total = lw + mw
@@ -98,14 +137,22 @@ def badge_svg(data: BadgeInput) -> str:
 
 
 def read_badge_input(path: Path) -> BadgeInput:
-    """The verdict and delta from a report JSON (top-level `verdict`, `delta`, `ci_low`,
-    `ci_high`; other keys are ignored)."""
+    """The badge of a report.json the action or `run` wrote (its headline comparison, as the
+    action's badge), or of a JSON with top-level `verdict`, `delta`, `ci_low`, `ci_high`
+    (other keys are ignored)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(Problem(str(path), f"cannot read: {exc.strerror}")) from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(Problem(str(path), f"not JSON: {exc}")) from exc
+    if isinstance(data, dict) and "comparisons" in data and "schema_version" in data:
+        try:
+            return badge_input(Report.model_validate(data))
+        except ValidationError as exc:
+            raise ConfigError(Problem(str(path), f"not a report: {exc.errors()[0]['msg']}",
+                                      field=".".join(str(x) for x in exc.errors()[0]["loc"]))
+                              ) from exc
     try:
         return BadgeInput.model_validate(data)
     except ValidationError as exc:

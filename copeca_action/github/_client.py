@@ -26,6 +26,7 @@ MISSING_PERMISSION = {
     "comment": "pull-requests: write",
     "check": "checks: write",
     "read": "contents: read",
+    "contents": "contents: write",
 }
 PERMISSION_HELP = (
     "GitHub answered 403 Forbidden to {what}: the token lacks the `{permission}` permission. "
@@ -83,8 +84,10 @@ class GitHubClient:
 
     def request(self, method: str, path_or_url: str, *, json: Any = None,
                 params: dict[str, Any] | None = None, what: str = "",
-                permission: str = "read", retry_5xx: bool = True) -> requests.Response:
-        """One API call with retries; raises GitHubError with the cause and the fix."""
+                permission: str = "read", retry_5xx: bool = True,
+                allow: tuple[int, ...] = ()) -> requests.Response:
+        """One API call with retries; raises GitHubError with the cause and the fix.
+        Statuses in `allow` (e.g. 404 for "not there yet") are returned, not raised."""
         url = path_or_url if path_or_url.startswith(("http://", "https://")) \
             else self.url(path_or_url)
         if not self._same_host(url):
@@ -104,6 +107,8 @@ class GitHubClient:
                 if wait_or_none is None:
                     if resp.status_code in RETRY_STATUSES and not retry_5xx:
                         return resp  # the caller decides (a POST may have succeeded)
+                    if resp.status_code in allow:
+                        return resp
                     return self._check(resp, label, permission)
                 wait, last = wait_or_none, f"HTTP {resp.status_code}"
                 if wait > self.policy.max_wait_s:

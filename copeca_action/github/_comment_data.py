@@ -20,7 +20,8 @@ _CHART = re.compile(r'```mermaid\nxychart-beta\n(    [^`<&\n]*\n){1,8}```\n')
 so it cannot close its fence or smuggle HTML into the comment."""
 
 Verdict = Literal["improvement", "regression", "inconclusive", "invalid", "skipped"]
-Unit = Literal["usd", "fraction", "count", "seconds", "tokens", "number"]
+Unit = Literal["usd", "fraction", "count", "seconds", "tokens", "number", "mean"]
+"""`mean`: a mean count (turns per run), one decimal."""
 
 
 class Estimate(RecordModel):
@@ -75,12 +76,15 @@ class MetricRow(RecordModel):
 
 
 class CapabilityRow(RecordModel):
-    """Accuracy per task category (locate, trace, fix, …) in each arm."""
+    """Accuracy per task category (locate, trace, fix, …) in each arm, on non-control tasks."""
 
     category: str
     tasks: int
+    """Non-control tasks of this category both arms ran."""
     baseline_accuracy: float | None
     tool_accuracy: float | None
+    estimate: Estimate | None = None
+    """The category's delta of cost per correct with its interval (None: too few tasks)."""
 
 
 class RetrievalRow(RecordModel):
@@ -114,6 +118,35 @@ class TaskRow(RecordModel):
     baseline_cost_usd: float | None = None
     tool_cost_usd: float | None = None
     note: str = ""
+    effect: float | None = None
+    """The task's first-order share in the headline (report `Line.effect`); rows are listed
+    by its size, largest first, so truncation drops the least important."""
+
+
+class RunFacts(RecordModel):
+    """What this run was: its cost, time, models and CLIs, and the commits it compared."""
+
+    spend_usd: float
+    """Every run that reached the agent, all arms and tasks (control included)."""
+    duration_s: float
+    """Agent time summed over runs."""
+    runs: int
+    models: list[str] = []
+    cli_versions: list[str] = []
+    commits: list[tuple[str, str]] = []
+    """(label, sha) pairs: the tool's commit and, for head vs base, the base's."""
+
+
+class HistoryLine(RecordModel):
+    """This run against the last runs on the default branch (github/_history.py)."""
+
+    runs: int
+    """How many earlier runs the median is over."""
+    branch: str
+    median_cpc_tool: float | None
+    """The tool arm's median cost per correct over those runs."""
+    cpc_tool: float | None
+    """This run's tool-arm cost per correct (the headline population)."""
 
 
 class Footer(RecordModel):
@@ -152,6 +185,14 @@ class CommentData(RecordModel):
     footer: Footer | None = None
     skipped_reason: str = ""
     """Why nothing ran (fork without secrets, no key): shown instead of the results."""
+    simulated: str = ""
+    """The banner of a simulated run (`Report.simulation_note`); "" for a measurement."""
+    population: str = ""
+    """What the table's numbers are over, e.g. "18 non-control tasks both arms ran"."""
+    run: RunFacts | None = None
+    task_note: str = ""
+    """A note shared by every task row, said once under the table instead of per row."""
+    history: HistoryLine | None = None
     chart: str = Field(default="", max_length=4000)
     """A fenced mermaid xychart (`copeca_action.render.mermaid_chart`); shown as is, so it
     must match the chart's strict shape."""

@@ -6,7 +6,9 @@ The GitHub layer's `run_action` stays engine-agnostic; `entrypoint.py` passes `r
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import glob
+import hashlib
 import os
 import subprocess
 import tempfile
@@ -20,13 +22,24 @@ from copeca_action._util.paths import corpus_dir
 from copeca_action.bundle import keyid_of
 from copeca_action.bundle._sign import parse_private_key
 from copeca_action.conclude import merge_shards, shard_scenario
-from copeca_action.errors import ConfigError, CopecaError, Problem
+from copeca_action.errors import ConfigError, CopecaError, GitHubError, Problem
 from copeca_action.github._action import ActionContext, Outcome, artifact_name, skipped_outcome
 from copeca_action.github._approval import how_to_approve
+from copeca_action.github._client import GitHubClient, RetryPolicy
 from copeca_action.github._files import annotate
 from copeca_action.github._from_report import BundleInfo, comment_data, output_values
+from copeca_action.github._history import (
+    History,
+    HistoryEntry,
+    history_entry,
+    read_history,
+    records_history,
+    trend_runs,
+)
 from copeca_action.github._inputs import SOURCE
 from copeca_action.pipeline import Prepared, conclude_prepared, execute, prepare_scenario
+from copeca_action.render import TrendRun
+from copeca_action.report import Report
 from copeca_action.scenario import Task, find_corpus_root, load_corpus, load_scenario
 
 KEY_ENV = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY"}
@@ -179,15 +192,61 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
     if stats.reuse is not None:
         print(f"copeca-action: {stats.reuse.message()}", flush=True)
     bundle = ctx.output_dir / f"{prep.cfg.scenario.name}.copeca"
-    done = conclude_prepared(prep, key, bundle)
+    done = conclude_prepared(prep, key, bundle, trend=history_trend(ctx))
     info = BundleInfo(done.bundle_path, done.bundle_sha256, done.keyid)
     data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
-                        full_report=artifact_hint(ctx))
+                        full_report=artifact_hint(ctx), commits=compared_commits(ctx))
     if refused:
         data = data.model_copy(update={"warnings": [*data.warnings, refused]})
+    md = done.files.get("report.md")
     return Outcome(comment=data,
-                   outputs=output_values(done.report, info, done.files.get("report.json")))
+                   outputs=output_values(done.report, info, done.files.get("report.json")),
+                   report_md=md.read_text(encoding="utf-8") if md else None,
+                   report=done.report,
+                   history=run_history_entry(ctx, done.report, sha256_file(prep.scenario_path),
+                                             done.bundle_sha256))
+
+
+TREND_RUNS = 30
+"""The report's trend shows at most this many earlier runs (the history page has them all)."""
+
+
+def history_trend(ctx: ActionContext) -> list[TrendRun]:
+    """The earlier runs of the history, for the trend in report.html: read only where the
+    job talks to GitHub anyway (it records the run, or comments on a PR); none otherwise, or
+    when the history cannot be read (a warning says why)."""
+    ev = ctx.event
+    talks = records_history(ev) or (ev.pr_number is not None and ctx.inputs.comment != "never")
+    if ctx.inputs.history == "never" or not ctx.inputs.github_token or not talks:
+        return []
+    client = GitHubClient(ctx.inputs.github_token, ev.api_url,
+                          policy=RetryPolicy(attempts=2, backoff_s=1.0))
+    try:
+        history, _ = read_history(client, ev.owner, ev.repo, ctx.inputs.comment_id)
+    except GitHubError as exc:
+        annotate("warning", f"copeca-action: no trend in the report: {exc}")
+        return []
+    return trend_runs(History(entries=history.entries[-TREND_RUNS:]))
+
+
+def run_history_entry(ctx: ActionContext, report: Report, scenario_digest: str,
+                      bundle_sha256: str | None) -> HistoryEntry:
+    """This run's line in the history (written only for events that record one)."""
+    ev = ctx.event
+    return history_entry(report, commit=ev.head_sha or "", date=dt.datetime.now(dt.UTC),
+                         ref=ev.ref or "", event=ev.name, tag=ev.tag,
+                         scenario_digest=scenario_digest, bundle_sha256=bundle_sha256,
+                         run_url=ev.run_url)
+
+
+def compared_commits(ctx: ActionContext) -> list[tuple[str, str]]:
+    """The commits the comment names: the tool's head and, for a base-ref comparison, the
+    PR's base."""
+    out = [("head", ctx.event.head_sha)] if ctx.event.head_sha else []
+    if ctx.inputs.compare != "baseline" and ctx.event.base_sha:
+        out.append(("base", ctx.event.base_sha))
+    return out
 
 
 def artifact_hint(ctx: ActionContext) -> str:
@@ -268,6 +327,12 @@ def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
     print(f"copeca-action: merged {len(paths)} shard bundle(s) into {out}", flush=True)
     data = comment_data(merged.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=_tasks(ctx), run_url=ctx.event.run_url,
-                        full_report=artifact_hint(ctx))
+                        full_report=artifact_hint(ctx), commits=compared_commits(ctx))
+    md = merged.files.get("report.md")
+    scenario = merged.files.get("scenario.yaml")
     return Outcome(comment=data, outputs=output_values(merged.report, info,
-                                                       ctx.output_dir / "report.json"))
+                                                       ctx.output_dir / "report.json"),
+                   report_md=md.decode("utf-8") if md else None, report=merged.report,
+                   history=run_history_entry(
+                       ctx, merged.report,
+                       hashlib.sha256(scenario).hexdigest() if scenario else "", info.sha256))

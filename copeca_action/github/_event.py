@@ -45,6 +45,8 @@ class EventContext(RecordModel):
     """The git ref of push, dispatch and release events (`refs/heads/main`, a tag)."""
     tag: str | None = None
     """The release's tag name."""
+    default_branch: str | None = None
+    """The repository's default branch (from the payload), for the history."""
     workflow_run_event: str | None = None
     """For workflow_run: the event that triggered the upstream workflow."""
     server_url: str = "https://github.com"
@@ -88,6 +90,10 @@ class EventContext(RecordModel):
 
 def _problem(path: str, message: str, field: str | None = None) -> ConfigError:
     return ConfigError(Problem(path, message, field=field))
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _get(payload: Mapping[str, Any], *keys: str) -> Any:
@@ -148,6 +154,7 @@ def parse_event(name: str, payload: Mapping[str, Any], env: Mapping[str, str],
         "api_url": env.get("GITHUB_API_URL") or "https://api.github.com",
         "run_id": env.get("GITHUB_RUN_ID") or None,
         "run_attempt": env.get("GITHUB_RUN_ATTEMPT") or None,
+        "default_branch": _str_or_none(_get(payload, "repository", "default_branch")),
     }
     if name in ("pull_request", "pull_request_target"):
         pr = payload.get("pull_request")

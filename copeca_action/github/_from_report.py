@@ -23,10 +23,10 @@ from copeca_action.github._comment_data import (
     Headline,
     MetricRow,
     RetrievalRow,
+    RunFacts,
     TaskRow,
     Unit,
 )
-from copeca_action.render import mermaid_chart
 from copeca_action.report import ArmInterval, ArmSummary, Comparison, Interval, Report
 from copeca_action.scenario import Task
 
@@ -76,9 +76,9 @@ def accuracy_bounds(i: ArmInterval | None) -> Bounds | None:
 
 
 def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[MetricRow]:
-    """Cost per correct and accuracy on the headline's tasks (non-control, as `delta`), when
-    the report carries them, each with its arm's own interval; spend and runs are the whole
-    arm's."""
+    """Every row on one population, the headline's (`overall`: the non-control tasks its
+    delta compares), each arm's values with its own interval where it has one; reports
+    written before the line had spend and turns fall back to the whole arm's."""
     main = c.overall
     cpc_b, cpc_t = (main.cpc_base, main.cpc_tool) if main else (base.cpc_usd, tool.cpc_usd)
     acc_b, acc_t = ((main.accuracy_base, main.accuracy_tool) if main
@@ -92,13 +92,18 @@ def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[Metri
     rows.append(MetricRow(metric="Accuracy", unit="fraction", baseline=acc_b, tool=acc_t,
                           estimate=acc, delta_kind="points", baseline_ci=accuracy_bounds(ib),
                           tool_ci=accuracy_bounds(it)))
-    rows.append(MetricRow(metric="Spend", unit="usd", baseline=base.spend_usd,
-                          tool=tool.spend_usd, estimate=_ratio(tool.spend_usd, base.spend_usd)))
-    rows.append(MetricRow(metric="Runs", unit="count", baseline=base.runs, tool=tool.runs))
-    if tool.mean_turns is not None or base.mean_turns is not None:
-        rows.append(MetricRow(metric="Turns per run", unit="number", baseline=base.mean_turns,
-                              tool=tool.mean_turns,
-                              estimate=_ratio(tool.mean_turns, base.mean_turns)))
+    one = main is not None and main.spend_tool is not None and main.spend_base is not None
+    spend_b, spend_t = ((main.spend_base, main.spend_tool) if one and main
+                        else (base.spend_usd, tool.spend_usd))
+    runs_b, runs_t = (main.runs_base, main.runs_tool) if one and main else (base.runs, tool.runs)
+    turns_b, turns_t = ((main.mean_turns_base, main.mean_turns_tool) if one and main
+                        else (base.mean_turns, tool.mean_turns))
+    rows.append(MetricRow(metric="Spend", unit="usd", baseline=spend_b, tool=spend_t,
+                          estimate=_ratio(spend_t, spend_b)))
+    rows.append(MetricRow(metric="Runs", unit="count", baseline=runs_b, tool=runs_t))
+    if turns_t is not None or turns_b is not None:
+        rows.append(MetricRow(metric="Turns per run", unit="mean", baseline=turns_b,
+                              tool=turns_t, estimate=_ratio(turns_t, turns_b)))
     if c.control_delta is not None:
         ctl = c.control
         rows.append(MetricRow(metric="Cost per correct", unit="usd",
@@ -111,24 +116,39 @@ def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[Metri
 
 
 def capability_rows(c: Comparison, tasks: Mapping[str, Task]) -> list[CapabilityRow]:
+    """Capability lines are on non-control tasks; so is their count of tasks."""
     per_category: dict[str, int] = {}
     for line in c.tasks:
         task = tasks.get(line.key)
-        if task is not None:
-            per_category[task.category] = per_category.get(task.category, 0) + 1
-    return [CapabilityRow(category=line.key, tasks=per_category.get(line.key, 0),
+        control = line.control if line.control is not None else bool(task and task.control)
+        category = line.category or (task.category if task else "")
+        if category and not control:
+            per_category[category] = per_category.get(category, 0) + 1
+    return [CapabilityRow(category=line.key,
+                          tasks=line.tasks if line.tasks is not None
+                          else per_category.get(line.key, 0),
                           baseline_accuracy=line.accuracy_base,
-                          tool_accuracy=line.accuracy_tool) for line in c.capabilities]
+                          tool_accuracy=line.accuracy_tool, estimate=estimate(line.delta))
+            for line in c.capabilities]
 
 
-def retrieval_rows(report: Report, c: Comparison) -> list[RetrievalRow]:
+RETRIEVAL_HEADLINE = ("trajectory.span.auc", "span.coverage", "span.precision")
+"""The comment's three retrieval metrics (how early, how much, how precise); the report
+has the rest."""
+
+
+def retrieval_rows(report: Report, c: Comparison,
+                   keys: tuple[str, ...] | None = RETRIEVAL_HEADLINE) -> list[RetrievalRow]:
+    """The comparison's retrieval lines (only `keys`, in that order; None: all of them)."""
     if report.retrieval is None:
         return []
     for comp in report.retrieval.comparisons:
         if comp.name == c.name:
             unit: Unit
             rows = []
-            for line in comp.lines:
+            lines = (comp.lines if keys is None else
+                     [ln for k in keys for ln in comp.lines if ln.metric == k])
+            for line in lines:
                 unit = ("fraction" if any(w in line.metric.lower() for w in _FRACTION_WORDS)
                         else "number")
                 rows.append(RetrievalRow(metric=f"{line.label} ({line.aggregation})",
@@ -150,18 +170,38 @@ def _correct(accuracy: float | None, runs: int) -> int:
 
 
 def task_rows(c: Comparison, tasks: Mapping[str, Task]) -> list[TaskRow]:
+    """Largest effect on the headline first (report `Line.effect`), then tasks without one
+    (one arm only, control tasks), by id; category and control come from the report (they
+    travel with the records, so `merge` keeps them), the corpus only for older reports."""
     rows = []
     for line in c.tasks:
         task = tasks.get(line.key)
         rows.append(TaskRow(
-            task_id=line.key, category=task.category if task else "",
-            control=bool(task and task.control),
+            task_id=line.key, category=line.category or (task.category if task else ""),
+            control=line.control if line.control is not None else bool(task and task.control),
+            effect=line.effect,
             baseline_correct=_correct(line.accuracy_base, line.runs_base),
             baseline_runs=line.runs_base,
             tool_correct=_correct(line.accuracy_tool, line.runs_tool), tool_runs=line.runs_tool,
             baseline_cost_usd=finite(line.cpc_base), tool_cost_usd=finite(line.cpc_tool),
             note=line.note))
+    rows.sort(key=lambda r: (r.effect is None, -abs(r.effect or 0.0), r.task_id))
     return rows
+
+
+def shared_note(rows: list[TaskRow]) -> str:
+    """A note every task row has (e.g. too few repetitions for an interval): said once."""
+    notes = {r.note for r in rows}
+    return notes.pop() if len(rows) > 1 and len(notes) == 1 else ""
+
+
+def run_facts(report: Report, commits: list[tuple[str, str]]) -> RunFacts:
+    return RunFacts(spend_usd=sum(a.spend_usd for a in report.arms),
+                    duration_s=sum(a.duration_s for a in report.arms),
+                    runs=sum(a.runs for a in report.arms),
+                    models=sorted({m for a in report.arms for m in a.models}),
+                    cli_versions=sorted({v for a in report.arms for v in a.cli_versions}),
+                    commits=commits)
 
 
 def warnings_for(report: Report, base: ArmSummary | None, tool: ArmSummary | None,
@@ -183,7 +223,9 @@ def warnings_for(report: Report, base: ArmSummary | None, tool: ArmSummary | Non
 
 def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
                  tasks: Mapping[str, Task], run_url: str | None = None,
-                 full_report: str = "") -> CommentData:
+                 full_report: str = "",
+                 commits: list[tuple[str, str]] | None = None) -> CommentData:
+    """`commits`: (label, sha) of what was compared, e.g. [("head", …), ("base", …)]."""
     c = report.headline_comparison
     arms = {a.arm: a for a in report.arms}
     base = arms.get(c.base) if c else None
@@ -200,7 +242,7 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
         "comment_id": comment_id, "verdict": report.verdict,
         "verdict_reason": " ".join(report.verdict_reasons), "footer": footer,
         "warnings": warnings_for(report, base, tool, bundle), "full_report": full_report,
-        "chart": mermaid_chart(report)}
+        "simulated": report.simulation_note, "run": run_facts(report, commits or [])}
     if c is not None and base is not None and tool is not None:
         head_est = estimate(c.delta)
         assert head_est is not None
@@ -210,6 +252,11 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
             metrics=metric_rows(c, base, tool), capabilities=capability_rows(c, tasks),
             retrieval=retrieval_rows(report, c), flags=flag_rows(base, tool),
             tasks=task_rows(c, tasks))
+        data["task_note"] = shared_note(data["tasks"])  # type: ignore[arg-type]
+        if c.overall is not None and c.overall.tasks is not None:
+            n = c.overall.tasks
+            data["population"] = (f"{n} non-control task{'' if n == 1 else 's'} both arms "
+                                  "ran (the tasks the headline compares)")
         if c.adopted is not None:
             adopted = estimate(c.adopted.delta)
             assert adopted is not None
@@ -226,7 +273,7 @@ def output_values(report: Report, bundle: BundleInfo, report_path: Path | None) 
     """The action's outputs (DESIGN.md); the badge and comment url are set when published."""
     c = report.headline_comparison
     arms = {a.arm: a for a in report.arms}
-    out = {"verdict": report.verdict,
+    out = {"verdict": report.verdict, "simulated": "true" if report.simulated else "false",
            "bundle-path": str(bundle.path) if bundle.path else "",
            "bundle-sha256": bundle.sha256 or "",
            "report-path": str(report_path) if report_path else ""}
@@ -234,6 +281,8 @@ def output_values(report: Report, bundle: BundleInfo, report_path: Path | None) 
         out.update({"delta": _num(c.delta.estimate), "delta-ci-low": _num(c.delta.low),
                     "delta-ci-high": _num(c.delta.high),
                     "control-delta": _num(c.control_delta.estimate) if c.control_delta else "",
-                    "cpc-baseline": _num(arms[c.base].cpc_usd) if c.base in arms else "",
-                    "cpc-tool": _num(arms[c.tool].cpc_usd) if c.tool in arms else ""})
+                    "cpc-baseline": _num(c.overall.cpc_base) if c.overall else
+                    _num(arms[c.base].cpc_usd) if c.base in arms else "",
+                    "cpc-tool": _num(c.overall.cpc_tool) if c.overall else
+                    _num(arms[c.tool].cpc_usd) if c.tool in arms else ""})
     return out

@@ -63,6 +63,9 @@ class ActionInputs(RecordModel):
     allow_pull_request_target: bool = False
     check_run: bool = False
     pull_request: int | None = None
+    history: Literal["auto", "never"] = "auto"
+    """auto: runs on the default branch, releases and schedules join the history on the data
+    branch (github/_history.py); a PR's comment compares with it."""
 
     @property
     def has_model_secrets(self) -> bool:
@@ -181,6 +184,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "allow-pull-request-target": parse_bool,
     "check-run": parse_bool,
     "pull-request": parse_pr_number,
+    "history": parse_choice(("auto", "never")),
 }
 """Input name → parser of its text. An empty input keeps the model's default."""
 

@@ -85,6 +85,8 @@ def value_text(value: float | None, unit: str) -> Safe:
         return Safe(_num(value * 100, 1) + "%")
     if unit == "count":
         return Safe(f"{int(value):,}")
+    if unit == "mean":
+        return Safe(_num(value, 1))
     if unit == "seconds":
         return Safe(_num(value, 1) + " s")
     if unit == "tokens":

@@ -127,6 +127,48 @@ def footer_text(data: CommentData) -> Safe:
     return Safe(" · ".join(parts))
 
 
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def run_text(data: CommentData) -> Safe:
+    """The run in one line: spend, agent time, models, CLI versions, commits, where the full
+    report is."""
+    r = data.run
+    parts = []
+    if r is not None:
+        parts.append(f"**This run**: {value_text(r.spend_usd, 'usd')} on {r.runs:,} runs (all "
+                     f"arms and tasks), {_duration(r.duration_s)} of agent time")
+        if r.models:
+            parts.append("models " + ", ".join(escape_md(m, 80) for m in r.models[:6]))
+        if r.cli_versions:
+            parts.append("CLIs " + ", ".join(escape_md(v, 80) for v in r.cli_versions[:6]))
+        commits = [f"{escape_md(label, 40)} <code>{sha[:12]}</code>" for label, sha in r.commits
+                   if _HEX.match(sha or "")]
+        if commits:
+            parts.append("compared " + " with ".join(commits))
+    url = safe_url(data.footer.run_url if data.footer else None)
+    where = escape_md(data.full_report, 200) if data.full_report else ""
+    if url:
+        parts.append(f"[workflow run]({url})" + (f", full report in {where}" if where else ""))
+    elif where:
+        parts.append(f"full report in {where}")
+    return Safe(" · ".join(parts))
+
+
+def history_text(data: CommentData) -> Safe:
+    h = data.history
+    if h is None or h.runs == 0:
+        return Safe("")
+    return Safe(f"Tool cost per correct {value_text(h.cpc_tool, 'usd')} vs a median of "
+                f"{value_text(h.median_cpc_tool, 'usd')} over the last {h.runs} runs on "
+                f"{escape_md(h.branch, 80)}.")
+
+
 def state_of_data(data: CommentData) -> str:
     """A digest of what the reader cares about, for `comment: on-change`."""
     key = {"verdict": data.verdict, "headline": data.headline and data.headline.model_dump(),
@@ -163,7 +205,9 @@ def _render_level(data: CommentData, level: int, task_cap: int | None = None) ->
         headline=headline_text(data), conf=Safe(f"{conf * 100:g}"),
         pct=lambda v: value_text(v, "fraction"), value=value_text,
         estimate=lambda e, c=False: estimate_text(e, c, confidence=conf),
-        row_delta=row_delta, arm=arm_value, footer=footer_text(data), chart=Safe(data.chart),
+        row_delta=row_delta, arm=arm_value, footer=footer_text(data),
+        run_line=run_text(data), history=history_text(data),
+        notes=any(t.note and t.note != data.task_note for t in data.tasks),
         truncation_note=_truncation_note(data, max(level, 1), cap))
 
 
@@ -199,4 +243,5 @@ def _with_safe_reasons(data: CommentData) -> CommentData:
     return data.model_copy(update={
         "verdict_reason": Safe(escape_with_code(data.verdict_reason)),
         "skipped_reason": Safe(escape_with_code(data.skipped_reason)),
+        "simulated": Safe(escape_with_code(data.simulated)),
     })

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from copeca_action.engine import (
 from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.pipeline._preflight import preflight
 from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.render import TrendRun
 from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
 from copeca_action.workspace import SnapshotStore, default_cache_dir
 
@@ -83,7 +84,8 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     """The plan and engine configuration of a scenario, without argparse (the GitHub
     entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds).
     `dry_run`: the real CLIs against the scripted model playing the benchmark's own scripts
-    (`dry_run_scripts`); the numbers are simulated and labelled so."""
+    (`dry_run_scripts`); no key, no cost, and every record says `endpoint: dry_run`, so every
+    report of it is labelled simulated."""
     scenario = load_scenario(scenario_path)
     changes: dict[str, object] = dict(overrides or {})
     root = corpus or find_corpus_root(scenario_path.resolve())
@@ -104,7 +106,8 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     outdir = OutputDir(out or out_default or Path("out") / scenario.name, work_dir)
     store = SnapshotStore(cache or default_cache_dir(), loaded.repos)
     cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,
-                       base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir)
+                       base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir,
+                       endpoint_kind="dry_run" if dry_run else "real")
     return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path, dry_run=dry_run)
 
 
@@ -126,13 +129,16 @@ def model_endpoint(prep: Prepared) -> Iterator[str | None]:
     cfg.out.root.mkdir(parents=True, exist_ok=True)
     with ScriptedServer(scripts, seed=cfg.scenario.seed,
                         log_path=cfg.out.root / "model-requests.jsonl") as server:
+        kind = cfg.endpoint_kind
         cfg.base_url = server.url
         cfg.endpoint = scripts_id(scripts, cfg.scenario.seed)
+        cfg.endpoint_kind = "dry_run" if kind == "dry_run" else "scripted"
         try:
             yield server.url
         finally:
             cfg.base_url = None
             cfg.endpoint = None
+            cfg.endpoint_kind = kind
 
 
 @contextlib.contextmanager
@@ -168,7 +174,7 @@ def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
 
 
 def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,
-                      bundle: Path | None) -> Concluded:
+                      bundle: Path | None, trend: Sequence[TrendRun] = ()) -> Concluded:
     """Report files and (with `bundle`) the signed bundle, verified; completeness is checked
     against the tasks only for a whole plan, not a shard."""
     cfg = prep.cfg
@@ -178,4 +184,4 @@ def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,
     whole = plan.shard is None
     return conclude(cfg.out.root, prep.scenario_path, cfg.scenario, plan,
                     runners=cfg.corpus.runners, tasks=cfg.corpus.tasks if whole else None,
-                    key=key, bundle_path=bundle)
+                    key=key, bundle_path=bundle, trend=trend)

@@ -12,6 +12,7 @@ from copeca_action.records._io import (
 from copeca_action.records._record import (
     OUTCOMES,
     CostSource,
+    Endpoint,
     Outcome,
     RunRecord,
     Tokens,
@@ -26,6 +27,7 @@ from copeca_action.records._retrieval import (
 __all__ = [
     "OUTCOMES",
     "CostSource",
+    "Endpoint",
     "Format",
     "Outcome",
     "RetrievalScore",

@@ -19,7 +19,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from copeca_action.errors import ConfigError, Problem
-from copeca_action.records._record import OUTCOMES, Outcome, RunRecord
+from copeca_action.records._record import OUTCOMES, Endpoint, Outcome, RunRecord
 from copeca_action.records._retrieval import RetrievalSummary
 
 Format = Literal["copeca-action", "copeca"]
@@ -149,6 +149,7 @@ class _Row(TypedDict):
     tool_adopted: NotRequired[bool | None]
     flags: NotRequired[list[str]]
     retrieval: NotRequired[RetrievalSummary | None]
+    endpoint: NotRequired[Endpoint | None]
 
 
 NonNegInt = Annotated[int, Field(ge=0)]

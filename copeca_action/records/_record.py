@@ -13,6 +13,10 @@ from copeca_action.records._retrieval import RetrievalSummary
 Outcome = Literal["ok", "agent_error", "timeout", "budget_stop", "infra_error"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "agent_error", "timeout", "budget_stop", "infra_error")
 CostSource = Literal["vendor", "computed", "none"]
+Endpoint = Literal["real", "scripted", "dry_run"]
+"""What answered the agent: `real` a vendor API or a custom base URL, `scripted` the bundled
+scripted model server, `dry_run` the scripted server standing in for a real run (the
+action's `dry-run`). Anything but `real` is a simulation: its numbers measure nothing."""
 NonNeg = Annotated[int, Field(ge=0)]
 
 
@@ -98,6 +102,8 @@ class RunRecord(RecordModel):
     reused_from: str | None = None
     """sha256 of the verified bundle this record was copied from by `reuse`, unchanged but
     for this field; None: measured by this run."""
+    endpoint: Endpoint | None = None
+    """What answered the agent (see `Endpoint`); None: not recorded (older records)."""
 
     @property
     def reached_agent(self) -> bool:

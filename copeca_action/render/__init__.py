@@ -17,17 +17,22 @@ from copeca_action.render._markdown import (
     interval_text,
     lines_table,
     method_md,
+    population_table,
     render_markdown,
     retrieval_arms_table,
     retrieval_md,
     retrieval_table,
+    simulated_md,
     warnings_md,
 )
 from copeca_action.render._mermaid import mermaid_chart
+from copeca_action.render._trend import TrendArm, TrendRun, render_history_html, trend_svg
 
 __all__ = [
     "CoverageCurve",
     "RunPoint",
+    "TrendArm",
+    "TrendRun",
     "Verification",
     "arms_table",
     "comparisons_table",
@@ -37,6 +42,8 @@ __all__ = [
     "lines_table",
     "mermaid_chart",
     "method_md",
+    "population_table",
+    "render_history_html",
     "render_html",
     "render_json",
     "render_markdown",
@@ -45,5 +52,7 @@ __all__ = [
     "retrieval_md",
     "retrieval_table",
     "run_points",
+    "simulated_md",
+    "trend_svg",
     "warnings_md",
 ]

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.render import _svg
 from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
+from copeca_action.render._trend import TrendRun, trend_svg
 from copeca_action.report import ArmInterval, ArmSummary, Comparison, Interval, Line, Report
 
 TEMPLATES = "templates"
@@ -235,6 +236,11 @@ def forest_figure(report: Report, colours: Mapping[str, str]) -> Figure | None:
 
 
 def _cpc(report: Report, arm: str) -> float | None:
+    """The arm's cost per correct on the headline population (the comparison's `overall`
+    line: the tasks its delta compares); the whole arm's only in reports without it."""
+    for c in report.comparisons:
+        if c.overall is not None and arm in (c.tool, c.base):
+            return c.overall.cpc_tool if arm == c.tool else c.overall.cpc_base
     return next((a.cpc_usd for a in report.arms if a.arm == arm), None)
 
 
@@ -431,9 +437,47 @@ def _aware(t: dt.datetime | None) -> dt.datetime:
 # ---------------------------------------------------------------- the page
 
 
+def population_table(c: Comparison) -> Table | None:
+    """The headline table: each arm of the deciding comparison on its `overall` line, the
+    tasks its delta compares (non-control); the same numbers as report.md and the comment."""
+    o = c.overall
+    if o is None:
+        return None
+    level = next((f" ({i.level * 100:.4g}% CI)" for i in (o.interval_tool, o.interval_base)
+                  if i is not None), " (CI)")
+    rows = []
+    for arm, runs, spend, correct, acc, cpc, i, turns in (
+            (c.base, o.runs_base, o.spend_base, o.correct_base, o.accuracy_base, o.cpc_base,
+             o.interval_base, o.mean_turns_base),
+            (c.tool, o.runs_tool, o.spend_tool, o.correct_tool, o.accuracy_tool, o.cpc_tool,
+             o.interval_tool, o.mean_turns_tool)):
+        rows.append([Cell(arm), _usd_cell(cpc), _cpc_interval_cell(cpc, i), _share_cell(acc),
+                     _accuracy_ci_cell(i), _usd_cell(spend),
+                     Cell("n/a" if correct is None else str(correct), correct),
+                     Cell(str(runs), runs),
+                     Cell("n/a" if turns is None else f"{turns:.1f}", turns)])
+    tasks = "" if o.tasks is None else f"{o.tasks} "
+    return Table("population-table", f"{c.name} on the headline population: the {tasks}"
+                 "non-control tasks the delta compares",
+                 ["arm", "cost per correct", f"cost per correct{level}", "accuracy",
+                  f"accuracy{level}", "spend", "correct", "runs", "turns per run"], rows,
+                 frozenset(range(1, 9)))
+
+
+def _cpc_interval_cell(cpc: float, i: ArmInterval | None) -> Cell:
+    if i is None:
+        return Cell("n/a")
+    if i.cpc_low is None or i.cpc_high is None:
+        return Cell("one task: no interval")
+    if math.isinf(cpc):
+        return Cell(f"≥ {usd(i.cpc_low)} (nothing correct)", i.cpc_low)
+    return Cell(f"{usd(i.cpc_low)} – {usd(i.cpc_high)}", i.cpc_low)
+
+
 def arms_table(report: Report) -> Table:
-    """Per arm over every task it ran; each arm's cost per correct and accuracy come with
-    their own intervals (`ArmSummary.interval`)."""
+    """Per arm over every task it ran, control included (not the headline population); each
+    arm's cost per correct and accuracy come with their own intervals (`ArmSummary.interval`).
+    """
     level = next((f" ({a.interval.level * 100:.4g}% CI)" for a in report.arms if a.interval),
                  " (CI)")
     rows = [[Cell(a.arm), Cell(str(a.runs), a.runs), _usd_cell(a.spend_usd),
@@ -446,11 +490,11 @@ def arms_table(report: Report) -> Table:
              Cell(f"{a.duration_s / 60:.1f} min", a.duration_s),
              Cell(str(a.infra_errors), a.infra_errors), Cell(str(a.not_run), a.not_run)]
             for a in report.arms]
-    return Table("arms-table", "Arms", ["arm", "runs", "spend", "correct", "accuracy",
-                                        f"accuracy{level}", "cost per correct",
-                                        f"cost per correct{level}", "adoption", "mean turns",
-                                        "mean tool calls", "agent time", "infra errors",
-                                        "not run"], rows, frozenset(range(1, 14)))
+    return Table("arms-table", "Every task each arm ran, control tasks included",
+                 ["arm", "runs", "spend", "correct", "accuracy", f"accuracy{level}",
+                  "cost per correct", f"cost per correct{level}", "adoption", "mean turns",
+                  "mean tool calls", "agent time", "infra errors", "not run"], rows,
+                 frozenset(range(1, 14)))
 
 
 def _accuracy_ci_cell(i: ArmInterval | None) -> Cell:
@@ -461,14 +505,7 @@ def _accuracy_ci_cell(i: ArmInterval | None) -> Cell:
 
 def _cpc_ci_cell(a: ArmSummary) -> Cell:
     """The interval's text; sorted by its lower bound. Nothing correct: only a lower bound."""
-    i = a.interval
-    if i is None:
-        return Cell("n/a")
-    if i.cpc_low is None or i.cpc_high is None:
-        return Cell("one task: no interval")
-    if math.isinf(a.cpc_usd):
-        return Cell(f"≥ {usd(i.cpc_low)} (nothing correct)", i.cpc_low)
-    return Cell(f"{usd(i.cpc_low)} – {usd(i.cpc_high)}", i.cpc_low)
+    return _cpc_interval_cell(a.cpc_usd, a.interval)
 
 
 def flags_table(report: Report) -> Table | None:
@@ -511,8 +548,11 @@ def _asset(name: str) -> str:
 def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
                 coverage: Sequence[CoverageCurve] = (),
                 verification: Verification | None = None, scenario_yaml: str | None = None,
-                environment: Mapping[str, str] | None = None) -> str:
-    """The whole report as one HTML document: it formats, it never computes a statistic."""
+                environment: Mapping[str, str] | None = None,
+                trend: Sequence[TrendRun] = ()) -> str:
+    """The whole report as one HTML document: it formats, it never computes a statistic.
+    `trend`: earlier runs from the history (github/_history.py), oldest first, drawn as a
+    trend chart; the report itself never reads the history."""
     colours = arm_classes(report, runs, coverage)
     head = report.headline_comparison or (report.comparisons[0] if report.comparisons
                                           else None)
@@ -526,6 +566,8 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
     return _env().get_template("report.html.j2").render(
         report=report, head=head, figures=[f for f in figures if f is not None],
         arms=arms_table(report), flags=flags_table(report),
+        population=population_table(head) if head else None,
+        trend=trend_svg(trend) if trend else None, trend_runs=len(trend),
         legend=[(a, colours[a]) for a in colours],
         method=method_md(report),
         verification=verification, scenario_yaml=scenario_yaml,

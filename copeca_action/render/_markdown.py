@@ -87,11 +87,48 @@ def headline_md(report: Report) -> str:
                    f"({level} CI, {c.delta.clusters} tasks, intent-to-treat)")
         if c.adopted is not None:
             out.append(f"- runs where the tool was used ({share(c.adopted.adoption_rate)} "
-                       f"adoption, {c.adopted.runs} runs): {interval_text(c.adopted.delta)}")
+                       "adoption over the tool arm's runs on these tasks, "
+                       f"{c.adopted.runs} runs): {interval_text(c.adopted.delta)}")
         if c.control_delta is not None:
             out.append(f"- control tasks: {interval_text(c.control_delta)} "
                        f"(tolerance ±{report.thresholds.control_tolerance:.0%})")
     return "\n".join(out)
+
+
+def simulated_md(report: Report) -> str:
+    """The banner of a simulated report (scripted model or dry run); "" for a measurement."""
+    if not report.simulated:
+        return ""
+    return f"> [!WARNING]\n> **Simulated.** {report.simulation_note}"
+
+
+def _turns(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.1f}"
+
+
+def population_table(c: Comparison) -> str:
+    """The compact table: each arm of a comparison on its `overall` line (the non-control
+    tasks its delta compares); the comment, report.html and report.json show these numbers.
+    "" for reports written before the line existed."""
+    o = c.overall
+    if o is None:
+        return ""
+    level = next((f" ({i.level * 100:.4g}% CI)" for i in (o.interval_tool, o.interval_base)
+                  if i is not None), "")
+    rows = [f"| arm | cost per correct{level} | accuracy{level} | spend | correct | runs | "
+            "turns per run |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for arm, cpc, i, acc, spend, correct, runs, turns in (
+            (c.base, o.cpc_base, o.interval_base, o.accuracy_base, o.spend_base, o.correct_base,
+             o.runs_base, o.mean_turns_base),
+            (c.tool, o.cpc_tool, o.interval_tool, o.accuracy_tool, o.spend_tool, o.correct_tool,
+             o.runs_tool, o.mean_turns_tool)):
+        rows.append(f"| {arm} | {cpc_text(cpc, i)} | {accuracy_text(acc, i)} | {usd(spend)} | "
+                    f"{'n/a' if correct is None else correct} | {runs} | {_turns(turns)} |")
+    tasks = f"{o.tasks} " if o.tasks is not None else ""
+    plural = "" if o.tasks == 1 else "s"
+    return (f"On the {tasks}non-control task{plural} both arms ran (the tasks the delta "
+            "compares):"
+            "\n\n" + "\n".join(rows))
 
 
 def arms_table(arms: list[ArmSummary]) -> str:
@@ -213,8 +250,20 @@ def method_md(report: Report) -> str:
 
 def render_markdown(report: Report, *, tasks: bool = True) -> str:
     """The full report as GitHub-flavoured markdown."""
-    parts = [f"## copeca-action: {report.scenario or 'results'}", headline_md(report),
-             "#### Arms", arms_table(report.arms)]
+    parts = [f"## copeca-action: {report.scenario or 'results'}"]
+    if report.simulated:
+        parts.append(simulated_md(report))
+    parts.append(headline_md(report))
+    head = report.headline_comparison
+    table = population_table(head) if head is not None else ""
+    if table:
+        parts += ["#### Headline population", table,
+                  "<details><summary>every task each arm ran, control tasks included"
+                  f"</summary>\n\n{arms_table(report.arms)}\n\n</details>"]
+    else:
+        parts += ["#### Arms", arms_table(report.arms)]
+    if report.warnings:
+        parts += ["#### Warnings", warnings_md(report)]
     if report.comparisons:
         parts += ["#### Comparisons", comparisons_table(report.comparisons)]
     for c in report.comparisons:
@@ -229,8 +278,6 @@ def render_markdown(report: Report, *, tasks: bool = True) -> str:
                          "</details>")
     if report.retrieval is not None:
         parts += ["#### Retrieval", retrieval_md(report.retrieval)]
-    if report.warnings:
-        parts += ["#### Warnings", warnings_md(report)]
     ex = report.exclusions
     if ex.infra_error_runs or ex.not_run:
         parts.append(f"Excluded: {len(ex.infra_error_runs)} infra-error run(s); not run "

@@ -108,6 +108,8 @@ class _Sums:
     spend: FloatArray
     correct: FloatArray
     runs: NDArray[np.int64]
+    turns: FloatArray | None = None
+    """Summed turns per cluster (only where a line reports mean turns)."""
 
 
 def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings | None = None,
@@ -142,7 +144,9 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
         source_format="copeca" if source_format == "copeca" else "copeca-action",
         retrieval=retrieval_section(table, pairs, seed=s.seed, resamples=s.resamples,
                                     alpha=s.alpha, method=s.method),
-        look=look)
+        look=look,
+        endpoints=dict(table.endpoints),
+        simulated=any(k in ("scripted", "dry_run") for k, _ in table.endpoints))
 
 
 # ---------------------------------------------------------------- arms
@@ -221,7 +225,9 @@ def _sums(t: RecordTable, rows: NDArray[np.bool_], keys: NDArray[np.int64], n: i
     return _Sums(np.bincount(k, weights=t.cost[rows], minlength=n).astype(np.float64),
                  np.bincount(k, weights=t.correct[rows].astype(np.float64),
                              minlength=n).astype(np.float64),
-                 np.bincount(k, minlength=n).astype(np.int64))
+                 np.bincount(k, minlength=n).astype(np.int64),
+                 np.bincount(k, weights=t.turns[rows].astype(np.float64),
+                             minlength=n).astype(np.float64))
 
 
 def _interval(tool: _Sums, base: _Sums, s: Settings, resamples: int, alpha: float,
@@ -423,6 +429,10 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
     lines = []
     per_task = [_Sums(a.spend.reshape(shape).sum(1), a.correct.reshape(shape).sum(1),
                       a.runs.reshape(shape).sum(1)) for a in (st, sb)]
+    first = np.zeros(n_tasks, dtype=np.int64)
+    first[t.task.codes[::-1]] = np.arange(len(t))[::-1]  # a row of each task
+    main = [(~t.control & r) for r in (tool_rows, base_rows)]
+    totals = [(float(t.cost[m].sum()), float(t.correct[m].sum())) for m in main]
     for code, name in enumerate(t.task.names):
         if not (has_t[code] or has_b[code]):
             continue
@@ -433,8 +443,26 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
         if interval is None:
             note = ("only one arm ran" if not (has_t[code] and has_b[code])
                     else f"too few repetitions ({int(reps[code])}) for an interval")
-        lines.append(_line(name, one[0], one[1], interval, note))
+        row = int(first[code])
+        control = bool(t.control[row])
+        effect = None if control else _effect(one[0], one[1], totals)
+        lines.append(_line(name, one[0], one[1], interval, note).model_copy(update={
+            "category": t.category.names[t.category.codes[row]], "control": control,
+            "effect": effect}))
     return lines
+
+
+def _effect(st: _Sums, sb: _Sums, totals: list[tuple[float, float]]) -> float | None:
+    """A task's share in log(cpc_tool / cpc_base) over the non-control tasks, to first
+    order: (its share of the tool arm's spend − its share of its correct answers) minus the
+    same for the base arm. Positive pushes the headline up. None: a task one arm did not run,
+    or an arm with nothing correct or no spend."""
+    (spend_t, correct_t), (spend_b, correct_b) = totals
+    if not (st.runs.sum() and sb.runs.sum()) or min(spend_t, correct_t, spend_b,
+                                                    correct_b) <= 0:
+        return None
+    return float((st.spend.sum() / spend_t - st.correct.sum() / correct_t)
+                 - (sb.spend.sum() / spend_b - sb.correct.sum() / correct_b))
 
 
 def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str,
@@ -442,25 +470,32 @@ def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str,
     """Runs, accuracy and cost per correct of each arm on the tasks both arms ran, from
     per-task means: exactly the population and estimand of `interval`, so
     cpc_tool / cpc_base − 1 is its estimate. With no task in common, each arm's own tasks.
-    With `arms` (the settings), each arm's values also get their intervals."""
+    Spend, correct answers and mean turns are sums over the same tasks' runs. With `arms`
+    (the settings), each arm's values also get their intervals."""
     paired = (st.runs > 0) & (sb.runs > 0)
+    tasks = int(paired.sum())
     if paired.any():
         (mst, mct), (msb, mcb) = _means(st, paired), _means(sb, paired)
         cpc_t, cpc_b = _cpc(float(mst.sum()), float(mct.sum())), _cpc(float(msb.sum()),
                                                                      float(mcb.sum()))
-        st, sb = (_Sums(a.spend[paired], a.correct[paired], a.runs[paired]) for a in (st, sb))
-        acc_t: float | None = float(st.correct.sum()) / int(st.runs.sum())
-        acc_b: float | None = float(sb.correct.sum()) / int(sb.runs.sum())
+        st, sb = (_Sums(a.spend[paired], a.correct[paired], a.runs[paired],
+                        None if a.turns is None else a.turns[paired]) for a in (st, sb))
     else:
         cpc_t, cpc_b = (_cpc(float(a.spend.sum()), float(a.correct.sum())) for a in (st, sb))
-        rt0, rb0 = int(st.runs.sum()), int(sb.runs.sum())
-        acc_t, acc_b = (float(a.correct.sum()) / r if r else None
-                        for a, r in ((st, rt0), (sb, rb0)))
-    return Line(key=key, runs_tool=int(st.runs.sum()), runs_base=int(sb.runs.sum()),
-                accuracy_tool=acc_t, accuracy_base=acc_b, cpc_tool=cpc_t, cpc_base=cpc_b,
+    rt, rb = int(st.runs.sum()), int(sb.runs.sum())
+    ct, cb = float(st.correct.sum()), float(sb.correct.sum())
+
+    def turns(x: _Sums, runs: int) -> float | None:
+        return float(x.turns.sum()) / runs if x.turns is not None and runs else None
+
+    return Line(key=key, runs_tool=rt, runs_base=rb, accuracy_tool=ct / rt if rt else None,
+                accuracy_base=cb / rb if rb else None, cpc_tool=cpc_t, cpc_base=cpc_b,
                 delta=interval, note=note,
                 interval_tool=_arm_interval(st, arms, task_means=True) if arms else None,
-                interval_base=_arm_interval(sb, arms, task_means=True) if arms else None)
+                interval_base=_arm_interval(sb, arms, task_means=True) if arms else None,
+                spend_tool=float(st.spend.sum()), spend_base=float(sb.spend.sum()),
+                correct_tool=round(ct), correct_base=round(cb),
+                mean_turns_tool=turns(st, rt), mean_turns_base=turns(sb, rb), tasks=tasks)
 
 
 def _cpc(spend: float, correct: float) -> float:

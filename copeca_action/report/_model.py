@@ -115,6 +115,24 @@ class Line(ReportModel):
     """`cpc_tool` and `accuracy_tool` with their intervals: on the `overall` and `control`
     lines only (None on breakdown lines, with no run, or in older reports)."""
     interval_base: ArmInterval | None = None
+    spend_tool: float | None = None
+    """USD spent by the runs this line counts (None in older reports)."""
+    spend_base: float | None = None
+    correct_tool: int | None = None
+    correct_base: int | None = None
+    mean_turns_tool: float | None = None
+    """Mean turns per run (None on task lines, with no run, or in older reports)."""
+    mean_turns_base: float | None = None
+    tasks: int | None = None
+    """Tasks run by both arms (the paired clusters); None in older reports."""
+    category: str = ""
+    """On task lines: the task's category (it travels with the records, so `merge` keeps it)."""
+    control: bool | None = None
+    """On task lines: whether it is a control task; None on other lines and older reports."""
+    effect: float | None = None
+    """On task lines of non-control tasks both arms ran: the task's first-order share in
+    log(cpc_tool / cpc_base) of the headline (positive pushes it up); the comment lists tasks
+    by its size, largest first. None elsewhere."""
 
 
 class AdoptedLine(ReportModel):
@@ -277,6 +295,29 @@ class Report(ReportModel):
     """None when no run carries retrieval data."""
     look: Look | None = None
     """The adaptive look this report's verdict belongs to; None without adaptive sampling."""
+    endpoints: dict[str, int] = {}
+    """Runs (one per run id) by what answered the agent: `real`, `scripted`, `dry_run`, and
+    `unknown` for records written before RunRecord had `endpoint`."""
+    simulated: bool = False
+    """Some run was answered by the scripted model (`scripted` or `dry_run`): the numbers are
+    a simulation, not a measurement; every renderer says so (`simulation_note`)."""
+
+    @property
+    def simulation_note(self) -> str:
+        """One sentence for the banner every renderer shows after the word "Simulated";
+        "" when nothing is simulated."""
+        if not self.simulated:
+            return ""
+        total = sum(self.endpoints.values())
+        fake = self.endpoints.get("scripted", 0) + self.endpoints.get("dry_run", 0)
+        dry = bool(self.endpoints.get("dry_run"))
+        what = ("the scripted model answered instead of the vendors (a dry run)" if dry
+                else "the scripted model answered, not a vendor's API")
+        if fake < total:
+            return (f"In part: in {fake} of {total} runs {what}. These numbers mix simulation "
+                    "with measurement: read none of them as a measurement.")
+        return (f"In every run {what}. These numbers show how the report reads; they measure "
+                "no agent and no tool.")
 
     @property
     def headline_comparison(self) -> Comparison | None:

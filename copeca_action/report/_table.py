@@ -86,6 +86,8 @@ class RecordTable:
     extra_warnings: tuple[str, ...] = field(default=())
     retrieval: tuple[RetrievalSummary | None, ...] = field(default=())
     """Per row, the run's retrieval metrics (None: not scored); empty when no row has any."""
+    endpoints: tuple[tuple[str, int], ...] = field(default=())
+    """Rows per RunRecord `endpoint` (`unknown` for records without one), sorted by name."""
 
     def __len__(self) -> int:
         return len(self.run_id)
@@ -169,6 +171,7 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         correct_agent_errors=int((graded & failed).sum()),
         extra_warnings=tuple(warnings),
         retrieval=_retrieval_column(col("retrieval", None)),
+        endpoints=tuple(sorted(Counter(e or "unknown" for e in col("endpoint", None)).items())),
     )
 
 
@@ -207,4 +210,4 @@ def table_from_records(records: Iterable[RunRecord], scenario: str = "") -> Reco
 _FIELDS = {"run_id", "scenario", "task_id", "arm", "model", "served_model", "runner",
            "cli_version",
            "repetition", "control", "category", "language", "outcome", "correct", "tokens",
-           "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags"}
+           "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags", "endpoint"}

@@ -97,8 +97,10 @@ def test_dry_run_comments_the_real_report_and_writes_a_verified_bundle(
     assert report.thresholds.alert == 0.04  # the input overrides the scenario
     assert out["verdict"] == report.verdict
     assert out["delta"] == f"{head.delta.estimate:.6g}"
-    cpc = {a.arm: a.cpc_usd for a in report.arms}
-    assert out["cpc-tool"] == f"{cpc[head.tool]:.6g}"
+    assert head.overall is not None  # one population: the headline's, as in the comment
+    assert out["cpc-tool"] == f"{head.overall.cpc_tool:.6g}"
+    assert report.simulated and report.endpoints == {"dry_run": 8}
+    assert out["simulated"] == "true"
 
     assert len(comments) == 1
     body = comments[0]["body"]
@@ -110,6 +112,14 @@ def test_dry_run_comments_the_real_report_and_writes_a_verified_bundle(
     assert "**Control**" in body  # the control task's row
     assert "fastapi/locate-unique-id" in body.replace("\u200b", "")
     assert "seed 7" in body and out["bundle-sha256"] in body
+    # the first screen, before anything folded: verdict, banner, trust warnings, the table
+    first = body.split("<details>")[0]
+    assert f"copeca-action: {report.verdict}" in first
+    assert "**Simulated.**" in first and "(a dry run)" in first
+    assert "> [!WARNING]" in first and "only 1 tasks" in first.replace("&#8203;", "")
+    assert "| Metric | Baseline | Tool |" in first and "| Turns per run |" in first
+    assert first.index("Simulated") < first.index("[!WARNING]") < first.index("| Metric")
+    assert "**This run**" in first
     assert keyid_of(key.public_key()) in body
 
     bundle = Path(out["bundle-path"])
@@ -119,7 +129,11 @@ def test_dry_run_comments_the_real_report_and_writes_a_verified_bundle(
     assert summary is not None and summary.verdict == report.verdict
     badge = json.loads(Path(out["badge-path"]).read_text())
     assert set(badge) == {"schemaVersion", "label", "message", "color", "labelColor"}
-    assert report.verdict in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert badge["label"] == "simulated cost per correct"
+    summary_md = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert report.verdict in summary_md and "The full report (report.md)" in summary_md
+    assert "Simulated" in Path(out["report-path"]).with_name("report.md").read_text()
+    assert "Simulated" in Path(out["report-path"]).with_name("report.html").read_text()
 
 
 def test_dry_run_compare_both_runs_the_base_arm_from_a_worktree_of_the_base(

@@ -67,3 +67,24 @@ def test_an_adaptive_scenario_judges_with_the_alpha_of_its_last_look(
     assert report.alpha == pytest.approx(0.05 * (2 / 6) ** 2)
     assert (report.seed, report.resamples, report.thresholds.fail) == (11, 400, 0.2)
     assert report.comparisons[0].delta.level == pytest.approx(1 - report.alpha)
+
+
+def test_an_output_folder_is_analysed_with_its_own_scenario(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --scenario, the scenario.yaml the run wrote beside its results gives the seed,
+    resamples and thresholds: the report is the run's own, not seed 0's."""
+    from copeca_action._util.paths import corpus_dir
+
+    rows = make_rows(Population(cost_ratio=0.8), 12, 2, np.random.default_rng(3))
+    for r in rows:
+        r["endpoint"] = "scripted"
+    write(tmp_path / "results.jsonl", rows)
+    text = (corpus_dir() / "scenarios" / "demo.yaml").read_text()
+    (tmp_path / "scenario.yaml").write_text(text.replace("scripts: ../scripts", "scripts: .")
+                                            + "resamples: 400\n")
+    assert main(["analyze", str(tmp_path), "--format", "json"]) == 0
+    own = Report.model_validate_json(capsys.readouterr().out)
+    assert (own.seed, own.resamples) == (7, 400) and own.simulated
+    assert main(["analyze", str(tmp_path / "results.jsonl"), "--scenario",
+                 str(tmp_path / "scenario.yaml"), "--format", "json"]) == 0
+    assert Report.model_validate_json(capsys.readouterr().out) == own

@@ -81,3 +81,37 @@ def test_a_missing_previous_bundle_warns_and_runs_everything(
     assert "::warning::copeca-action: reuse: no bundle matches" in capsys.readouterr().out
     body = fake_github.comments[KEY][0]["body"]
     assert "no bundle matches" in body
+
+
+def test_the_report_draws_the_trend_of_the_history_on_the_data_branch(
+        fake_github: FakeGitHub, actions_env: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PR job reads the history the default branch's runs left on copeca-data: its
+    report.html draws their trend, and its comment compares with them."""
+    import datetime as dt
+
+    from copeca_action.github import History, history_entry
+    from copeca_action.report import Report
+
+    monkeypatch.setenv("COPECA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")
+    world = make_world(tmp_path / "ws" / "bench")
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      scenario="bench/corpus/scenarios/s.yaml", tool_dir="bench/tool",
+                      signing_key=pem(world.private).decode(), fail_on="never")
+    assert _job(env) == 0  # a first run, to have a report to make history entries from
+    report = Report.model_validate_json(
+        Path(parse_outputs(Path(env["GITHUB_OUTPUT"]))["report-path"]).read_text())
+    entries = [history_entry(report, commit=f"{i}" * 40,
+                             date=dt.datetime(2026, 11, i + 1, tzinfo=dt.UTC), event="push")
+               for i in range(1, 4)]
+    fake_github.branches[("Codertocat", "Hello-World", "copeca-data")] = {
+        "copeca/copeca/history.json": History(entries=entries).model_dump_json().encode()}
+    Path(env["GITHUB_OUTPUT"]).unlink()
+    assert _job(env) == 0
+    out = parse_outputs(Path(env["GITHUB_OUTPUT"]))
+    page = Path(out["report-path"]).with_name("report.html").read_text()
+    assert 'data-chart="trend"' in page and "the last 3 runs" in page
+    body = fake_github.comments[KEY][0]["body"]
+    (tmp_path / "comment.md").write_text(body)
+    assert "vs a median of" in body and "over the last 3 runs on master" in body

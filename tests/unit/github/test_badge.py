@@ -32,10 +32,10 @@ def test_svg_is_self_contained_and_escaped() -> None:
 
 def test_badge_cli_writes_both_files(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    report.write_text(json.dumps({"verdict": "inconclusive", "delta": 0.031, "other": 1}))
+    report.write_text(json.dumps({"verdict": "improvement", "delta": -0.031, "other": 1}))
     assert main(["badge", str(report), "--out-dir", str(tmp_path / "b")]) == 0
     data = json.loads((tmp_path / "b" / "badge.json").read_text())
-    assert data["message"] == "+3.1% vs baseline"
+    assert data["message"] == "−3.1% vs baseline"
     ET.fromstring((tmp_path / "b" / "badge.svg").read_text())
 
 
@@ -45,3 +45,40 @@ def test_badge_cli_names_the_bad_field(tmp_path: Path, capsys: pytest.CaptureFix
     report.write_text(json.dumps({"verdict": "great"}))
     assert main(["badge", str(report)]) == 2
     assert "verdict" in capsys.readouterr().err
+
+
+def test_an_inconclusive_badge_shows_the_interval_never_a_bare_estimate() -> None:
+    bare = BadgeInput(verdict="inconclusive", delta=0.012)
+    assert badge_endpoint(bare)["message"] == "inconclusive"
+    ci = BadgeInput(verdict="inconclusive", delta=0.012, ci_low=-0.2, ci_high=0.25)
+    assert badge_endpoint(ci)["message"] == "−20.0 to +25.0% vs baseline"
+    assert "+1.2%" not in badge_svg(ci)
+
+
+def test_a_simulated_badge_says_so() -> None:
+    data = badge_endpoint(BadgeInput(verdict="improvement", delta=-0.4, simulated=True))
+    assert data["label"] == "simulated cost per correct"
+
+
+@pytest.mark.parametrize("ratio", [0.5, 1.0])
+def test_the_cli_badge_of_report_json_is_the_actions_badge(tmp_path: Path,
+                                                           ratio: float) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
+    from html_cases import records
+
+    from copeca_action.github import BundleInfo, comment_data
+    from copeca_action.github._badge import badge_from_comment
+    from copeca_action.report import Settings, build_report
+
+    report = build_report(records(10, 2, ratio=ratio, control=2),
+                          Settings(resamples=300, breakdown_resamples=100))
+    (tmp_path / "report.json").write_text(report.model_dump_json())
+    assert main(["badge", str(tmp_path / "report.json"), "--out-dir", str(tmp_path)]) == 0
+    cli = json.loads((tmp_path / "badge.json").read_text())
+    data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
+    assert cli == badge_endpoint(badge_from_comment(data))
+    if ratio == 1.0:
+        assert report.verdict == "inconclusive"
+        assert " to " in cli["message"]  # the interval, not a bare estimate

@@ -30,7 +30,7 @@ def test_table_has_the_metrics_and_a_control_row() -> None:
     assert ("| **Control**: Cost per correct | $0.20 (0.15–0.27) | $0.20 (0.16–0.28) | +2.0% "
             "(−5.0 to +9.0%) |") in body
     assert "<sub>In parentheses: each arm's own 95% CI (tasks resampled, as for Δ).</sub>" in body
-    assert "<details><summary>Per-task details (6 tasks)</summary>" in body
+    assert "<details><summary>Tasks by their effect on the headline (6 tasks)</summary>" in body
     assert "signed by key <code>" + "cd" * 32 in body
     assert "[workflow run](https://github.com/o/r/actions/runs/1)" in body
 
@@ -72,7 +72,7 @@ def test_a_70000_character_report_is_cut_to_the_limit_and_says_where_the_rest_is
     assert "truncated to fit GitHub's 65,536-character limit" in body
     assert "<code>copeca-bundle</code>" in body
     assert "| **Control**: Cost per correct" in body  # the verdict survives the cut
-    shown = int(re.search(r"\(400 tasks, (\d+) shown\)", body).group(1))  # type: ignore[union-attr]
+    shown = int(re.search(r"\(400 tasks, the first (\d+) shown\)", body).group(1))  # type: ignore[union-attr]
     assert 100 < shown < 400  # as many task rows as fit, not none
     assert f"| … {400 - shown} more tasks in the full report |" in body
     assert f"after the first {shown} tasks" in body

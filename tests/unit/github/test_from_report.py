@@ -65,7 +65,15 @@ def test_comment_data_carries_the_reports_numbers(corpus_root: Path) -> None:
     body = render_comment(data)
     assert "**Control**" in body and "ab" * 32 in body
     assert not any("unsigned" in w for w in data.warnings)
-    assert data.chart and "```mermaid" in body and "xychart-beta" in body
+    assert not data.chart and "```mermaid" not in body  # the table says what a chart would
+    spend = next(m for m in data.metrics if m.metric == "Spend")
+    runs = next(m for m in data.metrics if m.metric == "Runs")
+    assert head.overall is not None  # one population: the headline's, not the whole arm's
+    assert (spend.tool, spend.baseline) == (head.overall.spend_tool, head.overall.spend_base)
+    assert (runs.tool, runs.baseline) == (head.overall.runs_tool, head.overall.runs_base)
+    effects = [abs(t.effect) for t in data.tasks if t.effect is not None]
+    assert effects == sorted(effects, reverse=True) and effects
+    assert all(t.effect is None for t in data.tasks[len(effects):])
 
 
 def test_a_chart_that_could_escape_its_fence_is_refused() -> None:
@@ -102,3 +110,22 @@ def test_outputs_are_the_headline_numbers(corpus_root: Path) -> None:
     assert out["bundle-path"] == "/o/b.copeca" and out["report-path"] == "/o/report.json"
     assert out["bundle-sha256"] == "ef" * 32
     assert out["cpc-tool"] and out["cpc-baseline"]
+
+
+def test_merged_user_tasks_keep_category_and_control_without_the_corpus(
+        corpus_root: Path) -> None:
+    """In `merge:` the tasks may be the user's, absent from the bundled corpus: category and
+    control come from the records (through the report), so rows and counts stay right."""
+    report, tasks = _report(corpus_root)
+    head = report.headline_comparison
+    assert head is not None
+    data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
+    with_corpus = comment_data(report, BundleInfo(None, None, None), comment_id="x",
+                               tasks=tasks)
+    assert [(t.task_id, t.category, t.control) for t in data.tasks] == [
+        (t.task_id, t.category, t.control) for t in with_corpus.tasks]
+    assert {t.task_id for t in data.tasks if t.control} == {
+        k for k, t in tasks.items() if t.control and k in {ln.key for ln in head.tasks}}
+    assert [c.tasks for c in data.capabilities] == [c.tasks for c in with_corpus.capabilities]
+    non_control = sum(1 for t in data.tasks if not t.control)
+    assert sum(c.tasks for c in data.capabilities) == non_control  # controls not counted

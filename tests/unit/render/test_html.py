@@ -129,7 +129,8 @@ def test_verification_block_says_signed_or_unsigned() -> None:
     case = demo()
     assert f"signed by keyid <code>{'cd' * 32}</code>" in render(case)
     unsigned = render_html(case.report, runs=case.runs)
-    assert "<strong>unsigned</strong>" in unsigned and "not given" in unsigned
+    assert "<strong>unsigned</strong>" in unsigned and "not in this file" in unsigned
+    assert "not given" not in unsigned  # it read like a failed check
 
 
 def test_light_dark_and_print_schemes_exist() -> None:

@@ -1,0 +1,105 @@
+"""What is published is what was decided: report.json, report.md, report.html and the PR
+comment show the same per-arm numbers (cost per correct, accuracy, spend, runs, turns) on one
+population, the headline comparison's `overall` line (its non-control tasks)."""
+
+from __future__ import annotations
+
+import html
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
+from html_cases import records
+
+from copeca_action.github import BundleInfo, comment_data, render_comment
+from copeca_action.render import render_html, render_markdown
+from copeca_action.report import Report, Settings, build_report
+
+NUM = re.compile(r"[−-]?\$?[\d,]+(?:\.\d+)?%?")
+
+
+def _value(text: str) -> float:
+    t = text.replace("−", "-").replace("$", "").replace(",", "")
+    return float(t[:-1]) / 100 if t.endswith("%") else float(t)
+
+
+def _first_number(cell: str) -> float:
+    found = NUM.search(cell)
+    assert found, cell
+    return _value(found.group(0))
+
+
+def _md_rows(text: str, header: str) -> dict[str, list[str]]:
+    """The rows of the markdown table whose header line starts with `header`."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(header))
+    rows = {}
+    for ln in lines[start + 2:]:
+        if not ln.startswith("|"):
+            break
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _html_rows(text: str, table_id: str) -> dict[str, list[str]]:
+    body = text.split(f'id="{table_id}"', 1)[1].split("</table>", 1)[0]
+    rows = {}
+    for tr in re.findall(r"<tr>(.*?)</tr>", body, flags=re.S):
+        cells = [html.unescape(re.sub(r"<[^>]+>", "", c))
+                 for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", tr, flags=re.S)]
+        if cells and cells[0] != "arm":
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    r = build_report(records(10, 2, control=3), Settings(resamples=400,
+                                                         breakdown_resamples=200))
+    return Report.model_validate_json(r.model_dump_json())  # as report.json reads back
+
+
+def test_json_md_html_and_comment_agree_on_the_headline_population(report: Report) -> None:
+    c = report.headline_comparison
+    assert c is not None and c.overall is not None
+    o = c.overall
+    expected = {
+        c.base: {"cpc": o.cpc_base, "acc": o.accuracy_base, "spend": o.spend_base,
+                 "runs": o.runs_base, "turns": o.mean_turns_base, "correct": o.correct_base},
+        c.tool: {"cpc": o.cpc_tool, "acc": o.accuracy_tool, "spend": o.spend_tool,
+                 "runs": o.runs_tool, "turns": o.mean_turns_tool, "correct": o.correct_tool}}
+    # the population is not the whole arm's (control tasks), else this test could not fail
+    whole = {a.arm: a for a in report.arms}
+    assert whole[c.tool].runs != o.runs_tool and whole[c.tool].cpc_usd != o.cpc_tool
+
+    md = _md_rows(render_markdown(report), "| arm | cost per correct")
+    page = _html_rows(render_html(report), "population-table")
+    data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
+    comment = _md_rows(render_comment(data), "| Metric | Baseline | Tool |")
+
+    def close(got: float, want: float | None, rel: float = 0.006) -> None:
+        assert want is not None and got == pytest.approx(want, rel=rel, abs=0.0006)
+
+    for arm, want in expected.items():
+        cpc, acc, spend, correct, runs, turns = md[arm]
+        close(_first_number(cpc), want["cpc"])
+        close(_first_number(acc), want["acc"], rel=0.01)
+        close(_first_number(spend), want["spend"])
+        assert (int(runs), int(correct)) == (want["runs"], want["correct"])
+        close(_first_number(turns), want["turns"], rel=0.05)
+        h = page[arm]
+        close(_first_number(h[0]), want["cpc"])
+        close(_first_number(h[2]), want["acc"], rel=0.01)
+        close(_first_number(h[4]), want["spend"])
+        assert (int(h[6]), int(h[5])) == (want["runs"], want["correct"])
+        close(_first_number(h[7]), want["turns"], rel=0.05)
+        col = 0 if arm == c.base else 1
+        close(_first_number(comment["Cost per correct"][col]), want["cpc"])
+        close(_first_number(comment["Accuracy"][col]), want["acc"], rel=0.01)
+        close(_first_number(comment["Spend"][col]), want["spend"])
+        assert int(_first_number(comment["Runs"][col])) == want["runs"]
+        close(_first_number(comment["Turns per run"][col]), want["turns"], rel=0.05)
