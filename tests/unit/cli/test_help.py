@@ -86,4 +86,9 @@ def test_list_inside_a_users_benchmark_lists_its_tasks(
     monkeypatch.chdir(tmp_path / "benchmark" / "tasks")
     assert main(["list", "--json"]) == 0
     ids = [t["id"] for t in json.loads(capsys.readouterr().out)]
-    assert len(ids) == 11 and "fastapi/control-http-methods" in ids
+    from copeca_action.github._scaffold import _controls
+
+    controls = _controls()
+    assert len(controls) >= 5
+    assert len(ids) == 6 + len(controls)
+    assert {f"fastapi/{c}" for c in controls} <= set(ids)
