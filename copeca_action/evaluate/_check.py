@@ -1,6 +1,8 @@
 """check-task: proof that a task's grading can tell right from wrong on a real checkout.
 
-`test` tasks: the command passes on the clean snapshot and fails once the mutations are in.
+`test` tasks: the command passes on the clean snapshot and fails once the mutations are in
+(a pass as grading sees it: exit 0, at least one test reported passed, none failed, every
+required test passed).
 `patch` tasks: the hidden tests fail without the reference fix and pass with it.
 """
 
@@ -19,6 +21,7 @@ from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.evaluate._apply import apply_patch
 from copeca_action.evaluate._evaluate import NOT_RUNNABLE
 from copeca_action.evaluate._git import base_repo, clone_tree, reset_tree
+from copeca_action.evaluate._results import parse_test_output, verdict_of
 from copeca_action.evaluate._sandbox import Sandbox, cap_output
 from copeca_action.scenario import Mutation, Task
 from copeca_action.workspace import copy_build_cache
@@ -70,11 +73,11 @@ def check_task(task: Task, task_file: Path, checkout: Path, sandbox: Sandbox,
         if task.grading.test is not None:
             test = task.grading.test
             steps = [_step(sandbox, tree, "clean snapshot", "pass", test.command, test.timeout_s,
-                           build_cache)]
+                           build_cache, test.tests)]
             reset_tree(tree, base.commit)
             _mutate(tree, task_file, test.mutations)
             steps.append(_step(sandbox, tree, "mutated snapshot", "fail", test.command,
-                               test.timeout_s, build_cache))
+                               test.timeout_s, build_cache, test.tests))
         else:
             steps = _check_patch(task, task_file, tree, base.commit, sandbox, build_cache)
     finally:
@@ -104,7 +107,7 @@ def _check_patch(task: Task, task_file: Path, tree: Path, commit: str,
                                    detail=f"{which} does not apply to the clean snapshot"))
             continue
         steps.append(_step(sandbox, tree, name, expect, spec.command, spec.timeout_s,
-                           build_cache))
+                           build_cache, spec.tests))
     return steps
 
 
@@ -127,7 +130,8 @@ def _mutate(tree: Path, task_file: Path, mutations: list[Mutation]) -> None:
 
 
 def _step(sandbox: Sandbox, tree: Path, name: str, expect: Literal["pass", "fail"],
-          command: list[str], timeout_s: float, build_cache: CacheUse | None) -> CheckStep:
+          command: list[str], timeout_s: float, build_cache: CacheUse | None,
+          tests: list[str]) -> CheckStep:
     copy_root = Path(tempfile.mkdtemp(prefix="copeca-build-cache-")) if build_cache else None
     try:
         if build_cache is not None and copy_root is not None:
@@ -144,7 +148,11 @@ def _step(sandbox: Sandbox, tree: Path, name: str, expect: Literal["pass", "fail
     if ran.exit_code in NOT_RUNNABLE:
         return CheckStep(name=name, expect=expect, exit_code=ran.exit_code, ok=False,
                          detail=f"{NOT_RUNNABLE[ran.exit_code]}: {' '.join(command)}")
-    passed = ran.exit_code == 0 and not ran.timed_out
+    passed, why = verdict_of(ran.exit_code, ran.timed_out, parse_test_output(ran.output),
+                             ran.output, tests)
     ok = passed == (expect == "pass")
+    detail = cap_output(ran.output, 1500)
+    if why is not None and not ok:
+        detail = f"{why}\n{detail}"
     return CheckStep(name=name, expect=expect, exit_code=ran.exit_code, timed_out=ran.timed_out,
-                     ok=ok, detail=cap_output(ran.output, 1500))
+                     ok=ok, detail=detail)

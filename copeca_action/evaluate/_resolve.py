@@ -37,7 +37,8 @@ def feature_spec(task: Task, task_file: Path, number: int) -> FeatureSpec:
         raise CopecaError(f"{task_file}: grading.patch.tests_patch: {spec.tests_patch} not found")
     return FeatureSpec(id=number, tests_patch=tests.read_bytes().decode("utf-8",
                                                                         "surrogateescape"),
-                       command=list(spec.command), timeout_s=spec.timeout_s)
+                       command=list(spec.command), timeout_s=spec.timeout_s,
+                       tests=tuple(spec.tests))
 
 
 def parse_repo_dirs(values: list[str]) -> dict[str, Path]:

@@ -44,7 +44,9 @@ def test_runs_are_graded_recorded_and_cleaned(tmp_path: Path) -> None:
 
 
 def test_edit_task_graded_by_test_command_with_hidden_mutation(tmp_path: Path) -> None:
-    test_cmd = ["{python}", "-c", "from app import answer; assert answer() == 42"]
+    # the summary line is what a pass needs besides exit 0 (node's TAP counts)
+    test_cmd = ["{python}", "-c", "from app import answer; assert answer() == 42; "
+                "print('# tests 1\\n# pass 1\\n# fail 0')"]
     corpus = make_corpus(tmp_path, {
         "fixed": {"type": "edit", "category": "fix",
                   "prompt": fake(edit=["app.py", "return 40", "return 42"], answer="fixed"),
@@ -214,9 +216,10 @@ HIDDEN_TESTS = """diff --git a/test_hidden.py b/test_hidden.py
 new file mode 100644
 --- /dev/null
 +++ b/test_hidden.py
-@@ -0,0 +1,2 @@
+@@ -0,0 +1,3 @@
 +from app import answer
 +assert answer() == 43, answer()
++print("# tests 1\\n# pass 1\\n# fail 0")
 """
 
 
@@ -244,7 +247,8 @@ def test_patch_task_is_evaluated_on_a_clean_tree_with_hidden_tests(tmp_path: Pat
     assert '"both_passed": true' in eval_json.read_text()
     unfixed = final["app/unfixed"]
     assert unfixed.outcome == "ok" and not unfixed.correct and unfixed.grading["exit_code"] != 0
-    assert not final["app/cheat"].correct
+    assert not final["app/cheat"].correct and "tests_modified" in final["app/cheat"].flags
+    assert "tests_modified" not in fixed.flags
     broken = [r for r in records if r.task_id == "app/broken"]
     assert [r.outcome for r in broken] == ["infra_error"] * cfg.max_attempts
     assert broken[-1].error is not None and "harness" in broken[-1].error
@@ -325,9 +329,11 @@ def test_stale_pricing_is_warned_when_the_run_starts(tmp_path: Path) -> None:
 def test_test_grader_finds_the_setup_node_modules_by_node_path(tmp_path: Path) -> None:
     import yaml
 
-    test_cmd = ["sh", "-c", 'test -f "$NODE_PATH/dep/index.js"']
+    test_cmd = ["sh", "-c", 'test -f "$NODE_PATH/dep/index.js" && '
+                "printf '# tests 1\\n# pass 1\\n# fail 0\\n'"]
     corpus = make_corpus(tmp_path, {
-        "node": {"type": "edit", "category": "fix", "prompt": fake(answer="did nothing"),
+        "node": {"type": "edit", "category": "fix",
+                 "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="fixed"),
                  "grading": {"test": {"command": test_cmd, "mutations": [
                      {"file": "app.py", "search": "return 42", "replace": "return 42 "}]}}}})
     repos = yaml.safe_load((corpus / "repos.yaml").read_text())
