@@ -20,8 +20,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-TEST_DIRS: frozenset[str] = frozenset({"tests", "test", "__tests__"})
-"""A path with one of these as a directory segment is a test file (Rust `tests/` included)."""
+TEST_DIRS: frozenset[str] = frozenset({"tests", "test", "__tests__", "spec", "testdata"})
+"""A path with one of these as a directory segment is a test file (Rust `tests/`, Jasmine and
+RSpec `spec/`, Go's `testdata/` fixtures included)."""
 
 _JS = r"(?:[cm]?[jt]sx?)"
 NAME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -29,6 +30,7 @@ NAME_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("*_test.py", re.compile(r"^.+_test\.py$")),
     ("conftest.py", re.compile(r"^conftest\.py$")),
     ("tests.py", re.compile(r"^tests\.py$")),
+    ("*Test.java", re.compile(r"^.*Tests?\.(?:java|kt|cs|scala)$")),
     ("*_test.go", re.compile(r"^.+_test\.go$")),
     ("*.test.[jt]sx?", re.compile(rf"^.+\.test\.{_JS}$")),
     ("*.spec.[jt]sx?", re.compile(rf"^.+\.spec\.{_JS}$")),
