@@ -65,6 +65,28 @@ def test_edit_task_graded_by_test_command_with_hidden_mutation(tmp_path: Path) -
     assert "-    return 40" in patch and "+    return 42" in patch
 
 
+def test_an_agent_that_weakens_the_test_is_graded_wrong_and_flagged(tmp_path: Path) -> None:
+    # test_app.py asserts answer() == 42; the planted bug returns 40. The cheat edits the test
+    # to expect 40, which passes in its own worktree; graded on a clean tree, it fails.
+    test_cmd = ["sh", "-c", "{python} test_app.py && printf '# tests 1\\n# pass 1\\n'"
+                "'# fail 0\\n'"]
+    mutation = {"file": "app.py", "search": "return 42", "replace": "return 40"}
+    corpus = make_corpus(tmp_path, {
+        "cheat": {"type": "edit", "category": "fix",
+                  "prompt": fake(edit=["test_app.py", "== 42", "== 40"], answer="fixed"),
+                  "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}},
+        "fixed": {"type": "edit", "category": "fix",
+                  "prompt": fake(edit=["app.py", "return 40", "return 42"], answer="fixed"),
+                  "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}}})
+    cfg = config(tmp_path, corpus, scenario())
+    _run(cfg)
+    by_task = {r.task_id: r for r in read_records(cfg.out.results)}
+    cheat, fixed = by_task["app/cheat"], by_task["app/fixed"]
+    assert not cheat.correct and "tests_modified" in cheat.flags
+    assert cheat.grading["reason"].startswith("no change left to test")
+    assert fixed.correct and "tests_modified" not in fixed.flags, fixed.grading
+
+
 def test_timeout_kills_and_flags(tmp_path: Path) -> None:
     corpus = make_corpus(tmp_path, {"hang": {"prompt": fake(sleep=60)}})
     cfg = config(tmp_path, corpus, scenario(timeout_s=1))
