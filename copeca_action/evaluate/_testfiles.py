@@ -47,6 +47,13 @@ DEFAULT_PROTECTED: tuple[str, ...] = (
 """Test-runner configuration and import hooks: an agent's change to them is never applied.
 A glob starting with `/` is anchored at the repository root."""
 
+ARTEFACTS: tuple[str, ...] = (
+    "**/__pycache__/**", "*.pyc", "*.pyo", "**/.pytest_cache/**", "**/.mypy_cache/**",
+    "**/.ruff_cache/**", "**/node_modules/**", ".tox/**", ".nox/**",
+)
+"""What running tools leaves behind (an agent that ran the tests itself): never applied and
+not counted as a test change."""
+
 
 @lru_cache(maxsize=256)
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -132,6 +139,11 @@ class TestFileRules:
             if glob_to_regex(glob).match(path):
                 return glob
         return None
+
+    def artefact(self, path: str) -> str | None:
+        """The build-artefact glob `path` matches, or None."""
+        path = path.replace("\\", "/").lstrip("/")
+        return next((g for g in ARTEFACTS if glob_to_regex(g).match(path)), None)
 
     def is_test(self, path: str) -> bool:
         return self.classify(path) is not None

@@ -69,6 +69,7 @@ def grade_test_clean(base: BaseRepo, patch_text: str, spec: TestGrading,
     clean = sanitize_patch(patch_text, rules)
     dropped = [d.model_dump() for d in clean.dropped]
     sanitised: dict[str, object] = {"files": clean.files, "dropped": dropped,
+                                    "ignored": [d.path for d in clean.ignored][:50],
                                     "normalized": clean.normalized, "empty": clean.empty}
     extra: dict[str, object] = {"tests_modified": bool(clean.dropped), "sanitised": sanitised}
     if clean.empty:

@@ -166,3 +166,15 @@ def test_grade_test_still_runs_a_tree_as_it_is(start: tuple[Path, str]) -> None:
     result = grade_test(start[0], sc.TestGrading(command=PYTEST), ENV,
                         {"python": sys.executable})
     assert result.correct and result.detail["tests_passed"] == 2
+
+
+def test_artefacts_of_running_the_tests_are_no_test_change(start: tuple[Path, str],
+                                                            tmp_path: Path) -> None:
+    # the agent ran the tests itself: bytecode under tests/ and a pytest cache are left behind
+    agent(start[0], {"calc.py": CALC})
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "tests/test_calc.py"], cwd=start[0],
+                   env=ENV, capture_output=True, check=True)
+    assert list((start[0] / "tests").glob("__pycache__/*.pyc"))
+    result = grade(start, tmp_path)
+    assert result.correct and not result.detail["tests_modified"]
+    assert any(p.startswith("tests/__pycache__/") for p in result.detail["sanitised"]["ignored"])
