@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from copeca_action.errors import CopecaError, InfraError
-from copeca_action.evaluate._apply import apply_patch
+from copeca_action.evaluate._apply import ApplyOptions, apply_patch
 from copeca_action.evaluate._git import BaseRepo, clone_tree, commit_all, git, reset_tree
 from copeca_action.evaluate._models import (
     EvalResult,
@@ -40,8 +40,10 @@ def now_iso() -> str:
 
 def evaluate_solo(base: BaseRepo, features: Sequence[FeatureSpec], patch: str, sandbox: Sandbox,
                   *, repo: str, task_id: str, rules: TestFileRules | None = None,
-                  work_dir: Path | None = None) -> EvalResult:
-    """One patch against every feature's hidden tests, each on its own clean tree."""
+                  work_dir: Path | None = None,
+                  options: ApplyOptions | None = None) -> EvalResult:
+    """One patch against every feature's hidden tests, each on its own clean tree; `options`
+    are the apply ladder's leniencies (default: `ApplyOptions()`), recorded per patch."""
     start = time.monotonic()
     clean = sanitize_patch(patch, rules)
     report = _report(clean)
@@ -51,7 +53,7 @@ def evaluate_solo(base: BaseRepo, features: Sequence[FeatureSpec], patch: str, s
     with _scratch(work_dir) as scratch:
         try:
             tree = clone_tree(base, scratch)
-            applied = apply_patch(tree, clean.text)
+            applied = apply_patch(tree, clean.text, options)
             report = _report(clean, applied.applied, applied.strategy, applied.log,
                              applied.options)
             if clean.empty:
@@ -73,7 +75,8 @@ def evaluate_solo(base: BaseRepo, features: Sequence[FeatureSpec], patch: str, s
 
 def evaluate_coop(base: BaseRepo, features: Sequence[FeatureSpec], patches: Sequence[str],
                   sandbox: Sandbox, *, repo: str, task_id: str,
-                  rules: TestFileRules | None = None, work_dir: Path | None = None) -> EvalResult:
+                  rules: TestFileRules | None = None, work_dir: Path | None = None,
+                  options: ApplyOptions | None = None) -> EvalResult:
     """Two agents' patches: each applied to the base and committed, then agent1's commit
     merged into agent2's, as CooperBench does (naive, union as the recorded fallback); both
     features' tests run on the merged tree."""
@@ -91,7 +94,7 @@ def evaluate_coop(base: BaseRepo, features: Sequence[FeatureSpec], patches: Sequ
             heads: list[str] = []
             for name, clean in zip(names, cleaned, strict=True):
                 reset_tree(tree, base.commit)
-                applied = apply_patch(tree, clean.text)
+                applied = apply_patch(tree, clean.text, options)
                 reports[name] = _report(clean, applied.applied, applied.strategy, applied.log,
                                         applied.options)
                 if not applied.applied:

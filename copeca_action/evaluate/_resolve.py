@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from copeca_action.errors import ConfigError, CopecaError
+from copeca_action.evaluate._apply import ApplyOptions
 from copeca_action.evaluate._docker import build_image, docker_client
 from copeca_action.evaluate._evaluate import evaluate_solo, now_iso
 from copeca_action.evaluate._git import BaseRepo, base_repo
@@ -57,8 +58,10 @@ class CorpusResolver:
     """Resolves runs against a corpus, checkouts and one sandbox kind; thread-safe."""
 
     def __init__(self, corpus: Corpus, repo_dirs: Mapping[str, Path], backend: str = "local",
-                 image: str | None = None, sandbox_options: dict[str, Any] | None = None) -> None:
+                 image: str | None = None, sandbox_options: dict[str, Any] | None = None,
+                 apply_options: ApplyOptions | None = None) -> None:
         self.corpus = corpus
+        self.apply_options = apply_options or ApplyOptions()
         self.repo_dirs = dict(repo_dirs)
         self.backend = backend
         self.image = image
@@ -113,7 +116,8 @@ class CorpusResolver:
             features.append(feature_spec(self.corpus.tasks[task_id],
                                          self.corpus.task_files[task_id], number))
         return Resolved(base=self.base(run.repo), features=features,
-                        sandbox=self.sandbox(run.repo), rules=self.rules(run.repo))
+                        sandbox=self.sandbox(run.repo), rules=self.rules(run.repo),
+                        options=self.apply_options)
 
     def close(self) -> None:
         for sandbox in self._sandboxes.values():

@@ -209,3 +209,14 @@ def test_check_task_refuses_a_fix_the_grader_would_drop(repo: Path, tmp_path: Pa
     fixed = result.steps[1]
     assert fixed.name == "real fix, sanitised and applied" and not fixed.ok
     assert "tests/test_visible.py (tests/)" in fixed.detail
+
+
+def test_eval_records_the_apply_options_it_was_given(repo: Path, corpus: Path, logs: Path) -> None:
+    assert run_cli("eval", "-n", "exp", "--logs", str(logs), "--corpus", str(corpus),
+                   "--repo-dir", str(repo), "-t", "t1", "-f", "1,2", "--no-fuzz",
+                   "--no-ignore-whitespace") == 1  # f2_f1 lacks its agent1.patch: an error
+    result = json.loads((logs / "exp/solo/calc/t1/f1_f2/eval.json").read_text())
+    assert result["patches"]["solo"]["apply_options"] == {"ignore_whitespace": False,
+                                                          "fuzz": None}
+    assert run_cli("eval", "-n", "exp", "--logs", str(logs), "--corpus", str(corpus),
+                   "--repo-dir", str(repo), "--fuzz", "-1") == 2
