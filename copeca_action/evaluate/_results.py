@@ -207,6 +207,23 @@ def reported_names(output: str) -> tuple[set[str], set[str]]:
     return passed, failed
 
 
+_FAILURE_LINE = re.compile(
+    r"^(?:.*\b[1-9]\d* (?:failed|errors?)\b.*\bin [\d.]+s\b.*"   # pytest summary
+    r"|\s*[1-9]\d* failing\s*"                                    # mocha
+    r"|test result: FAILED\..*"                                     # cargo
+    r"|\s*--- FAIL: .*"                                             # go test
+    r"|Tests:.*\b[1-9]\d* failed\b.*"                               # jest
+    r"|not ok \d+(?!.*#\s*(?:TODO|SKIP)).*"                          # TAP (not a TODO)
+    r"|(?:#|ℹ) fail [1-9]\d*\s*)$", re.M)
+
+
+def failure_reported(output: str) -> str | None:
+    """The first line anywhere in the output where a runner reported a failure: a summary
+    printed after it (by code running at exit) cannot hide it."""
+    found = _FAILURE_LINE.search(_ANSI.sub("", output))
+    return found.group(0).strip() if found else None
+
+
 def _matches(name: str, reported: str) -> bool:
     return reported == name or reported.endswith(("::" + name, "/" + name))
 
@@ -214,8 +231,9 @@ def _matches(name: str, reported: str) -> bool:
 def verdict_of(exit_code: int | None, timed_out: bool, counts: TestCounts, output: str,
                  required: tuple[str, ...] | list[str] = ()) -> tuple[bool, str | None]:
     """Whether a test command passed, and why not: exit 0 within the timeout, output the
-    parsers recognise, at least one test passed and none failed or errored, and each name in
-    `required` reported passed (and not failed)."""
+    parsers recognise, at least one test passed and none failed or errored (in the summary,
+    and in no failure line anywhere in the output), and each name in `required` reported
+    passed (and not failed)."""
     if timed_out:
         return False, "the tests timed out"
     if exit_code != 0:
@@ -226,6 +244,9 @@ def verdict_of(exit_code: int | None, timed_out: bool, counts: TestCounts, outpu
     if counts.failed or counts.errors:
         return False, (f"exit 0 but {counts.failed} failed and {counts.errors} errors "
                        "reported")
+    failure = failure_reported(output)
+    if failure is not None:
+        return False, f"exit 0 but the output reports a failure: {failure[:200]}"
     if counts.passed == 0:
         return False, "no test ran (0 passed)"
     if required:

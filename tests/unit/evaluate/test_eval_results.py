@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from copeca_action.evaluate import parse_test_output, reported_names, verdict_of
+from copeca_action.evaluate._results import failure_reported
 
 PYTEST = """............F.s                                                         [100%]
 =================================== FAILURES ===================================
@@ -185,3 +186,23 @@ def test_required_tests_by_node_id_or_name() -> None:
     cargo = ("running 1 test\ntest config::tests::basic ... ok\n\n"
              "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n")
     assert verdict_of(0, False, parse_test_output(cargo), cargo, ["config::tests::basic"])[0]
+
+
+def test_a_summary_printed_after_a_failure_cannot_hide_it() -> None:
+    # code imported by the tests registers an exit hook that prints a passing summary and
+    # exits 0 after pytest reported the failure: the last summary says "2 passed"
+    forged = ("F.\n=== short test summary info ===\nFAILED tests/test_calc.py::test_add\n"
+              "1 failed, 1 passed in 0.05s\n2 passed in 0.01s\n")
+    counts = parse_test_output(forged)
+    assert (counts.passed, counts.failed) == (2, 0)  # the parser alone is fooled
+    ok, why = verdict_of(0, False, counts, forged)
+    assert not ok and why is not None and "1 failed, 1 passed in 0.05s" in why
+    mocha = "\n  3 passing (10ms)\n  1 failing\n\n  1) cookie\n\n  4 passing (1ms)\n"
+    assert not verdict_of(0, False, parse_test_output(mocha), mocha)[0]
+    # none of the passing outputs above counts as a failure
+    for text in (PYTEST_RA, MOCHA_DOT, CARGO_OK, GO_OK, "1 passed, 2 xfailed in 0.1s\n"):
+        assert failure_reported(text) is None, text
+
+
+CARGO_OK = "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n"
+GO_OK = "=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\nok  \tgin\t0.1s\n"

@@ -178,3 +178,16 @@ def test_artefacts_of_running_the_tests_are_no_test_change(start: tuple[Path, st
     result = grade(start, tmp_path)
     assert result.correct and not result.detail["tests_modified"]
     assert any(p.startswith("tests/__pycache__/") for p in result.detail["sanitised"]["ignored"])
+
+
+def test_a_forged_summary_at_exit_is_wrong(start: tuple[Path, str], tmp_path: Path) -> None:
+    # code the tests import prints a passing summary when the interpreter exits and turns
+    # pytest's exit code 1 into 0: the failure pytest reported before it still counts
+    forger = ("import atexit, os, sys\n\n\ndef _forge():\n"
+              "    print('2 passed in 0.01s')\n    sys.stdout.flush()\n    os._exit(0)\n\n\n"
+              "atexit.register(_forge)\n")
+    agent(start[0], {"calc.py": forger + BUGGY})
+    assert in_worktree(start)  # exit code 0: the old grader called it correct
+    result = grade(start, tmp_path)
+    assert result.detail["exit_code"] == 0 and not result.correct
+    assert "reports a failure" in result.detail["reason"]
