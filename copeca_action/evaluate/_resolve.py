@@ -78,9 +78,10 @@ class CorpusResolver:
                               f"--repo-dir {repo}=PATH", file="--repo-dir")
         return where
 
-    def rules(self, repo: str) -> TestFileRules:
+    def rules(self, repo: str, protected: list[str] | None = None) -> TestFileRules:
+        """The repository's test patterns, plus the feature tasks' `protected` globs."""
         spec = self.corpus.repos.get(repo)
-        return TestFileRules.from_patterns(spec.test_patterns if spec else [])
+        return TestFileRules.from_patterns(spec.test_patterns if spec else [], protected or [])
 
     def sandbox(self, repo: str) -> Sandbox:
         with self._lock:
@@ -108,15 +109,18 @@ class CorpusResolver:
 
     def __call__(self, run: LoggedRun) -> Resolved:
         features = []
+        protected: list[str] = []
         for number in dict.fromkeys(run.features):
             task_id = feature_task_id(run.repo, run.task, number)
             if task_id not in self.corpus.tasks:
                 raise CopecaError(f"no corpus task {task_id!r} for feature {number} of "
                                   f"{run.name} (corpus {self.corpus.root})")
-            features.append(feature_spec(self.corpus.tasks[task_id],
-                                         self.corpus.task_files[task_id], number))
+            task = self.corpus.tasks[task_id]
+            features.append(feature_spec(task, self.corpus.task_files[task_id], number))
+            if task.grading.patch is not None:
+                protected += task.grading.patch.protected
         return Resolved(base=self.base(run.repo), features=features,
-                        sandbox=self.sandbox(run.repo), rules=self.rules(run.repo),
+                        sandbox=self.sandbox(run.repo), rules=self.rules(run.repo, protected),
                         options=self.apply_options)
 
     def close(self) -> None:
