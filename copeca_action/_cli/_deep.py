@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copeca_action.errors import CopecaError
-from copeca_action.evaluate import CacheUse, check_task
+from copeca_action.evaluate import CacheUse, TestFileRules, check_task
 from copeca_action.evaluate._git import base_repo, clone_tree
 from copeca_action.evaluate._resolve import CorpusResolver
 from copeca_action.scenario import Corpus, Task
@@ -91,6 +91,14 @@ def _env(name: str, value: str | None) -> Iterator[None]:
 WARM_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 
+def _rules(corpus: Corpus, task: Task) -> TestFileRules:
+    """The rules the engine grades this task with: the repository's test patterns and the
+    task's protected globs."""
+    spec = corpus.repos.get(task.repo)
+    protected = task.grading.test.protected if task.grading.test else []
+    return TestFileRules.from_patterns(spec.test_patterns if spec else [], protected)
+
+
 def build_cache_for(corpus: Corpus, task: Task, checkout: Path, backend: str,
                     root: Path | None = None) -> CacheUse | None:
     """The warm build cache of the checkout's tree (warmed now on first use), shared with the
@@ -130,7 +138,8 @@ def deep_check(corpus: Corpus, repos_dir: Path, backend: str = "local",
             cache = build_cache_for(corpus, task, checkout, backend, cache_root)
             with _env("NODE_PATH", str(modules.resolve()) if modules else None):
                 result = check_task(expand_command(task), corpus.task_files[task_id], checkout,
-                                    resolver.sandbox(task.repo), cache)
+                                    resolver.sandbox(task.repo), cache,
+                                    _rules(corpus, task))
         except CopecaError as exc:
             yield DeepResult(task_id, "fail", str(exc))
             continue

@@ -15,9 +15,10 @@ from copeca_action.scenario import load_corpus, load_task
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("check-task", help="check that a task's tests tell right from wrong",
-                       description="test tasks: the command passes on the clean snapshot and "
-                       "fails on the mutated one. patch tasks: the hidden tests fail without the "
-                       "reference fix and pass with it.")
+                       description="test tasks: the command fails on the mutated snapshot and "
+                       "passes once the real fix, sanitised and applied as grading does, is in. "
+                       "patch tasks: the hidden tests fail without the reference fix and pass "
+                       "with it.")
     p.add_argument("task", help="task id (in --corpus) or path to a task YAML")
     p.add_argument("--repo-dir", type=Path, required=True,
                    help="checkout of the task's repository at its pinned commit")

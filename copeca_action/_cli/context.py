@@ -24,6 +24,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="checkout at the instance's commit (default: the current directory)")
     p.add_argument("--alias", action="append", default=[], metavar="DIR",
                    help="another absolute root the agent saw the checkout under (repeatable)")
+    p.add_argument("--no-strip", dest="strip", action="store_false",
+                   help="drop paths outside the checkout and its aliases instead of stripping "
+                   "their leading components until a file of the checkout matches "
+                   "(ContextBench's rule, the default)")
     p.add_argument("--json", action="store_true", help="print the full result as JSON")
     p.set_defaults(func=run)
 
@@ -31,7 +35,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.repo.is_dir():
         raise ConfigError(Problem("--repo", f"{args.repo} is not a directory"))
-    result = evaluate_files(args.pred, args.gold, Repo(args.repo, args.alias))
+    result = evaluate_files(args.pred, args.gold, Repo(args.repo, args.alias,
+                                                           strip_prefixes=args.strip))
     if result.dropped_paths:
         shown = ", ".join(result.dropped_paths[:5])
         more = f" (+{len(result.dropped_paths) - 5} more)" if len(result.dropped_paths) > 5 else ""

@@ -12,11 +12,13 @@ from rich.table import Table
 
 from copeca_action.errors import ConfigError
 from copeca_action.evaluate import (
+    ApplyOptions,
     discover_runs,
     evaluate_experiment,
     sandbox_names,
     summarize_experiment,
 )
+from copeca_action.evaluate._apply import FUZZ
 from copeca_action.evaluate._logs import Outcome, write_summary
 from copeca_action.evaluate._models import FeatureResult
 from copeca_action.evaluate._resolve import CorpusResolver, parse_repo_dirs
@@ -47,6 +49,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="checkout of a repository (repeatable); for now snapshots come from here")
     p.add_argument("--corpus", type=Path, help="corpus with the feature tasks (default: bundled)")
     p.add_argument("--force", action="store_true", help="evaluate again runs with an eval.json")
+    p.add_argument("--fuzz", type=int, default=FUZZ, metavar="N",
+                   help=f"last rung of the apply ladder: GNU patch --fuzz=N (default {FUZZ})")
+    p.add_argument("--no-fuzz", action="store_true", help="no fuzz rung (exact context only)")
+    p.add_argument("--no-ignore-whitespace", action="store_true",
+                   help="no `git apply --ignore-whitespace` rung")
     p.set_defaults(func=run)
 
 
@@ -81,7 +88,12 @@ def run(args: argparse.Namespace) -> int:
     corpus = load_corpus(args.corpus).require_ok()
     runs = discover_runs(args.logs, args.name, subset=_subset(args.subset, corpus.root),
                          repo=args.repo, task=args.task, features=_features(args.features))
-    resolver = CorpusResolver(corpus, parse_repo_dirs(args.repo_dir), args.backend, args.image)
+    if args.fuzz < 0:
+        raise ConfigError("--fuzz: must be 0 or more", file="--fuzz")
+    options = ApplyOptions(ignore_whitespace=not args.no_ignore_whitespace,
+                           fuzz=None if args.no_fuzz else args.fuzz)
+    resolver = CorpusResolver(corpus, parse_repo_dirs(args.repo_dir), args.backend, args.image,
+                              apply_options=options)
     for repo in sorted({r.repo for r in runs}):
         resolver.checkout(repo)  # every repository needs a checkout and a sandbox up front
         resolver.sandbox(repo)

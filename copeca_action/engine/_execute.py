@@ -26,11 +26,11 @@ from copeca_action.evaluate import (
     evaluate_task_patch_at,
     write_eval,
 )
-from copeca_action.grade import GradeResult, grade_answer, grade_test
+from copeca_action.grade import GradeResult, grade_answer, grade_test_clean
 from copeca_action.plan import PlannedRun
 from copeca_action.records import Outcome, RetrievalSummary, RunRecord
 from copeca_action.retrieval import record_retrieval
-from copeca_action.scenario import BuildCacheSpec, Mode, Task
+from copeca_action.scenario import BuildCacheSpec, Mode, Task, TestGrading
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
 from copeca_action.workspace import (
     Worktree,
@@ -230,6 +230,8 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         rules=cfg.rules)
     if cost.diverged:
         flags.append("cost_divergence")
+    if grade.detail.get("tests_modified"):
+        flags.append("tests_modified")  # the run changed test or protected files (dropped)
     base = _base_record(cfg, res, prep, outcome, error)
     return base.model_copy(update={
         "cli_version": transcript.cli_version or base.cli_version,
@@ -315,14 +317,33 @@ def _grade(cfg: EngineConfig, res: Resolved, task: Task, transcript: Transcript,
                   "setup_dir": str(setup_dir) if setup_dir else ""}
         spec = cfg.store.spec(task.repo).build_cache
         sandbox = res.eval_sandbox("local")
+        clean = _CleanGrading(BaseRepo(git_dir, commit), patch_text, TestFileRules.from_patterns(
+            cfg.store.spec(task.repo).test_patterns, grading.test.protected),
+            cfg.out.worktrees / "grade")
         if spec is None:
-            return grade_test(workdir, grading.test, env, values, sandbox=sandbox,
-                              writable=[home])
-        return _grade_with_cache(cfg, task, workdir, home, env, values, spec, wt, sandbox)
+            return clean.grade(grading.test, env, values, sandbox, [home])
+        return _grade_with_cache(cfg, task, clean, home, env, values, spec, wt, sandbox)
     return _grade_patch(cfg, res, task, run_dir, patch_text, git_dir, commit)
 
 
-def _grade_with_cache(cfg: EngineConfig, task: Task, workdir: Path, home: Path,
+@dataclass(frozen=True)
+class _CleanGrading:
+    """What grading on a clean tree needs besides the command: the start commit, the run's
+    diff, the sanitising rules and where the clean clone goes."""
+
+    base: BaseRepo
+    patch_text: str
+    rules: TestFileRules
+    scratch: Path
+
+    def grade(self, spec: TestGrading, env: dict[str, str], values: dict[str, str],
+              sandbox: Sandbox, writable: list[Path]) -> GradeResult:
+        return grade_test_clean(self.base, self.patch_text, spec, env, values,
+                                rules=self.rules, scratch=self.scratch, sandbox=sandbox,
+                                writable=writable)
+
+
+def _grade_with_cache(cfg: EngineConfig, task: Task, clean: _CleanGrading, home: Path,
                       env: dict[str, str], values: dict[str, str], spec: BuildCacheSpec,
                       wt: Worktree, sandbox: Sandbox) -> GradeResult:
     """The test command with a private copy of the snapshot's warm build cache (warmed from
@@ -344,8 +365,8 @@ def _grade_with_cache(cfg: EngineConfig, task: Task, workdir: Path, home: Path,
         copy.mkdir()
     t2 = time.perf_counter()
     try:
-        grade = grade_test(workdir, task.grading.test, {**env, spec.env: str(copy)}, values,
-                           sandbox=sandbox, writable=[home])
+        grade = clean.grade(task.grading.test, {**env, spec.env: str(copy)}, values,
+                            sandbox, [home])
     finally:
         shutil.rmtree(copy, ignore_errors=True)
     detail = {**grade.detail, "build_cache": {
@@ -361,9 +382,11 @@ def _grade_patch(cfg: EngineConfig, res: Resolved, task: Task, run_dir: Path, pa
     (the run is retried), with eval.json kept for a look."""
     task_file = cfg.corpus.task_files[task.id]
     spec = cfg.store.spec(task.repo)
+    assert task.grading.patch is not None
     result = evaluate_task_patch_at(BaseRepo(git_dir, commit), task, task_file, patch_text,
                                     res.eval_sandbox(cfg.eval_backend),
-                                    TestFileRules.from_patterns(spec.test_patterns))
+                                    TestFileRules.from_patterns(spec.test_patterns,
+                                                                task.grading.patch.protected))
     write_eval(run_dir, result)
     if result.error is not None:
         raise InfraError(f"patch evaluation failed (harness, not agent): {result.error}")
@@ -375,5 +398,7 @@ def _grade_patch(cfg: EngineConfig, res: Resolved, task: Task, run_dir: Path, pa
         "tests_total": feature.tests_total if feature else 0,
         "timed_out": feature.timed_out if feature else False,
         "applied": {k: v.applied for k, v in result.patches.items()},
+        "tests_modified": any(v.dropped for v in result.patches.values()),
+        "reason": feature.reason if feature else None,
         "backend": result.backend, "eval": "eval.json"})
 

@@ -1,6 +1,10 @@
 """check-task: proof that a task's grading can tell right from wrong on a real checkout.
 
-`test` tasks: the command passes on the clean snapshot and fails once the mutations are in.
+`test` tasks: the command fails once the mutations are in, and passes when the real fix (the
+mutations undone, as a diff) goes through the grader's path: sanitised by the test-file and
+protected-file rules (a fix the sanitiser would drop cannot be graded) and applied exactly to
+the mutated tree. A pass is a pass as grading sees it: exit 0, at least one test reported
+passed, none failed, every required test passed.
 `patch` tasks: the hidden tests fail without the reference fix and pass with it.
 """
 
@@ -16,11 +20,14 @@ from pydantic import Field
 
 from copeca_action._util.model import RecordModel
 from copeca_action.errors import ConfigError, CopecaError
-from copeca_action.evaluate._apply import apply_patch
+from copeca_action.evaluate._apply import ApplyOptions, apply_patch
 from copeca_action.evaluate._evaluate import NOT_RUNNABLE
-from copeca_action.evaluate._git import base_repo, clone_tree, reset_tree
+from copeca_action.evaluate._git import base_repo, clone_tree, commit_all, git, reset_tree
+from copeca_action.evaluate._patch import sanitize_patch
+from copeca_action.evaluate._results import parse_test_output, verdict_of
 from copeca_action.evaluate._sandbox import Sandbox, cap_output
-from copeca_action.scenario import Mutation, Task
+from copeca_action.evaluate._testfiles import TestFileRules
+from copeca_action.scenario import Mutation, Task, TestGrading
 from copeca_action.workspace import copy_build_cache
 
 
@@ -51,9 +58,12 @@ class CacheUse:
 
 
 def check_task(task: Task, task_file: Path, checkout: Path, sandbox: Sandbox,
-               build_cache: CacheUse | None = None) -> CheckResult:
+               build_cache: CacheUse | None = None,
+               rules: TestFileRules | None = None) -> CheckResult:
     """Run the task's grading both ways on a clean tree made from `checkout`. With
-    `build_cache`, every step gets its own copy of the warm cache (as grading does).
+    `build_cache`, every step gets its own copy of the warm cache (as grading does); `rules`
+    are the repository's test-file rules (default: the built-in ones plus the task's
+    `protected` globs).
 
     Raises:
         ConfigError: the task cannot be checked as written (missing patch files, a mutation
@@ -69,17 +79,37 @@ def check_task(task: Task, task_file: Path, checkout: Path, sandbox: Sandbox,
         tree = clone_tree(base, scratch)
         if task.grading.test is not None:
             test = task.grading.test
-            steps = [_step(sandbox, tree, "clean snapshot", "pass", test.command, test.timeout_s,
-                           build_cache)]
-            reset_tree(tree, base.commit)
+            rules = rules or TestFileRules.from_patterns([], test.protected)
             _mutate(tree, task_file, test.mutations)
-            steps.append(_step(sandbox, tree, "mutated snapshot", "fail", test.command,
-                               test.timeout_s, build_cache))
+            mutated = commit_all(tree, "mutated")
+            steps = [_step(sandbox, tree, "mutated snapshot", "fail", test.command,
+                           test.timeout_s, build_cache, test.tests)]
+            reset_tree(tree, mutated)
+            steps.append(_fixed_step(sandbox, tree, base.commit, mutated, test, rules,
+                                     build_cache))
         else:
             steps = _check_patch(task, task_file, tree, base.commit, sandbox, build_cache)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return CheckResult(task_id=task.id, kind=kind, ok=all(s.ok for s in steps), steps=steps)
+
+
+def _fixed_step(sandbox: Sandbox, tree: Path, clean: str, mutated: str, test: TestGrading,
+                rules: TestFileRules, build_cache: CacheUse | None) -> CheckStep:
+    """The real fix as a run's diff: sanitised and applied as grading does, then tested."""
+    name = "real fix, sanitised and applied"
+    fix = git(tree, "diff", "--binary", "--no-color", mutated, clean).stdout
+    sanitised = sanitize_patch(fix, rules)
+    if sanitised.dropped or sanitised.empty:
+        dropped = ", ".join(f"{d.path} ({d.rule})" for d in sanitised.dropped)
+        return CheckStep(name=name, expect="pass", ok=False, detail=(
+            "the fix changes files the grader never applies: " + (dropped or "nothing left")))
+    applied = apply_patch(tree, sanitised.text, ApplyOptions.strict())
+    if not applied.applied:
+        return CheckStep(name=name, expect="pass", ok=False,
+                         detail="the fix does not apply to the mutated tree:\n" + applied.log)
+    return _step(sandbox, tree, name, "pass", test.command, test.timeout_s, build_cache,
+                 test.tests)
 
 
 def _check_patch(task: Task, task_file: Path, tree: Path, commit: str,
@@ -104,7 +134,7 @@ def _check_patch(task: Task, task_file: Path, tree: Path, commit: str,
                                    detail=f"{which} does not apply to the clean snapshot"))
             continue
         steps.append(_step(sandbox, tree, name, expect, spec.command, spec.timeout_s,
-                           build_cache))
+                           build_cache, spec.tests))
     return steps
 
 
@@ -127,7 +157,8 @@ def _mutate(tree: Path, task_file: Path, mutations: list[Mutation]) -> None:
 
 
 def _step(sandbox: Sandbox, tree: Path, name: str, expect: Literal["pass", "fail"],
-          command: list[str], timeout_s: float, build_cache: CacheUse | None) -> CheckStep:
+          command: list[str], timeout_s: float, build_cache: CacheUse | None,
+          tests: list[str]) -> CheckStep:
     copy_root = Path(tempfile.mkdtemp(prefix="copeca-build-cache-")) if build_cache else None
     try:
         if build_cache is not None and copy_root is not None:
@@ -144,7 +175,11 @@ def _step(sandbox: Sandbox, tree: Path, name: str, expect: Literal["pass", "fail
     if ran.exit_code in NOT_RUNNABLE:
         return CheckStep(name=name, expect=expect, exit_code=ran.exit_code, ok=False,
                          detail=f"{NOT_RUNNABLE[ran.exit_code]}: {' '.join(command)}")
-    passed = ran.exit_code == 0 and not ran.timed_out
+    passed, why = verdict_of(ran.exit_code, ran.timed_out, parse_test_output(ran.output),
+                             ran.output, tests)
     ok = passed == (expect == "pass")
+    detail = cap_output(ran.output, 1500)
+    if why is not None and not ok:
+        detail = f"{why}\n{detail}"
     return CheckStep(name=name, expect=expect, exit_code=ran.exit_code, timed_out=ran.timed_out,
-                     ok=ok, detail=cap_output(ran.output, 1500))
+                     ok=ok, detail=detail)

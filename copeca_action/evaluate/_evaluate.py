@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from copeca_action.errors import CopecaError, InfraError
-from copeca_action.evaluate._apply import apply_patch
+from copeca_action.evaluate._apply import ApplyOptions, apply_patch
 from copeca_action.evaluate._git import BaseRepo, clone_tree, commit_all, git, reset_tree
 from copeca_action.evaluate._models import (
     EvalResult,
@@ -26,7 +26,7 @@ from copeca_action.evaluate._models import (
     PatchReport,
 )
 from copeca_action.evaluate._patch import SanitizedPatch, normalize_patch, sanitize_patch
-from copeca_action.evaluate._results import parse_test_output
+from copeca_action.evaluate._results import parse_test_output, verdict_of
 from copeca_action.evaluate._sandbox import Sandbox, cap_output
 from copeca_action.evaluate._testfiles import TestFileRules
 
@@ -40,8 +40,10 @@ def now_iso() -> str:
 
 def evaluate_solo(base: BaseRepo, features: Sequence[FeatureSpec], patch: str, sandbox: Sandbox,
                   *, repo: str, task_id: str, rules: TestFileRules | None = None,
-                  work_dir: Path | None = None) -> EvalResult:
-    """One patch against every feature's hidden tests, each on its own clean tree."""
+                  work_dir: Path | None = None,
+                  options: ApplyOptions | None = None) -> EvalResult:
+    """One patch against every feature's hidden tests, each on its own clean tree; `options`
+    are the apply ladder's leniencies (default: `ApplyOptions()`), recorded per patch."""
     start = time.monotonic()
     clean = sanitize_patch(patch, rules)
     report = _report(clean)
@@ -51,8 +53,9 @@ def evaluate_solo(base: BaseRepo, features: Sequence[FeatureSpec], patch: str, s
     with _scratch(work_dir) as scratch:
         try:
             tree = clone_tree(base, scratch)
-            applied = apply_patch(tree, clean.text)
-            report = _report(clean, applied.applied, applied.strategy, applied.log)
+            applied = apply_patch(tree, clean.text, options)
+            report = _report(clean, applied.applied, applied.strategy, applied.log,
+                             applied.options)
             if clean.empty:
                 results = [_not_run(f, "empty patch after sanitising: nothing to test"
                                     + _dropped_note(clean)) for f in features]
@@ -72,9 +75,11 @@ def evaluate_solo(base: BaseRepo, features: Sequence[FeatureSpec], patch: str, s
 
 def evaluate_coop(base: BaseRepo, features: Sequence[FeatureSpec], patches: Sequence[str],
                   sandbox: Sandbox, *, repo: str, task_id: str,
-                  rules: TestFileRules | None = None, work_dir: Path | None = None) -> EvalResult:
-    """Two agents' patches: each applied to the base and committed, then merged (naive, union
-    as the recorded fallback); both features' tests run on the merged tree."""
+                  rules: TestFileRules | None = None, work_dir: Path | None = None,
+                  options: ApplyOptions | None = None) -> EvalResult:
+    """Two agents' patches: each applied to the base and committed, then agent1's commit
+    merged into agent2's, as CooperBench does (naive, union as the recorded fallback); both
+    features' tests run on the merged tree."""
     start = time.monotonic()
     names = [f"agent{f.id}" for f in features]
     cleaned = [sanitize_patch(p, rules) for p in patches]
@@ -89,14 +94,17 @@ def evaluate_coop(base: BaseRepo, features: Sequence[FeatureSpec], patches: Sequ
             heads: list[str] = []
             for name, clean in zip(names, cleaned, strict=True):
                 reset_tree(tree, base.commit)
-                applied = apply_patch(tree, clean.text)
-                reports[name] = _report(clean, applied.applied, applied.strategy, applied.log)
+                applied = apply_patch(tree, clean.text, options)
+                reports[name] = _report(clean, applied.applied, applied.strategy, applied.log,
+                                        applied.options)
                 if not applied.applied:
                     merge = MergeResult(status="failed", failed_patch=name)
                     break
                 heads.append(commit_all(tree, name))
             if merge is None:
-                merge, merged = _merge(tree, base.commit, heads[0], heads[1])
+                # CooperBench's order: agent2's branch checked out, agent1's merged into it
+                # (the order decides union merges and which side a clean merge keeps first).
+                merge, merged = _merge(tree, base.commit, heads[1], heads[0])
                 if merged is not None:
                     for feature in features:
                         result, isolation = _run_feature(tree, merged, base.commit, feature,
@@ -113,7 +121,8 @@ def evaluate_coop(base: BaseRepo, features: Sequence[FeatureSpec], patches: Sequ
 
 
 def _merge(tree: Path, base: str, first: str, second: str) -> tuple[MergeResult, str | None]:
-    """Merge `second` into `first`; on conflict record the files and retry as a union merge."""
+    """Merge `second` into `first` (checked out); on conflict record the files and retry as a
+    union merge, whose result keeps `first`'s lines before `second`'s in each conflict."""
     git(tree, "checkout", "-q", "--detach", first)
     proc = git(tree, "merge", "--no-ff", "--no-edit", "-m", "merge", second, check=False)
     if proc.returncode == 0:
@@ -164,8 +173,9 @@ def _run_feature(tree: Path, head: str, base: str, feature: FeatureSpec,
         raise InfraError(f"feature {feature.id}: {NOT_RUNNABLE[ran.exit_code]}: "
                            f"{' '.join(feature.command)}\n{cap_output(ran.output, 2000)}")
     counts = parse_test_output(ran.output, list(ran.files.values()))
+    passed, why = verdict_of(ran.exit_code, ran.timed_out, counts, ran.output, feature.tests)
     result = FeatureResult(
-        feature_id=feature.id, passed=ran.exit_code == 0 and not ran.timed_out,
+        feature_id=feature.id, passed=passed, reason=why,
         exit_code=ran.exit_code, tests_passed=counts.passed,
         tests_failed=counts.failed + counts.errors, tests_total=counts.total,
         test_output=cap_output(ran.output), timed_out=ran.timed_out, duration_s=ran.duration_s,
@@ -184,10 +194,11 @@ def _dropped_note(clean: SanitizedPatch) -> str:
 
 
 def _report(clean: SanitizedPatch, applied: bool = False, strategy: str | None = None,
-            log: str = "") -> PatchReport:
+            log: str = "", options: dict[str, object] | None = None) -> PatchReport:
     return PatchReport.model_validate({
         "files": clean.files, "dropped": clean.dropped, "normalized": clean.normalized,
-        "empty": clean.empty, "applied": applied, "strategy": strategy, "apply_log": log})
+        "empty": clean.empty, "applied": applied, "strategy": strategy, "apply_log": log,
+        "apply_options": options or {}})
 
 
 def _result(repo: str, task_id: str, features: Sequence[FeatureSpec], setting: str,

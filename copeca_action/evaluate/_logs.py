@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from copeca_action.errors import CopecaError, InfraError
+from copeca_action.evaluate._apply import ApplyOptions
 from copeca_action.evaluate._evaluate import evaluate_coop, evaluate_solo, now_iso
 from copeca_action.evaluate._git import BaseRepo
 from copeca_action.evaluate._models import EvalResult, EvalSummary, FeatureSpec, RunSummary
@@ -66,6 +67,8 @@ class Resolved:
     features: list[FeatureSpec]
     sandbox: Sandbox
     rules: TestFileRules
+    options: ApplyOptions | None = None
+    """The apply ladder's leniencies (recorded in each eval.json); None: the defaults."""
 
 
 Resolver = Callable[[LoggedRun], Resolved]
@@ -136,9 +139,10 @@ def evaluate_run(run: LoggedRun, resolve: Resolver) -> EvalResult:
         got = resolve(run)
         if run.setting == "solo":
             return evaluate_solo(got.base, got.features, patches[0], got.sandbox,
-                                 repo=run.repo, task_id=run.task, rules=got.rules)
+                                 repo=run.repo, task_id=run.task, rules=got.rules,
+                                 options=got.options)
         return evaluate_coop(got.base, got.features, patches, got.sandbox, repo=run.repo,
-                             task_id=run.task, rules=got.rules)
+                             task_id=run.task, rules=got.rules, options=got.options)
     except CopecaError as exc:
         return EvalResult(repo=run.repo, task_id=run.task, features=list(run.features),
                           setting=run.setting,

@@ -30,6 +30,8 @@ class FeatureSpec:
     junit: tuple[str, ...] = ()
     """Tree-relative JUnit XML files the command writes (read back for counts)."""
     env: dict[str, str] = field(default_factory=dict)
+    tests: tuple[str, ...] = ()
+    """Tests that must be reported passed (names or node ids); empty: any passing run."""
 
 
 class FeatureResult(RecordModel):
@@ -37,7 +39,8 @@ class FeatureResult(RecordModel):
 
     feature_id: int
     passed: bool
-    """The command exited 0 within its timeout."""
+    """The command exited 0 within its timeout, its output showed at least one test passed
+    and none failed, and every required test passed (see `reason` otherwise)."""
     exit_code: int | None = None
     tests_passed: int = 0
     tests_failed: int = 0
@@ -50,6 +53,9 @@ class FeatureResult(RecordModel):
     """The output format the counts came from (pytest, go, cargo, jest, vitest, node, junit)."""
     tests_patch_strategy: Strategy | None = None
     """How the hidden tests patch applied."""
+    reason: str | None = None
+    """Why the feature did not pass (None when it passed, or when the tests never ran and
+    `test_output` says why)."""
 
 
 class MergeResult(RecordModel):
@@ -77,6 +83,8 @@ class PatchReport(RecordModel):
     applied: bool = False
     strategy: Strategy | None = None
     apply_log: str = ""
+    apply_options: dict[str, object] = Field(default_factory=dict)
+    """The leniencies the apply ladder was allowed (`ignore_whitespace`, `fuzz`)."""
 
 
 class EvalResult(RecordModel):

@@ -1,7 +1,8 @@
 """A run's patch: extracted from its tree, then sanitised before any hidden test sees it.
 
-Sanitising drops every file section that touches a test file (old or new path), normalises
-line endings and the final newline, and says whether anything is left.
+Sanitising drops every file section that touches a test file or a protected file (old or new
+path), leaves out build artefacts, normalises line endings and the final newline, and says
+whether anything is left.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ class SanitizedPatch(RecordModel):
     files: list[str] = Field(default_factory=list)
     """Paths the sanitised patch changes (new paths for renames)."""
     dropped: list[DroppedFile] = Field(default_factory=list)
-    """Test files the agent changed; never applied."""
+    """Test files and protected files the agent changed; never applied."""
+    ignored: list[DroppedFile] = Field(default_factory=list)
+    """Build artefacts (`__pycache__/`, `node_modules/`, ...) left by tools the agent ran;
+    never applied, not a test change."""
     normalized: list[str] = Field(default_factory=list)
     """What was normalised: `crlf`, `final-newline`."""
     empty: bool
@@ -147,8 +151,13 @@ def sanitize_patch(text: str, rules: TestFileRules | None = None) -> SanitizedPa
     kept: list[str] = []
     files: list[str] = []
     dropped: list[DroppedFile] = []
+    ignored: list[DroppedFile] = []
     for section in split_sections(text):
         paths = section_paths(section)
+        junk = next(((p, g) for p in paths if (g := rules.artefact(p)) is not None), None)
+        if junk is not None:
+            ignored.append(DroppedFile(path=junk[0], rule=junk[1]))
+            continue
         hits = [(p, rules.classify(p)) for p in paths]
         hit = next(((p, r) for p, r in hits if r is not None), None)
         if hit is not None:
@@ -160,8 +169,8 @@ def sanitize_patch(text: str, rules: TestFileRules | None = None) -> SanitizedPa
     body = "".join(kept)
     if body and not body.endswith("\n"):
         body += "\n"
-    return SanitizedPatch(text=body, files=files, dropped=dropped, normalized=normalized,
-                          empty=not kept)
+    return SanitizedPatch(text=body, files=files, dropped=dropped, ignored=ignored,
+                          normalized=normalized, empty=not kept)
 
 
 def _has_change(section: str) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from copeca_action.errors import ConfigError, CopecaError
+from copeca_action.evaluate._apply import ApplyOptions
 from copeca_action.evaluate._docker import build_image, docker_client
 from copeca_action.evaluate._evaluate import evaluate_solo, now_iso
 from copeca_action.evaluate._git import BaseRepo, base_repo
@@ -37,7 +38,8 @@ def feature_spec(task: Task, task_file: Path, number: int) -> FeatureSpec:
         raise CopecaError(f"{task_file}: grading.patch.tests_patch: {spec.tests_patch} not found")
     return FeatureSpec(id=number, tests_patch=tests.read_bytes().decode("utf-8",
                                                                         "surrogateescape"),
-                       command=list(spec.command), timeout_s=spec.timeout_s)
+                       command=list(spec.command), timeout_s=spec.timeout_s,
+                       tests=tuple(spec.tests))
 
 
 def parse_repo_dirs(values: list[str]) -> dict[str, Path]:
@@ -56,8 +58,10 @@ class CorpusResolver:
     """Resolves runs against a corpus, checkouts and one sandbox kind; thread-safe."""
 
     def __init__(self, corpus: Corpus, repo_dirs: Mapping[str, Path], backend: str = "local",
-                 image: str | None = None, sandbox_options: dict[str, Any] | None = None) -> None:
+                 image: str | None = None, sandbox_options: dict[str, Any] | None = None,
+                 apply_options: ApplyOptions | None = None) -> None:
         self.corpus = corpus
+        self.apply_options = apply_options or ApplyOptions()
         self.repo_dirs = dict(repo_dirs)
         self.backend = backend
         self.image = image
@@ -74,9 +78,10 @@ class CorpusResolver:
                               f"--repo-dir {repo}=PATH", file="--repo-dir")
         return where
 
-    def rules(self, repo: str) -> TestFileRules:
+    def rules(self, repo: str, protected: list[str] | None = None) -> TestFileRules:
+        """The repository's test patterns, plus the feature tasks' `protected` globs."""
         spec = self.corpus.repos.get(repo)
-        return TestFileRules.from_patterns(spec.test_patterns if spec else [])
+        return TestFileRules.from_patterns(spec.test_patterns if spec else [], protected or [])
 
     def sandbox(self, repo: str) -> Sandbox:
         with self._lock:
@@ -104,15 +109,19 @@ class CorpusResolver:
 
     def __call__(self, run: LoggedRun) -> Resolved:
         features = []
+        protected: list[str] = []
         for number in dict.fromkeys(run.features):
             task_id = feature_task_id(run.repo, run.task, number)
             if task_id not in self.corpus.tasks:
                 raise CopecaError(f"no corpus task {task_id!r} for feature {number} of "
                                   f"{run.name} (corpus {self.corpus.root})")
-            features.append(feature_spec(self.corpus.tasks[task_id],
-                                         self.corpus.task_files[task_id], number))
+            task = self.corpus.tasks[task_id]
+            features.append(feature_spec(task, self.corpus.task_files[task_id], number))
+            if task.grading.patch is not None:
+                protected += task.grading.patch.protected
         return Resolved(base=self.base(run.repo), features=features,
-                        sandbox=self.sandbox(run.repo), rules=self.rules(run.repo))
+                        sandbox=self.sandbox(run.repo), rules=self.rules(run.repo, protected),
+                        options=self.apply_options)
 
     def close(self) -> None:
         for sandbox in self._sandboxes.values():

@@ -1,8 +1,11 @@
 """Counting tests in a command's output: pytest, go test (verbose or not), cargo test,
-jest, vitest, node's test runner, and JUnit XML reports.
+jest, vitest, mocha, node's test runner, and JUnit XML reports.
 
-Counts are evidence, not the verdict: the exit code decides pass or fail. A parser that finds
-nothing leaves the counts at zero and `framework` None.
+A pass needs more than exit code 0 (`verdict_of`): the output must be recognised, at least
+one test must have passed and none failed, and every test the task names must be among those
+reported passed. So an early `os._exit(0)`, a filter that matches nothing or a runner that
+never started cannot pass. A parser that finds nothing leaves the counts at zero and
+`framework` None.
 """
 
 from __future__ import annotations
@@ -64,7 +67,10 @@ def parse_go(text: str) -> TestCounts | None:
     skipped = results.count("SKIP")
     if not re.search(r"^=== RUN ", text, re.M):
         # Without -v only failures are listed; passing packages add one each.
-        pkg_ok = len(re.findall(r"^ok\s+\S+\s", text, re.M))
+        pkg_ok = len([ln for ln in re.findall(r"^ok\s+\S+\s.*$", text, re.M)
+                      if "[no tests to run]" not in ln])
+        if not pkg_ok and re.search(r"^ok\s+\S+\s.*\[no tests to run\]", text, re.M):
+            return TestCounts(framework="go")
         pkg_fail = len(re.findall(r"^FAIL\s+\S+\s+[\d.]+s", text, re.M))
         pkg_fail += len(re.findall(r"^FAIL\s+\S+\s+\[(?:build|setup) failed\]", text, re.M))
         if not results and not (pkg_ok or pkg_fail):
@@ -119,6 +125,18 @@ def parse_node(text: str) -> TestCounts | None:
     return TestCounts(passed=passed, failed=failed, skipped=skipped, framework="node")
 
 
+def parse_mocha(text: str) -> TestCounts | None:
+    """Mocha's epilogue (spec and dot reporters): `  12 passing (30ms)`, `  1 failing`,
+    `  2 pending`."""
+    passing = re.findall(r"^\s*(\d+) passing \(\d+(?:\.\d+)?m?s\)\s*$", text, re.M)
+    if not passing:
+        return None
+    failing = re.findall(r"^\s*(\d+) failing\s*$", text, re.M)
+    pending = re.findall(r"^\s*(\d+) pending\s*$", text, re.M)
+    return TestCounts(passed=int(passing[-1]), failed=int(failing[-1]) if failing else 0,
+                      skipped=int(pending[-1]) if pending else 0, framework="mocha")
+
+
 def parse_junit(xml_texts: Iterable[str]) -> TestCounts | None:
     """JUnit XML (`<testsuites>` or `<testsuite>`): one count per `<testcase>`."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
@@ -144,7 +162,7 @@ def parse_junit(xml_texts: Iterable[str]) -> TestCounts | None:
 
 PARSERS: tuple[tuple[str, Callable[[str], TestCounts | None]], ...] = (
     ("cargo", parse_cargo), ("jest", parse_jest), ("vitest", parse_vitest),
-    ("node", parse_node), ("go", parse_go), ("pytest", parse_pytest),
+    ("node", parse_node), ("mocha", parse_mocha), ("go", parse_go), ("pytest", parse_pytest),
 )
 """Tried in order; the most specific formats first (pytest's summary shape is the loosest)."""
 
@@ -161,3 +179,80 @@ def parse_test_output(output: str, junit: Iterable[str] = ()) -> TestCounts:
         if counts is not None:
             return counts
     return TestCounts()
+
+
+_PASSED_NAME = (
+    re.compile(r"^PASSED (\S+)", re.M),                    # pytest -rA
+    re.compile(r"^(\S+::\S+) PASSED\b", re.M),            # pytest -v
+    re.compile(r"^\s*--- PASS: (\S+) \(", re.M),          # go test -v (subtests: A/B)
+    re.compile(r"^test (\S+) \.\.\. ok$", re.M),          # cargo test
+    re.compile(r"^ok \d+ (?:- )?(.+?)\s*(?:# .*)?$", re.M),  # TAP (node, mocha tap)
+    re.compile(r"^\s*[✓✔] (.+?)(?: \(\d+(?:\.\d+)?m?s\))?$", re.M),  # mocha/node spec
+)
+_FAILED_NAME = (
+    re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M),
+    re.compile(r"^(\S+::\S+) (?:FAILED|ERROR)\b", re.M),
+    re.compile(r"^\s*--- FAIL: (\S+) \(", re.M),
+    re.compile(r"^test (\S+) \.\.\. FAILED$", re.M),
+    re.compile(r"^not ok \d+ (?:- )?(.+?)\s*(?:# .*)?$", re.M),
+)
+
+
+def reported_names(output: str) -> tuple[set[str], set[str]]:
+    """(passed, failed) test names the output lists: pytest node ids (`-rA` or `-v`), go test
+    names (`-v`), cargo test paths, TAP and spec-reporter titles."""
+    text = _ANSI.sub("", output)
+    passed = {m.strip() for rx in _PASSED_NAME for m in rx.findall(text)}
+    failed = {m.strip() for rx in _FAILED_NAME for m in rx.findall(text)}
+    return passed, failed
+
+
+_FAILURE_LINE = re.compile(
+    r"^(?:.*\b[1-9]\d* (?:failed|errors?)\b.*\bin [\d.]+s\b.*"   # pytest summary
+    r"|\s*[1-9]\d* failing\s*"                                    # mocha
+    r"|test result: FAILED\..*"                                     # cargo
+    r"|\s*--- FAIL: .*"                                             # go test
+    r"|Tests:.*\b[1-9]\d* failed\b.*"                               # jest
+    r"|not ok \d+(?!.*#\s*(?:TODO|SKIP)).*"                          # TAP (not a TODO)
+    r"|(?:#|ℹ) fail [1-9]\d*\s*)$", re.M)
+
+
+def failure_reported(output: str) -> str | None:
+    """The first line anywhere in the output where a runner reported a failure: a summary
+    printed after it (by code running at exit) cannot hide it."""
+    found = _FAILURE_LINE.search(_ANSI.sub("", output))
+    return found.group(0).strip() if found else None
+
+
+def _matches(name: str, reported: str) -> bool:
+    return reported == name or reported.endswith(("::" + name, "/" + name))
+
+
+def verdict_of(exit_code: int | None, timed_out: bool, counts: TestCounts, output: str,
+                 required: tuple[str, ...] | list[str] = ()) -> tuple[bool, str | None]:
+    """Whether a test command passed, and why not: exit 0 within the timeout, output the
+    parsers recognise, at least one test passed and none failed or errored (in the summary,
+    and in no failure line anywhere in the output), and each name in `required` reported
+    passed (and not failed)."""
+    if timed_out:
+        return False, "the tests timed out"
+    if exit_code != 0:
+        return False, f"the test command exited {exit_code}"
+    if counts.framework is None:
+        return False, ("exit 0 but no test runner summary in the output: the tests did not "
+                       "run to the end (an early exit?)")
+    if counts.failed or counts.errors:
+        return False, (f"exit 0 but {counts.failed} failed and {counts.errors} errors "
+                       "reported")
+    failure = failure_reported(output)
+    if failure is not None:
+        return False, f"exit 0 but the output reports a failure: {failure[:200]}"
+    if counts.passed == 0:
+        return False, "no test ran (0 passed)"
+    if required:
+        passed, failed = reported_names(output)
+        missing = [n for n in required if not any(_matches(n, p) for p in passed)
+                   or any(_matches(n, f) for f in failed)]
+        if missing:
+            return False, "required tests not reported passed: " + ", ".join(missing)
+    return True, None

@@ -567,6 +567,9 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
         if arm.flags.get("cost_divergence"):
             out.append(f"arm {arm.arm}: {arm.flags['cost_divergence']} run(s) where the vendor "
                        "cost and the token-priced cost diverge")
+        if arm.flags.get("tests_modified"):
+            out.append(f"arm {arm.arm}: {arm.flags['tests_modified']} run(s) changed test or "
+                       "test-runner files (dropped before grading)")
     if len(t) and t.reached.any():
         per_cell = np.bincount(t.task.codes[t.reached] * len(t.arm.names)
                                + t.arm.codes[t.reached])

@@ -116,6 +116,13 @@ def read_prediction(path: Path, repo: Repo) -> tuple[list[Viewed], list[str], li
     return viewed, list(dropped), final_spans, final_files, model_patch
 
 
+def _has_steps(path: Path) -> bool:
+    data = _load(path)
+    if isinstance(data.get("traj_data"), dict):
+        data = data["traj_data"]
+    return bool(data.get("pred_steps"))
+
+
 def read_gold(path: Path) -> tuple[list[LineSpan], set[LineKey] | None]:
     """(gold context line spans, gold edit lines or None)."""
     data = _load(path)
@@ -138,8 +145,14 @@ def read_gold(path: Path) -> tuple[list[LineSpan], set[LineKey] | None]:
 
 
 def evaluate_files(pred_path: Path, gold_path: Path, repo: Repo) -> RunRetrieval:
-    """Metrics of one ContextBench-format prediction against one gold file."""
+    """Metrics of one ContextBench-format prediction against one gold file. A prediction
+    with no `pred_steps` at all has its final context (`pred_files`, `pred_spans`) as its one
+    step, as ContextBench does: a system that reports only a final context is scored on it
+    rather than given AUC 0."""
     viewed, dropped, final_spans, final_files, patch = read_prediction(pred_path, repo)
+    if not viewed and not _has_steps(pred_path):
+        viewed = [Viewed(step=0, file=f) for f in final_files]
+        viewed += [Viewed(step=0, file=f, lines=lines) for f, lines in final_spans]
     gold_spans, gold_edit = read_gold(gold_path)
     final = None
     if final_spans or final_files:

@@ -79,10 +79,17 @@ class SourceFile:
 
 class Repo:
     """A worktree on disk. `aliases` are other absolute roots the agent may have seen the same
-    tree under (the run's temporary worktree path, a container's /workspace)."""
+    tree under (the run's temporary worktree path, a container's /workspace). With
+    `strip_prefixes`, a path that is not under the root or an alias loses leading components
+    until the rest names a file of the tree (`/testbed/src/a.py` → `src/a.py`), as
+    ContextBench's evaluator does; the runs' own metrics leave it off (the worktree path is
+    known exactly, and a stripped path may name a copy outside the tree, such as an installed
+    package)."""
 
-    def __init__(self, root: Path | str, aliases: Sequence[str] = ()) -> None:
+    def __init__(self, root: Path | str, aliases: Sequence[str] = (),
+                 strip_prefixes: bool = False) -> None:
         self.root = Path(root).resolve()
+        self.strip_prefixes = strip_prefixes
         roots = [str(self.root), *(os.path.normpath(a) for a in aliases if a)]
         self._roots = sorted({r.rstrip("/") for r in roots}, key=len, reverse=True)
         self._files: dict[str, SourceFile | None] = {}
@@ -113,13 +120,29 @@ class Repo:
         if text.startswith("/"):
             rel = self.inside(text)
             if not rel:
-                return None
+                return self._stripped(text) if rel is None else None
         else:
             rel = os.path.join(cwd, text) if cwd else text
         rel = os.path.normpath(rel)
         if rel.startswith("..") or rel == "." or os.path.isabs(rel):
             return None
-        return rel if self.file(rel) is not None else None
+        if self.file(rel) is not None:
+            return rel
+        return self._stripped(rel)
+
+    def _stripped(self, path: str) -> str | None:
+        """With `strip_prefixes`: the longest tail of `path` (leading components dropped one
+        by one) that is a file of the tree."""
+        if not self.strip_prefixes:
+            return None
+        parts = [p for p in os.path.normpath(path).split("/") if p]
+        if ".." in parts:
+            return None
+        for start in range(1, len(parts)):
+            tail = "/".join(parts[start:])
+            if self.file(tail) is not None:
+                return tail
+        return None
 
     def file(self, rel: str) -> SourceFile | None:
         """The file at repository-relative `rel`, or None when it is not a file in the tree."""

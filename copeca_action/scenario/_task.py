@@ -37,11 +37,21 @@ class AnswerGrading(InputModel):
     """Every entry must appear too; also reported as completeness (the share present)."""
     forbidden: list[NonEmpty] = []
     """None of these may appear (catches plausible wrong answers)."""
+    distractors: list[Term] = []
+    """Plausible wrong candidates an answer may still mention (to rule them out); naming
+    more than `max_distractors` of them is a "shotgun" answer and wrong, so listing every
+    identifier cannot pass a substring check."""
+    max_distractors: Annotated[int, Field(ge=0)] = 1
+    """How many `distractors` an answer may name and still be correct."""
 
     @model_validator(mode="after")
     def _something_to_check(self) -> AnswerGrading:
         if not self.required and not self.all_of:
             raise ValueError("an answer check needs at least one `required` or `all_of` entry")
+        if self.distractors and self.max_distractors >= len(self.distractors):
+            raise ValueError(f"max_distractors ({self.max_distractors}) must be below the "
+                             f"number of distractors ({len(self.distractors)}), or it never "
+                             "applies")
         return self
 
 
@@ -62,14 +72,24 @@ class Mutation(InputModel):
 
 
 class TestGrading(InputModel):
-    """Correct when `command` passes in the agent's worktree after the agent finished."""
+    """Correct when `command`'s tests pass on a clean tree plus the agent's sanitised change."""
 
     mutations: list[Mutation] = []
     """Bugs planted (and committed) before the agent starts."""
     command: Annotated[list[NonEmpty], Field(min_length=1)]
-    """argv run in the worktree; exit code 0 means correct."""
+    """argv run on a clean checkout of the start commit (mutations included) plus the agent's
+    change without test files and protected files; correct when it exits 0, its output shows
+    at least one test passed and none failed, and every test in `tests` passed."""
     timeout_s: Annotated[float, Field(gt=0, le=7200)] = 300
     """Seconds before the command is killed (counts as incorrect)."""
+    tests: list[NonEmpty] = []
+    """Tests that must be reported passed: pytest node ids or names (with `-rA` or `-v`), go
+    test names (with `-v`), cargo test paths, TAP or spec-reporter titles."""
+    protected: list[NonEmpty] = []
+    """Globs of files (beyond test files and the default runner configs: pytest.ini,
+    pyproject.toml, setup.cfg, tox.ini, package.json, jest/mocha/vitest configs, go.mod,
+    Cargo.toml, .cargo/, sitecustomize.py...) whose changes are never applied; `!glob`
+    lifts a default. A run that changed any gets the flag `tests_modified`."""
 
 
 class PatchGrading(InputModel):
@@ -80,9 +100,14 @@ class PatchGrading(InputModel):
     reference_patch: NonEmpty | None = None
     """Path (relative to the task file) of a known-good fix, used by check-task."""
     command: Annotated[list[NonEmpty], Field(min_length=1)]
-    """argv that runs the hidden tests; exit code 0 means correct."""
+    """argv that runs the hidden tests; correct when it exits 0 and its output shows at
+    least one test passed and none failed (and every test in `tests` passed)."""
     timeout_s: Annotated[float, Field(gt=0, le=7200)] = 600
     """Seconds before the command is killed."""
+    tests: list[NonEmpty] = []
+    """Tests that must be reported passed (as `grading.test.tests`)."""
+    protected: list[NonEmpty] = []
+    """Globs of files whose changes are never applied (as `grading.test.protected`)."""
 
 
 class Grading(InputModel):

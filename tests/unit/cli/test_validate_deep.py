@@ -42,7 +42,9 @@ def _setup(tmp_path: Path, tasks: list[dict[str, object]]) -> tuple[Path, Path]:
     return corpus, repos
 
 
-CHECK = ["{python}", "-c", "import calc; assert calc.add(2, 2) == 4"]
+CHECK = ["{python}", "-c", "import calc; assert calc.add(2, 2) == 4; "
+         "print('# tests 1\\n# pass 1\\n# fail 0')"]
+"""A pass needs a test report besides exit 0: node's TAP counts are the shortest."""
 
 
 def test_good_and_useless_mutations_and_skips(tmp_path: Path) -> None:
@@ -88,7 +90,8 @@ def test_deep_check_uses_the_shared_warm_build_cache(tmp_path: Path) -> None:
     counter = tmp_path / "warm-count"
     # passes only when the warm cache is visible (and writable), then vandalises its copy
     cmd = ["sh", "-c", 'test "$(cat "$TOY_CACHE/built")" = warm && echo x > "$TOY_CACHE/built" '
-           '&& python3 -c "import calc; assert calc.add(2, 2) == 4"']
+           '&& python3 -c "import calc; assert calc.add(2, 2) == 4" '
+           "&& printf '# tests 1\\n# pass 1\\n# fail 0\\n'"]
     corpus_dir, repos = _setup(tmp_path, [
         _task("toy/fix-one", "python", "a + b", "a - b", cmd),
         _task("toy/fix-two", "python", "a + b", "a * 3", cmd)])

@@ -17,10 +17,12 @@ def test_gradings_share_one_warm_up_and_cannot_poison_it(tmp_path: Path) -> None
     counter = tmp_path / "warm-count"
     # the test command passes only when it sees the warm cache, then vandalises its copy
     test_cmd = ["sh", "-c", 'test "$(cat "$BUILD_CACHE/built")" = warm && '
-                'echo poison > "$BUILD_CACHE/built" && touch "$BUILD_CACHE/planted"']
+                'echo poison > "$BUILD_CACHE/built" && touch "$BUILD_CACHE/planted" && '
+                "printf '# tests 1\\n# pass 1\\n# fail 0\\n'"]
     mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
     corpus = make_corpus(tmp_path, {
-        name: {"type": "edit", "category": "fix", "prompt": fake(answer="done"),
+        name: {"type": "edit", "category": "fix",
+               "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="done"),
                "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}}
         for name in ("one", "two")})
     repos = yaml.safe_load((corpus / "repos.yaml").read_text())

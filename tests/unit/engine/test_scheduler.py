@@ -44,7 +44,9 @@ def test_runs_are_graded_recorded_and_cleaned(tmp_path: Path) -> None:
 
 
 def test_edit_task_graded_by_test_command_with_hidden_mutation(tmp_path: Path) -> None:
-    test_cmd = ["{python}", "-c", "from app import answer; assert answer() == 42"]
+    # the summary line is what a pass needs besides exit 0 (node's TAP counts)
+    test_cmd = ["{python}", "-c", "from app import answer; assert answer() == 42; "
+                "print('# tests 1\\n# pass 1\\n# fail 0')"]
     corpus = make_corpus(tmp_path, {
         "fixed": {"type": "edit", "category": "fix",
                   "prompt": fake(edit=["app.py", "return 40", "return 42"], answer="fixed"),
@@ -61,6 +63,28 @@ def test_edit_task_graded_by_test_command_with_hidden_mutation(tmp_path: Path) -
     assert not by_task["app/unfixed"].correct
     patch = (cfg.out.run_dir(by_task["app/fixed"].run_id) / "patch.diff").read_text()
     assert "-    return 40" in patch and "+    return 42" in patch
+
+
+def test_an_agent_that_weakens_the_test_is_graded_wrong_and_flagged(tmp_path: Path) -> None:
+    # test_app.py asserts answer() == 42; the planted bug returns 40. The cheat edits the test
+    # to expect 40, which passes in its own worktree; graded on a clean tree, it fails.
+    test_cmd = ["sh", "-c", "{python} test_app.py && printf '# tests 1\\n# pass 1\\n'"
+                "'# fail 0\\n'"]
+    mutation = {"file": "app.py", "search": "return 42", "replace": "return 40"}
+    corpus = make_corpus(tmp_path, {
+        "cheat": {"type": "edit", "category": "fix",
+                  "prompt": fake(edit=["test_app.py", "== 42", "== 40"], answer="fixed"),
+                  "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}},
+        "fixed": {"type": "edit", "category": "fix",
+                  "prompt": fake(edit=["app.py", "return 40", "return 42"], answer="fixed"),
+                  "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}}})
+    cfg = config(tmp_path, corpus, scenario())
+    _run(cfg)
+    by_task = {r.task_id: r for r in read_records(cfg.out.results)}
+    cheat, fixed = by_task["app/cheat"], by_task["app/fixed"]
+    assert not cheat.correct and "tests_modified" in cheat.flags
+    assert cheat.grading["reason"].startswith("no change left to test")
+    assert fixed.correct and "tests_modified" not in fixed.flags, fixed.grading
 
 
 def test_timeout_kills_and_flags(tmp_path: Path) -> None:
@@ -214,9 +238,10 @@ HIDDEN_TESTS = """diff --git a/test_hidden.py b/test_hidden.py
 new file mode 100644
 --- /dev/null
 +++ b/test_hidden.py
-@@ -0,0 +1,2 @@
+@@ -0,0 +1,3 @@
 +from app import answer
 +assert answer() == 43, answer()
++print("# tests 1\\n# pass 1\\n# fail 0")
 """
 
 
@@ -244,7 +269,8 @@ def test_patch_task_is_evaluated_on_a_clean_tree_with_hidden_tests(tmp_path: Pat
     assert '"both_passed": true' in eval_json.read_text()
     unfixed = final["app/unfixed"]
     assert unfixed.outcome == "ok" and not unfixed.correct and unfixed.grading["exit_code"] != 0
-    assert not final["app/cheat"].correct
+    assert not final["app/cheat"].correct and "tests_modified" in final["app/cheat"].flags
+    assert "tests_modified" not in fixed.flags
     broken = [r for r in records if r.task_id == "app/broken"]
     assert [r.outcome for r in broken] == ["infra_error"] * cfg.max_attempts
     assert broken[-1].error is not None and "harness" in broken[-1].error
@@ -335,9 +361,11 @@ def test_stale_pricing_is_warned_when_the_run_starts(tmp_path: Path) -> None:
 def test_test_grader_finds_the_setup_node_modules_by_node_path(tmp_path: Path) -> None:
     import yaml
 
-    test_cmd = ["sh", "-c", 'test -f "$NODE_PATH/dep/index.js"']
+    test_cmd = ["sh", "-c", 'test -f "$NODE_PATH/dep/index.js" && '
+                "printf '# tests 1\\n# pass 1\\n# fail 0\\n'"]
     corpus = make_corpus(tmp_path, {
-        "node": {"type": "edit", "category": "fix", "prompt": fake(answer="did nothing"),
+        "node": {"type": "edit", "category": "fix",
+                 "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="fixed"),
                  "grading": {"test": {"command": test_cmd, "mutations": [
                      {"file": "app.py", "search": "return 42", "replace": "return 42 "}]}}}})
     repos = yaml.safe_load((corpus / "repos.yaml").read_text())

@@ -19,10 +19,12 @@ def test_test_command_writes_only_its_tree_and_home(tmp_path: Path) -> None:
     outside.mkdir()
     # passes only when the worktree and HOME are writable and the rest of the host is not
     test_cmd = ["sh", "-c", f'touch ok-in-tree && touch "$HOME/ok-in-home" && '
-                f'! touch "{outside}/planted" 2>/dev/null']
+                f'! touch "{outside}/planted" 2>/dev/null && '
+                "printf '# tests 1\\n# pass 1\\n# fail 0\\n'"]
     mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
     corpus = make_corpus(tmp_path, {"one": {
-        "type": "edit", "category": "fix", "prompt": fake(answer="done"),
+        "type": "edit", "category": "fix",
+        "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="done"),
         "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}}})
     cfg = config(tmp_path, corpus, scenario(repetitions=1))
     run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), scenario_text="name: t\n")

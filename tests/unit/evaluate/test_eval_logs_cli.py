@@ -12,8 +12,12 @@ from evalrepo import CALC, FIXED_ADD, MakeDiff
 from copeca_action.cli import main
 from copeca_action.evaluate import discover_runs, read_eval
 
-CHECK_ADD = "import sys\nsys.path.insert(0, '.')\nfrom calc import add\nassert add(2, 3) == 5\n"
-CHECK_MUL = "import sys\nsys.path.insert(0, '.')\nfrom calc import mul\nassert mul(2, 3) == 6\n"
+TAP = "print('# tests 1\\n# pass 1\\n# fail 0')\n"
+"""A pass needs a test report besides exit 0: node's TAP counts are the shortest."""
+CHECK_ADD = ("import sys\nsys.path.insert(0, '.')\nfrom calc import add\nassert add(2, 3) == 5\n"
+             + TAP)
+CHECK_MUL = ("import sys\nsys.path.insert(0, '.')\nfrom calc import mul\nassert mul(2, 3) == 6\n"
+             + TAP)
 
 
 def task_yaml(task_id: str, grading: str) -> str:
@@ -39,7 +43,8 @@ def corpus(tmp_path: Path, make_diff: MakeDiff) -> Path:
     (tasks / "t1" / "patches" / "fix.patch").write_text(make_diff({"calc.py": FIXED_ADD}))
     (tasks / "mutant.yaml").write_text(task_yaml("calc/mutant", (
         "  test:\n    mutations:\n      - {file: calc.py, search: 'a * b', replace: 'a + b'}\n"
-        f"    command: [{sys.executable}, -c, 'from calc import mul; assert mul(2, 3) == 6']\n")))
+        f"    command: [{sys.executable}, -c, 'from calc import mul; assert mul(2, 3) == 6; "
+        "print(\"# tests 1\\n# pass 1\\n# fail 0\")']\n")))
     (tasks / "weak.yaml").write_text(task_yaml("calc/weak", (
         "  patch:\n    tests_patch: t1/patches/tests_f2.patch\n"
         "    reference_patch: t1/patches/fix.patch\n"
@@ -183,3 +188,35 @@ def test_table_marks_a_timeout_apart_from_a_wrong_answer() -> None:
     assert _mark(FeatureResult(feature_id=1, passed=False, timed_out=True)) == "✗ timeout"
     assert _mark(FeatureResult(feature_id=1, passed=False, exit_code=1)) == "✗"
     assert _mark(FeatureResult(feature_id=1, passed=True, exit_code=0)) == "✓"
+
+
+def test_check_task_refuses_a_fix_the_grader_would_drop(repo: Path, tmp_path: Path) -> None:
+    """A planted bug in a test file: the real fix is a test-file change, which grading never
+    applies, so no run could be graded correct."""
+    from copeca_action.evaluate import LocalSandbox, check_task
+    from copeca_action.scenario import Task
+
+    task = Task.model_validate({
+        "id": "calc/bug-in-tests", "repo": "calc", "type": "edit", "category": "fix",
+        "language": "python", "prompt": "The multiplication test is wrong. Fix it.",
+        "source": {"origin": "original"},
+        "grading": {"test": {"mutations": [{"file": "tests/test_visible.py",
+                                            "search": "== 6", "replace": "== 7"}],
+                             "command": [sys.executable, "-m", "pytest", "-q", "-p",
+                                         "no:cacheprovider", "tests/test_visible.py"]}}})
+    result = check_task(task, tmp_path / "task.yaml", repo, LocalSandbox())
+    assert not result.ok
+    fixed = result.steps[1]
+    assert fixed.name == "real fix, sanitised and applied" and not fixed.ok
+    assert "tests/test_visible.py (tests/)" in fixed.detail
+
+
+def test_eval_records_the_apply_options_it_was_given(repo: Path, corpus: Path, logs: Path) -> None:
+    assert run_cli("eval", "-n", "exp", "--logs", str(logs), "--corpus", str(corpus),
+                   "--repo-dir", str(repo), "-t", "t1", "-f", "1,2", "--no-fuzz",
+                   "--no-ignore-whitespace") == 1  # f2_f1 lacks its agent1.patch: an error
+    result = json.loads((logs / "exp/solo/calc/t1/f1_f2/eval.json").read_text())
+    assert result["patches"]["solo"]["apply_options"] == {"ignore_whitespace": False,
+                                                          "fuzz": None}
+    assert run_cli("eval", "-n", "exp", "--logs", str(logs), "--corpus", str(corpus),
+                   "--repo-dir", str(repo), "--fuzz", "-1") == 2

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from copeca_action.evaluate import parse_test_output
+from copeca_action.evaluate import parse_test_output, reported_names, verdict_of
+from copeca_action.evaluate._results import failure_reported
 
 PYTEST = """............F.s                                                         [100%]
 =================================== FAILURES ===================================
@@ -127,3 +128,81 @@ def test_junit_beats_text_and_bad_xml_is_ignored() -> None:
 def test_unknown_output_counts_nothing() -> None:
     c = parse_test_output("Segmentation fault (core dumped)\n")
     assert c.framework is None and c.total == 0
+
+
+MOCHA_DOT = """
+  ․․․․․․․․․․․․․․
+
+  14 passing (33ms)
+  1 pending
+"""
+MOCHA_FAILING = "\n  3 passing (10ms)\n  2 failing\n\n  1) res\n       .cookie()\n"
+GO_NOTHING = "ok  \tgithub.com/gin-gonic/gin\t0.012s [no tests to run]\n"
+PYTEST_RA = """..                                                                       [100%]
+==================================== PASSES ====================================
+=========================== short test summary info ============================
+PASSED tests/test_calc.py::test_add
+PASSED tests/test_calc.py::test_add_zero
+2 passed in 0.01s
+"""
+
+
+def test_mocha_dot_and_failing() -> None:
+    c = parse_test_output(MOCHA_DOT)
+    assert (c.framework, c.passed, c.failed, c.skipped) == ("mocha", 14, 0, 1)
+    c = parse_test_output(MOCHA_FAILING)
+    assert (c.framework, c.passed, c.failed) == ("mocha", 3, 2)
+
+
+def test_go_with_no_test_to_run_counts_nothing() -> None:
+    c = parse_test_output(GO_NOTHING)
+    assert (c.framework, c.passed) == ("go", 0)
+    assert verdict_of(0, False, c, GO_NOTHING) == (False, "no test ran (0 passed)")
+
+
+def test_verdict_needs_a_report_passes_and_no_failures() -> None:
+    ok = parse_test_output(MOCHA_DOT)
+    assert verdict_of(0, False, ok, MOCHA_DOT) == (True, None)
+    assert verdict_of(1, False, ok, MOCHA_DOT)[1] == "the test command exited 1"
+    assert verdict_of(None, True, ok, MOCHA_DOT)[1] == "the tests timed out"
+    # exit 0 with failures reported (a `|| true`): CooperBench passes it, we do not
+    failing = parse_test_output(MOCHA_FAILING)
+    assert verdict_of(0, False, failing, MOCHA_FAILING) == (
+        False, "exit 0 but 2 failed and 0 errors reported")
+    silent = parse_test_output("")
+    assert not verdict_of(0, False, silent, "")[0]
+
+
+def test_required_tests_by_node_id_or_name() -> None:
+    counts = parse_test_output(PYTEST_RA)
+    assert reported_names(PYTEST_RA)[0] == {"tests/test_calc.py::test_add",
+                                            "tests/test_calc.py::test_add_zero"}
+    assert verdict_of(0, False, counts, PYTEST_RA, ["test_add", "test_add_zero"])[0]
+    assert verdict_of(0, False, counts, PYTEST_RA, ["tests/test_calc.py::test_add"])[0]
+    ok, why = verdict_of(0, False, counts, PYTEST_RA, ["test_sub"])
+    assert not ok and why == "required tests not reported passed: test_sub"
+    go = "=== RUN   TestJoinPaths\n--- PASS: TestJoinPaths (0.00s)\nPASS\nok  \tgin\t0.1s\n"
+    assert verdict_of(0, False, parse_test_output(go), go, ["TestJoinPaths"])[0]
+    cargo = ("running 1 test\ntest config::tests::basic ... ok\n\n"
+             "test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n")
+    assert verdict_of(0, False, parse_test_output(cargo), cargo, ["config::tests::basic"])[0]
+
+
+def test_a_summary_printed_after_a_failure_cannot_hide_it() -> None:
+    # code imported by the tests registers an exit hook that prints a passing summary and
+    # exits 0 after pytest reported the failure: the last summary says "2 passed"
+    forged = ("F.\n=== short test summary info ===\nFAILED tests/test_calc.py::test_add\n"
+              "1 failed, 1 passed in 0.05s\n2 passed in 0.01s\n")
+    counts = parse_test_output(forged)
+    assert (counts.passed, counts.failed) == (2, 0)  # the parser alone is fooled
+    ok, why = verdict_of(0, False, counts, forged)
+    assert not ok and why is not None and "1 failed, 1 passed in 0.05s" in why
+    mocha = "\n  3 passing (10ms)\n  1 failing\n\n  1) cookie\n\n  4 passing (1ms)\n"
+    assert not verdict_of(0, False, parse_test_output(mocha), mocha)[0]
+    # none of the passing outputs above counts as a failure
+    for text in (PYTEST_RA, MOCHA_DOT, CARGO_OK, GO_OK, "1 passed, 2 xfailed in 0.1s\n"):
+        assert failure_reported(text) is None, text
+
+
+CARGO_OK = "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n"
+GO_OK = "=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\nok  \tgin\t0.1s\n"

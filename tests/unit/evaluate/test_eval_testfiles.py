@@ -60,8 +60,9 @@ def test_helpers_package_under_test_name_is_a_test_file() -> None:
 
 
 def test_repo_globs_add_rules_and_bang_exempts() -> None:
-    rules = TestFileRules.from_patterns(["spec/**", "*.snap", "!django/test/**"])
-    assert rules.classify("spec/models/user_spec.rb") == "spec/**"
+    rules = TestFileRules.from_patterns(["fixtures/**", "*.snap", "!django/test/**"])
+    assert rules.classify("fixtures/models/user.json") == "fixtures/**"
+    assert rules.classify("spec/models/user_spec.rb") == "spec/"  # built in since CooperBench
     assert rules.classify("ui/__snapshots__/a.snap") == "*.snap"
     assert rules.classify("django/test/client.py") is None
     assert rules.classify("django/tests/test_x.py") == "tests/"
@@ -71,3 +72,30 @@ def test_repo_globs_add_rules_and_bang_exempts() -> None:
 def test_windows_separators_and_leading_slash() -> None:
     assert RULES.classify("pkg\\tests\\a.py") == "tests/"
     assert RULES.classify("/tests/a.py") == "tests/"
+
+
+def test_cooperbench_test_file_rules_are_ours_too() -> None:
+    # the cases where CooperBench's rule and ours disagreed, now agreed
+    assert RULES.classify("app/tests.py") == "tests.py"  # Django's test module
+    assert RULES.classify("pkg/testdata/golden.txt") == "testdata/"
+    assert RULES.classify("src/main/java/FooTest.java") == "*Test.java"
+    assert RULES.classify("src/FooTests.cs") == "*Test.java"
+    assert RULES.classify("src/Contest.java") is None
+    # deliberate differences: CooperBench treats `test.py` as a test file and not conftest.py
+    assert RULES.classify("tools/test.py") is None
+    assert RULES.classify("conftest.py") == "conftest.py"
+
+
+def test_protected_runner_files_are_never_applied() -> None:
+    assert RULES.classify("pytest.ini") == "protected:pytest.ini"
+    assert RULES.classify("sub/pyproject.toml") == "protected:pyproject.toml"
+    assert RULES.classify("package.json") == "protected:package.json"
+    assert RULES.classify(".mocharc.yml") == "protected:.mocharc*"
+    assert RULES.classify("go.mod") == "protected:go.mod"
+    assert RULES.classify(".cargo/config.toml") == "protected:.cargo/**"
+    assert RULES.classify("pytest.py") == "protected:/pytest.py"
+    assert RULES.classify("pkg/pytest.py") is None  # only the root one shadows the runner
+    assert RULES.classify("site-packages/evil.pth") == "protected:*.pth"
+    lifted = TestFileRules.from_patterns([], ["!package.json", "config/*.yml"])
+    assert lifted.classify("package.json") is None
+    assert lifted.classify("config/app.yml") == "protected:config/*.yml"

@@ -49,3 +49,38 @@ def test_all_of_completeness_is_the_share_present() -> None:
 def test_empty_answer_is_never_correct() -> None:
     result = grade_answer(None, spec(required=["a"]))
     assert not result.correct and result.detail["reason"] == "no final answer"
+
+
+def test_a_shotgun_answer_naming_too_many_distractors_is_wrong() -> None:
+    s = spec(required=["generate_unique_id", "fastapi/utils.py"],
+             distractors=["generate_operation_id_for_path", "generate_operation_id",
+                          "get_openapi_path", ["create_model_field", "create model field"]],
+             max_distractors=1)
+    right = "It is `generate_unique_id` in fastapi/utils.py (not generate_operation_id)."
+    result = grade_answer(right, s)
+    assert result.correct and result.detail["distractors_named"] == ["generate_operation_id"]
+    shotgun = ("Candidates in fastapi/utils.py: generate_unique_id, "
+               "generate_operation_id_for_path, get_openapi_path, create_model_field.")
+    result = grade_answer(shotgun, s)
+    assert not result.correct
+    # substring matching: generate_operation_id is inside generate_operation_id_for_path
+    assert result.detail["reason"] == "shotgun answer: names 4 distractors (at most 1 allowed)"
+    assert not result.detail["missing"]  # substring grading alone would have passed it
+
+
+def test_corpus_tasks_with_distractors_refuse_a_listing_of_every_name() -> None:
+    from pathlib import Path
+
+    from copeca_action.scenario import load_corpus
+
+    corpus = load_corpus(Path(__file__).resolve().parents[3] / "corpus")
+    guarded = {i: t for i, t in corpus.tasks.items()
+               if t.grading.answer is not None and t.grading.answer.distractors}
+    assert {"fastapi/locate-unique-id", "fastapi/locate-solve-dependencies",
+            "express/locate-etag-default"} <= set(guarded)
+    for task in guarded.values():
+        answer = task.grading.answer
+        assert answer is not None
+        terms = [t if isinstance(t, str) else t[0]
+                 for t in [*answer.required, *answer.all_of, *answer.distractors]]
+        assert not grade_answer(", ".join(terms), answer).correct, task.id

@@ -16,11 +16,20 @@ def spec(code: str, timeout: float = 30) -> sc.TestGrading:
 
 def test_passing_command_in_the_worktree(tmp_path: Path) -> None:
     (tmp_path / "marker.txt").write_text("ok")
-    result = grade_test(tmp_path, spec("print(open('marker.txt').read())"), ENV,
-                        {"python": sys.executable})
+    (tmp_path / "test_marker.py").write_text(
+        "def test_marker():\n    assert open('marker.txt').read() == 'ok'\n")
+    task = sc.TestGrading(command=["{python}", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                   "test_marker.py"])
+    result = grade_test(tmp_path, task, ENV, {"python": sys.executable})
     assert result.correct and result.detail["exit_code"] == 0
     assert result.detail["argv"][0] == sys.executable
-    assert "ok" in result.detail["output"]
+    assert result.detail["tests_passed"] == 1 and result.detail["framework"] == "pytest"
+
+
+def test_exit_zero_without_a_test_report_is_wrong(tmp_path: Path) -> None:
+    result = grade_test(tmp_path, spec("print('all good')"), ENV, {"python": sys.executable})
+    assert result.detail["exit_code"] == 0 and not result.correct
+    assert "no test runner summary" in result.detail["reason"]
 
 
 def test_failing_command_keeps_its_output(tmp_path: Path) -> None:

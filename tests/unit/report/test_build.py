@@ -178,3 +178,14 @@ def test_reports_are_reproducible_and_carry_their_settings(simulated: Make) -> N
     assert a == b
     assert (a.seed, a.resamples, a.interval_method, a.alpha) == (0, 500, "hybrid", 0.05)
     assert a.thresholds == Thresholds()
+
+
+def test_tests_modified_runs_are_counted_per_arm_and_warned() -> None:
+    recs = two_arms(True, True, tasks=3, reps=1)
+    recs[0] = recs[0].model_copy(update={"flags": ["tests_modified"]})
+    report = build_report(recs, FAST)
+    tool = next(a for a in report.arms if a.arm == "codesearch")
+    base = next(a for a in report.arms if a.arm == "baseline")
+    assert tool.flags.get("tests_modified") == 1 and not base.flags.get("tests_modified")
+    assert any("codesearch: 1 run(s) changed test or test-runner files" in w
+               for w in report.warnings)

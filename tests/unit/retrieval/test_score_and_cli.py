@@ -137,11 +137,14 @@ def test_context_cli(small_repo: Path, tmp_path: Path,
     assert result["span"]["coverage"] == 1.0
     assert "1 predicted paths are not files" in out.err
     code = main(["context", "--pred", str(pred), "--gold", str(gold), "--repo",
-                 str(tmp_path / "testbed")])
+                 str(tmp_path / "testbed"), "--no-strip"])
     table = capsys.readouterr().out
     assert code == 0 and table.splitlines()[0].startswith("granularity")
     assert "editloc" in table
     assert "steps: 2" in table  # without the alias, /testbed/src/b.py is not in the repo
+    code = main(["context", "--pred", str(pred), "--gold", str(gold), "--repo",
+                 str(tmp_path / "testbed")])
+    assert code == 0 and "steps: 3" in capsys.readouterr().out  # stripped to src/b.py
 
 
 def test_bad_gold_names_file_and_field(small_repo: Path, tmp_path: Path) -> None:
