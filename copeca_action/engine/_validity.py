@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from copeca_action._util.mcp_names import has_prefix
 from copeca_action.scenario import Validity
 from copeca_action.transcript import Transcript
 
@@ -24,7 +25,7 @@ def tool_adopted(rule: Validity | None, transcript: Transcript, workdir: Path) -
         return None
     if rule.kind == "tool_call_prefix":
         assert rule.prefix is not None
-        return any(n.startswith(rule.prefix) for c in transcript.tool_calls
+        return any(has_prefix(n, rule.prefix) for c in transcript.tool_calls
                    for n in _mcp_names(c.name))
     assert rule.path is not None
     path = Path(rule.path) if Path(rule.path).is_absolute() else workdir / rule.path

@@ -14,13 +14,16 @@ from typing import Any, Literal
 
 from pydantic import Field, NonNegativeInt, model_validator
 
+from copeca_action._util.mcp_names import has_prefix
 from copeca_action._util.model import InputModel
 from copeca_action._util.yamlio import load_yaml, parse_model
 from copeca_action.errors import ConfigError, Problem
 
 SCRIPT_FORMAT_VERSION = 1
 
-Api = Literal["anthropic", "openai"]
+Api = Literal["anthropic", "openai", "chat", "gemini"]
+"""The wire a request came on: Anthropic Messages, OpenAI Responses, OpenAI Chat Completions,
+Gemini generateContent."""
 
 
 class Usage(InputModel):
@@ -181,7 +184,9 @@ class Match(InputModel):
     model: str | None = None
     """The requested model: exact, or a glob such as `claude-*`."""
     tool_prefix: str | None = None
-    """A tool whose name starts with this is offered (e.g. `mcp__codesearch__`): the tool arm."""
+    """A tool whose name starts with this is offered (e.g. `mcp__codesearch__`): the tool arm.
+    An MCP prefix in this spelling also matches Gemini CLI's `mcp_codesearch_` and
+    OpenCode's `codesearch_`."""
     no_tool_prefix: str | None = None
     """No offered tool's name starts with this: the baseline arm, said explicitly."""
     api: Api | None = None
@@ -200,10 +205,10 @@ class Match(InputModel):
             return False
         if self.prompt_contains is not None and self.prompt_contains not in prompt:
             return False
-        if self.tool_prefix is not None and not any(t.startswith(self.tool_prefix)
+        if self.tool_prefix is not None and not any(has_prefix(t, self.tool_prefix)
                                                      for t in tools):
             return False
-        return self.no_tool_prefix is None or not any(t.startswith(self.no_tool_prefix)
+        return self.no_tool_prefix is None or not any(has_prefix(t, self.no_tool_prefix)
                                                       for t in tools)
 
 
