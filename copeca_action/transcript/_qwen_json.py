@@ -39,6 +39,16 @@ BRIDGE_TOOL = "tool_call"
 reported as the inner tool's call."""
 _STATUS_RE = re.compile(r"\b([45]\d\d)\b")
 _IGNORED = frozenset({"stream_event", "system"})
+MAX_TURNS_TEXT = "Reached max session turns"
+"""What Qwen Code 0.24 writes to stderr (and nothing to stdout) when --max-session-turns
+stops it; the launcher keeps stderr beside stdout (`stderr.txt`)."""
+
+
+def _stderr_tail(stdout_path: Path) -> str:
+    try:
+        return (stdout_path.parent / "stderr.txt").read_text(errors="replace")[-4000:]
+    except OSError:
+        return ""
 
 
 def _tokens(usage: dict[str, Any]) -> Tokens:
@@ -116,8 +126,12 @@ def parse_qwen_json(stdout_path: Path, config_dir: Path | None = None) -> Transc
     error_info = res.get("error")
     error = (as_str(as_dict(error_info).get("message")) or as_str(error_info)
              or (None if not failed else as_str(res.get("result"))))
+    max_turns = subtype == "error_max_turns"
     if result is None:
         error = "no result event (the CLI was killed or crashed)"
+        said = _stderr_tail(stdout_path)
+        if MAX_TURNS_TEXT in said:  # 0.24 prints no result line at its turn limit
+            error, max_turns = MAX_TURNS_TEXT, True
     elif failed and error is None:
         error = subtype or "error"
     code = None
@@ -132,6 +146,6 @@ def parse_qwen_json(stdout_path: Path, config_dir: Path | None = None) -> Transc
                       answer=answer or None,
                       duration_ms=as_int(res.get("duration_ms")) or None,
                       num_turns=len(turns), is_error=failed, api_error_status=code,
-                      max_turns_reached=subtype == "error_max_turns",
+                      max_turns_reached=max_turns,
                       stop_reason=subtype, error=error if failed else None,
                       session_id=as_str(init.get("session_id")), problems=problems)
