@@ -37,6 +37,8 @@ from copeca_action.transcript._model import ToolCall, Transcript, Turn
 
 PARSER = "gemini_json"
 _STATUS_RE = re.compile(r"\"code\"\s*:\s*(\d{3})|\b(?:status|Status)\s*:?\s*(\d{3})\b")
+_QUOTA_RE = re.compile(r"request a quota increase|RESOURCE_EXHAUSTED|[Qq]uota exceeded")
+"""Gemini CLI's own wording for a 429 (its message carries no status number)."""
 _MAX_TURNS_RE = re.compile(r"[Mm]aximum (?:session )?turns|max(?:imum)? session turns")
 
 
@@ -161,6 +163,8 @@ def parse_gemini_json(stdout_path: Path, config_dir: Path | None = None) -> Tran
     match = _STATUS_RE.search(error or "") if failed else None
     if match:
         code = int(match.group(1) or match.group(2))
+    elif failed and _QUOTA_RE.search(error or ""):
+        code = 429
     answer = "".join(answer_parts) or None if not failed else None
     return Transcript(parser=PARSER, model=as_str(init.get("model")), turns=turns,
                       tool_calls=tool_calls, tokens=tokens, tokens_by_model=by_model,

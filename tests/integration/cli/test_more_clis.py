@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -43,10 +44,24 @@ def served_calls(run: Run) -> list[tuple[str, dict[str, object]]]:
     return out
 
 
-def assert_matches_served(run: Run, name: str) -> None:
+def assert_group_gone(pid: int | None, within_s: float = 10) -> None:
+    """Every process of the run's group is gone (a killed child may linger a moment in
+    uninterruptible sleep, then as a zombie until it is reaped)."""
+    assert pid is not None
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"process group {pid} still alive {within_s} s after the kill")
+
+
+def assert_matches_served(run: Run, name: str, problems: list[str] | None = None) -> None:
     served = run.served
     assert served is not None and served.completed
-    assert run.transcript.problems == []
+    assert run.transcript.problems == (problems or [])
     assert run.transcript.tokens == served.tokens
     assert [t.tokens for t in run.transcript.turns] == [s.tokens for s in served.steps]
     parsed = run.transcript.tool_calls
@@ -120,7 +135,13 @@ def test_one_failed_request_is_retried(server: ScriptedServer, name: str, status
                                        tmp_path: Path) -> None:
     run = run_cli(server, name, f"CLI-RETRY{status} Say something.", tmp_path, timeout_s=60)
     assert outcome(run) == "ok", run.transcript.error
-    assert_matches_served(run, name)
+    # Qwen Code 0.24's `result.usage` counts the retried request's reply twice; the parser
+    # takes the per-message usage (which matches what was served) and says so.
+    tokens = run.transcript.tokens
+    twice = tokens.model_copy(update={k: 2 * v for k, v in tokens.model_dump().items()})
+    doubled = [] if name != "qwen" else [
+        f"per-message usage {tokens} differs from the result's {twice}"]
+    assert_matches_served(run, name, doubled)
     assert run.served is not None
     assert run.served.steps[0].attempts == 2
     assert run.served.steps[0].faults == [f"http {status}"]
@@ -198,9 +219,7 @@ def test_stall_past_the_timeout_kills_the_group(server: ScriptedServer, name: st
     assert 4 <= run.result.duration_s < 4 + 10
     assert outcome(run) == "timeout"
     assert run.transcript.answer is None and run.transcript.is_error
-    assert run.result.pid is not None
-    with pytest.raises(ProcessLookupError):
-        os.killpg(run.result.pid, 0)
+    assert_group_gone(run.result.pid)
 
 
 CODESEARCH = Mode(name="codesearch", mcp_config={"mcpServers": {"codesearch": {
