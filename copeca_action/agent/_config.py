@@ -139,9 +139,11 @@ QWEN_RETRY_DELAY_MS = 500
 """Its first and longest wait between retries (its defaults back off for minutes)."""
 
 
-def qwen_settings(*, agent_config: dict[str, Any] | None) -> dict[str, Any]:
+def qwen_settings(*, agent_config: dict[str, Any] | None,
+                  headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Qwen Code's `settings.json`: telemetry, usage statistics and update checks off, bounded
-    retries, then the mode's overlay. MCP servers go by `--mcp-config`, max turns by a flag."""
+    retries, `headers` sent with every request, then the mode's overlay. MCP servers go by
+    `--mcp-config`, max turns by a flag."""
     doc: dict[str, Any] = {
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
@@ -150,6 +152,8 @@ def qwen_settings(*, agent_config: dict[str, Any] | None) -> dict[str, Any]:
                                        "retryInitialDelayMs": QWEN_RETRY_DELAY_MS,
                                        "retryMaxDelayMs": QWEN_RETRY_DELAY_MS}},
     }
+    if headers:
+        doc["model"]["generationConfig"]["customHeaders"] = dict(headers)
     return deep_merge(doc, agent_config or {})
 
 

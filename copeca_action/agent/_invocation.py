@@ -137,6 +137,8 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
                tmp_dir=tmp_dir)
     if headers and runner.parser == CLAUDE_PARSER:
         env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
+    elif headers and runner.parser == GEMINI_PARSER:
+        env["GEMINI_CLI_CUSTOM_HEADERS"] = ",".join(f"{k}: {v}" for k, v in headers.items())
     if mode is not None:
         env.update({k: expand(v, values) for k, v in mode.env.items()})
     return AgentInvocation(runner=runner.name, model=model, argv=argv, env=env, cwd=workdir,
@@ -162,7 +164,8 @@ def _write_configs(runner: Runner, run_dir: Path, config_dir: Path, *, base_url:
                                    headers=headers))
         return fields
     if runner.parser == QWEN_PARSER:  # $QWEN_HOME/settings.json; MCP by --mcp-config
-        write_json(config_dir / "settings.json", qwen_settings(agent_config=agent_config))
+        write_json(config_dir / "settings.json",
+                   qwen_settings(agent_config=agent_config, headers=headers))
     elif runner.parser == CODEX_PARSER:
         doc = codex_config(runner, base_url=base_url, headers=headers,
                            mcp_config=None if runner.mcp_args else mcp_config,

@@ -59,6 +59,7 @@ def test_gemini_settings_and_env(fake_bins: Path, tmp_path: Path) -> None:
     assert env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:4321"
     assert env["GEMINI_CLI_HOME"] == str(inv.config_dir)  # type: ignore[attr-defined]
     assert env["GEMINI_API_KEY"] == "g-host" and env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+    assert env["GEMINI_CLI_CUSTOM_HEADERS"] == "x-copeca-run: run-9"  # the run key
     assert "OPENAI_BASE_URL" not in env and "ANTHROPIC_API_KEY" not in env
     argv = inv.argv  # type: ignore[attr-defined]
     assert argv[1:] == ["-p", "P", "--output-format", "stream-json", "--approval-mode", "yolo",
@@ -74,6 +75,7 @@ def test_qwen_mcp_file_flags_and_endpoint(fake_bins: Path, tmp_path: Path) -> No
         f"{tmp_path}/tool/server.py"]
     settings = json.loads((inv.config_dir / "settings.json").read_text())  # type: ignore[attr-defined]
     assert settings["model"]["generationConfig"]["maxRetries"] == 1
+    assert settings["model"]["generationConfig"]["customHeaders"] == {"x-copeca-run": "run-9"}
     assert settings["ui"] == {"theme": "x"}
     env = inv.env  # type: ignore[attr-defined]
     assert env["OPENAI_BASE_URL"] == "http://127.0.0.1:4321/v1"
