@@ -165,13 +165,14 @@ def opencode_config(runner: Runner, *, base_url: str | None, max_turns: int,
                     mcp_config: dict[str, Any] | None, agent_config: dict[str, Any] | None,
                     headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """OpenCode's `opencode.json`: its Anthropic provider pointed at `base_url`, every tool
-    allowed (a headless run cannot answer a prompt), no sharing, no auto-update, the title
-    agent off (it would call a second model), max steps, the mode's MCP servers, then the
-    mode's overlay."""
+    allowed (a headless run cannot answer a prompt), no sharing, no auto-update, no undo
+    snapshots (a git copy of the worktree per run), the title agent off (it would call a
+    second model), max steps, the mode's MCP servers, then the mode's overlay."""
     doc: dict[str, Any] = {
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": False,
         "share": "disabled",
+        "snapshot": False,
         "permission": {"edit": "allow", "bash": "allow", "webfetch": "deny",
                        "external_directory": "deny"},
         "agent": {"title": {"disable": True}},
