@@ -46,8 +46,9 @@ VARIANT_HEADER = "x-copeca-run"
 run's variation is reproducible for a given seed whatever order runs arrive in."""
 
 SESSION_HEADERS = ("x-claude-code-session-id", "session-id", "x-session-id")
-"""Headers by which Claude Code and Codex name their session: retries of a first request
-belong to the same conversation even when the CLI changes the request between attempts."""
+"""Headers by which Claude Code, Codex and OpenCode name their session: retries of a first
+request belong to the same conversation even when the CLI changes the request between
+attempts."""
 
 MAX_BODY = 64 * 1024 * 1024
 _GEMINI_RE = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(generateContent|"
