@@ -68,8 +68,8 @@ def parse_opencode_json(stdout_path: Path, config_dir: Path | None = None) -> Tr
             first_ts = ts if first_ts is None else first_ts
             last_ts = ts
         if kind == "step_start":
-            if open_step:  # a step that never finished (the CLI stopped mid-request)
-                problems.append(f"line {number}: step_start before the previous step_finish")
+            # A step that never finished was a failed request (OpenCode retries a broken
+            # stream): what it printed is dropped, as its usage never came.
             open_step = True
             texts, calls = [], []
         elif kind == "text":
@@ -100,6 +100,8 @@ def parse_opencode_json(stdout_path: Path, config_dir: Path | None = None) -> Tr
             status = code if isinstance(code, int) else status
         else:
             problems.append(f"line {number}: unknown event type {kind!r}")
+    if open_step and not errors:
+        problems.append("the last step has no step_finish (cut short?)")
     tool_calls = [c for t in turns for c in t.tool_calls]
     tokens = sum_tokens([t.tokens for t in turns])
     answer = (turns[-1].text or None) if turns and last_reason == "stop" and not errors \

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import pytest
 
 from copeca_action.engine._execute import _outcome
+from copeca_action.records import Tokens
 from copeca_action.scenario import Mode
 from copeca_action.scripted import ScriptedServer
 
@@ -150,6 +151,28 @@ def test_one_failed_request_is_retried(server: ScriptedServer, name: str, status
     assert run.served is not None
     assert run.served.steps[0].attempts == 2
     assert run.served.steps[0].faults == [f"http {status}"]
+
+
+@pytest.mark.parametrize("name", CLIS)
+@pytest.mark.parametrize("kind", ["drop", "malformed"])
+def test_a_broken_stream(server: ScriptedServer, name: str, kind: str, tmp_path: Path) -> None:
+    # A stream cut mid-reply (drop) or holding a frame that is not JSON (malformed), once.
+    run = run_cli(server, name, f"CLI-{kind.upper()} Say something.", tmp_path, timeout_s=60)
+    t, served = run.transcript, run.served
+    assert served is not None and served.steps[0].faults == [kind]
+    assert t.tokens == served.tokens  # the broken reply's usage never counts
+    if name == "opencode" or (name, kind) == ("qwen", "drop"):  # retried
+        assert outcome(run) == "ok" and served.completed and served.steps[0].attempts == 2
+        assert served.answer is not None and t.answer is not None
+        if name == "opencode":
+            assert_matches_served(run, name)
+        else:
+            # Qwen Code 0.24 keeps the broken attempt's partial text in its answer
+            assert t.answer.endswith(served.answer) and t.answer != served.answer
+    else:  # Gemini CLI gives up on both, Qwen Code on a malformed frame
+        assert outcome(run) == "agent_error" and not served.completed
+        assert served.steps[0].attempts == 1
+        assert t.is_error and t.answer is None and t.error and t.tokens == Tokens()
 
 
 @pytest.mark.parametrize("name", CLIS)
