@@ -278,3 +278,30 @@ def test_mode_mcp_server_reaches_the_cli(server: ScriptedServer, name: str,
     assert call.result is not None and "shapes.py" in call.result
     assert tool_adopted(CODESEARCH.validity, arm.transcript, arm.invocation.cwd) is True
     assert tool_adopted(CODESEARCH.validity, base.transcript, base.invocation.cwd) is False
+
+
+OVERLAYS = {"gemini": {"model": {"maxSessionTurns": 1}},
+            "qwen": {"model": {"maxSessionTurns": 1}},
+            "opencode": {"permission": {"bash": "deny"}}}
+
+
+@pytest.mark.parametrize("name", CLIS)
+def test_mode_settings_overlay_reaches_the_cli(server: ScriptedServer, name: str,
+                                               tmp_path: Path) -> None:
+    # A mode's agent_config lands in the CLI's own settings file and takes effect: one turn
+    # at most (Gemini CLI, Qwen Code: maxSessionTurns in settings.json), or the shell tool
+    # denied (OpenCode: permission in opencode.json; a denied tool is not even offered, so
+    # the script's shell step cannot be served).
+    mode = Mode(name="overlay", agent_config=OVERLAYS[name])
+    run = run_cli(server, name, "CLI-MAXTURNS Count to three.", tmp_path, mode=mode,
+                  max_turns=0)
+    t = run.transcript
+    assert run.served is not None and t.tokens == run.served.tokens
+    if name == "opencode":
+        assert t.tool_calls == [] and t.is_error and t.api_error_status == 400
+        assert "`bash` needs one of" in (t.error or "") and "does not offer" in (t.error or "")
+        base = run_cli(server, name, "CLI-MAXTURNS Count to three.", tmp_path / "base",
+                       max_turns=0)
+        assert base.transcript.tool_calls[0].input == {"command": "echo one"}
+    else:
+        assert t.max_turns_reached and t.num_turns == 1 and outcome(run) == "agent_error"
