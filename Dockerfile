@@ -55,7 +55,7 @@ RUN --mount=type=secret,id=extra_ca,required=false \
          else mkdir -p /etc/ssl/certs && cp /run/secrets/extra_ca /etc/ssl/certs/ca-certificates.crt; fi; \
     fi \
     && apt-get update -qq \
-    && apt-get install -y -qq --no-install-recommends ca-certificates git bubblewrap patch \
+    && apt-get install -y -qq --no-install-recommends ca-certificates git bubblewrap patch ripgrep \
     && if ! python3 -c 'import ensurepip' 2>/dev/null; then \
          apt-get install -y -qq --no-install-recommends python3 python3-venv; \
        fi \

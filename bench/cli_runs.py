@@ -5,7 +5,7 @@ run_agent (process group), parse_transcript and cost_of, against the scripted mo
 with the scripts of tests/integration/cli. Prints the CLI versions and, per CLI and script,
 median / min / max wall seconds; then runs/minute with --workers runs in parallel.
 
-    .venv/bin/python bench/cli_runs.py [--reps 5] [--workers 2] [--cli claude codex]
+    .venv/bin/python bench/cli_runs.py [--reps 5] [--workers 2] [--cli claude gemini ...]
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ from copeca_action.transcript import cost_of, parse_transcript
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "tests" / "integration" / "cli" / "scripts"
-MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-6.1-sol"}
+MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-6.1-sol",
+          "gemini": "gemini-2.5-flash", "qwen": "qwen3-coder-plus",
+          "opencode": "claude-sonnet-4-5"}
 PROMPTS = {"read (2 steps)": "CLI-READ What does greeting.txt say?",
            "multi (4 steps)": "CLI-MULTI Where is area defined, and how long is it?"}
 
@@ -53,7 +55,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--cli", nargs="+", default=["claude", "codex"])
+    parser.add_argument("--cli", nargs="+", default=list(MODELS))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="copeca-bench-") as tmp, \
             ScriptedServer(SCRIPTS, seed=3) as server:

@@ -16,8 +16,12 @@ from copeca_action.agent._binary import resolve_binary
 from copeca_action.agent._config import (
     RUN_KEY_HEADER,
     codex_config,
+    gemini_settings,
+    opencode_config,
+    qwen_settings,
     write_claude_settings,
     write_codex_config,
+    write_json,
     write_mcp_file,
 )
 from copeca_action.errors import ConfigError
@@ -34,6 +38,13 @@ PLACEHOLDER_KEY = "copeca-scripted-no-key"
 server accepts any key; a real proxy would need the real one from the host)."""
 CLAUDE_PARSER = "stream_json"
 CODEX_PARSER = "codex_json"
+GEMINI_PARSER = "gemini_json"
+QWEN_PARSER = "qwen_json"
+OPENCODE_PARSER = "opencode_json"
+CONFIG_URL_PARSERS = (CODEX_PARSER, OPENCODE_PARSER)
+"""CLI families that take the endpoint in their config file, not in an environment variable."""
+BASE_URL_SUFFIX = {QWEN_PARSER: "/v1"}
+"""Path appended to `base_url` in `base_url_env` (Qwen Code's OPENAI_BASE_URL ends in /v1)."""
 _FIELD = re.compile(r"\{([a-z_]+)\}")
 
 
@@ -115,7 +126,8 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
         else None
     headers = {RUN_KEY_HEADER: run_key} if base_url and run_key else {}
     extra = _write_configs(runner, run_dir, config_dir, base_url=base_url, headers=headers,
-                           mcp_config=mcp_config, agent_config=agent_config)
+                           mcp_config=mcp_config, agent_config=agent_config,
+                           max_turns=max_turns)
     values.update(extra)
     argv = _argv(runner, binary, values, max_turns=max_turns, budget=run_budget_usd,
                  mcp=mcp_config is not None)
@@ -123,8 +135,10 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
         argv = [*(expand(a, values) for a in mode.wrapper), *argv]
     env = _env(runner, host_env, base_url=base_url, config_dir=config_dir, home_dir=home_dir,
                tmp_dir=tmp_dir)
-    if headers and runner.parser != CODEX_PARSER:
+    if headers and runner.parser == CLAUDE_PARSER:
         env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
+    elif headers and runner.parser == GEMINI_PARSER:
+        env["GEMINI_CLI_CUSTOM_HEADERS"] = ",".join(f"{k}: {v}" for k, v in headers.items())
     if mode is not None:
         env.update({k: expand(v, values) for k, v in mode.env.items()})
     return AgentInvocation(runner=runner.name, model=model, argv=argv, env=env, cwd=workdir,
@@ -135,10 +149,24 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
 
 def _write_configs(runner: Runner, run_dir: Path, config_dir: Path, *, base_url: str | None,
                    headers: Mapping[str, str], mcp_config: dict[str, Any] | None,
-                   agent_config: dict[str, Any] | None) -> dict[str, str]:
+                   agent_config: dict[str, Any] | None, max_turns: int = 0) -> dict[str, str]:
     """Write the CLI family's files; return the argv fields they define (`{mcp_config}`)."""
     fields: dict[str, str] = {}
-    if runner.parser == CODEX_PARSER:
+    if runner.parser == GEMINI_PARSER:  # $GEMINI_CLI_HOME/.gemini/settings.json
+        write_json(config_dir / ".gemini" / "settings.json",
+                   gemini_settings(max_turns=max_turns, mcp_config=mcp_config,
+                                   agent_config=agent_config))
+        return fields
+    if runner.parser == OPENCODE_PARSER:  # $OPENCODE_CONFIG_DIR/opencode.json
+        write_json(config_dir / "opencode.json",
+                   opencode_config(runner, base_url=base_url, max_turns=max_turns,
+                                   mcp_config=mcp_config, agent_config=agent_config,
+                                   headers=headers))
+        return fields
+    if runner.parser == QWEN_PARSER:  # $QWEN_HOME/settings.json; MCP by --mcp-config
+        write_json(config_dir / "settings.json",
+                   qwen_settings(agent_config=agent_config, headers=headers))
+    elif runner.parser == CODEX_PARSER:
         doc = codex_config(runner, base_url=base_url, headers=headers,
                            mcp_config=None if runner.mcp_args else mcp_config,
                            agent_config=agent_config)
@@ -182,8 +210,11 @@ def _env(runner: Runner, host_env: Mapping[str, str], *, base_url: str | None,
     env.update(runner.isolation_env)
     if base_url:
         if runner.base_url_env:
-            env[runner.base_url_env] = base_url
-        elif runner.parser != CODEX_PARSER:
+            suffix = BASE_URL_SUFFIX.get(runner.parser, "")
+            url = base_url.rstrip("/")
+            env[runner.base_url_env] = url if not suffix or url.endswith(suffix) \
+                else url + suffix
+        elif runner.parser not in CONFIG_URL_PARSERS:
             raise ConfigError(f"runner {runner.name!r} has no `base_url_env`: it cannot be "
                              "pointed at another endpoint", f"runners/{runner.name}.yaml")
     return env

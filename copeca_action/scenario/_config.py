@@ -15,7 +15,8 @@ NAME_RE = r"^[a-z0-9][a-z0-9._-]*$"
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
 Argv = Annotated[list[NonEmpty], Field(min_length=1)]
 
-KNOWN_PARSERS: tuple[str, ...] = ("stream_json", "codex_json")
+KNOWN_PARSERS: tuple[str, ...] = ("stream_json", "codex_json", "gemini_json", "qwen_json",
+                                  "opencode_json")
 """Transcript parsers a runner may name; transcript/ registers one implementation each."""
 
 _GLOB_CHARS = re.compile(r"^[A-Za-z0-9._/*?\[\]!-]+$")
@@ -239,7 +240,8 @@ class Runner(InputModel):
     isolation_env: dict[str, str] = {}
     """Fixed variables: telemetry off, no auto-update, no non-essential traffic."""
     parser: NonEmpty
-    """Transcript parser: one of stream_json, codex_json."""
+    """Transcript parser: one of stream_json, codex_json, gemini_json, qwen_json, opencode_json
+    (the name also picks how the CLI's config files are written)."""
     pricing: dict[NonEmpty, Pricing]
     """Per model id, USD per 1M tokens."""
     pricing_updated: dt.date

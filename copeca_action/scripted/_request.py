@@ -10,12 +10,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from copeca_action.scripted._script import Api
 
 ID_RE = re.compile(r"cpc_(\d+)_(\d+)_(\d+)_(\d+)")
+BRIDGE_TOOL = "tool_call"
+"""Qwen Code's tool that invokes a deferred tool: `tool_call {name, arguments}`."""
 AUX_K = 90
 """Tool-call index marking an auxiliary call (Claude Code's `ToolSearch` loading a deferred
 tool) made before a step's own calls: the step is still to be served after it."""
@@ -23,7 +25,9 @@ _DEFERRED_RE = re.compile(r"before calling them:\n((?:[A-Za-z0-9_.:-]+\n)+)")
 _MCP_RE = re.compile(r"\bmcp__[A-Za-z0-9_-]+?__[A-Za-z0-9_-]+")
 _CWD_RES = (re.compile(r"Primary working directory: (\S+)"),
             re.compile(r"<cwd>([^<]+)</cwd>"),
-            re.compile(r"Working directory: (\S+)"))
+            re.compile(r"Working directory: (\S+)"),
+            re.compile(r"Workspace Directories:\*\*\n\s*- (\S+)"),
+            re.compile(r"working in the directory: (/\S+)"))
 
 
 @dataclass(frozen=True)
@@ -63,10 +67,13 @@ class RequestView:
     digest: str
     """Hash of the conversation's opening (system + first user turn), for first requests."""
     body_bytes: int
+    params: dict[str, list[str]] = field(default_factory=dict)
+    """Per offered tool, its parameter names (from its JSON schema): a CLI's own spelling
+    (`file_path`, `filePath`, `dir_path`) is taken from what it declares."""
 
 
 def make_id(api: Api, conv: int, variant: int, step: int, k: int) -> str:
-    prefix = "toolu_" if api == "anthropic" else "call_"
+    prefix = {"anthropic": "toolu_", "gemini": "fc_"}.get(api, "call_")
     return f"{prefix}cpc_{conv}_{variant}_{step}_{k}"
 
 
@@ -160,7 +167,7 @@ def view_anthropic(body: dict[str, Any], size: int) -> RequestView:
                        deferred=[d for d in _deferred(everything, system + system_msgs)
                                  if d not in tools],
                        cwd=_find_cwd(everything), namespaces={}, position=_latest_position(ids),
-                       digest=_digest(opening), body_bytes=size)
+                       digest=_digest(opening), body_bytes=size, params=_anthropic_params(body))
 
 
 def view_openai(body: dict[str, Any], size: int) -> RequestView:
@@ -211,6 +218,112 @@ def view_openai(body: dict[str, Any], size: int) -> RequestView:
                        cwd=_find_cwd(everything), namespaces=namespaces,
                        position=_latest_position(ids),
                        digest=_digest(opening), body_bytes=size)
+
+
+def _schema_params(schema: Any) -> list[str]:
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    return [str(k) for k in props] if isinstance(props, dict) else []
+
+
+def _anthropic_params(body: dict[str, Any]) -> dict[str, list[str]]:
+    return {str(t["name"]): _schema_params(t.get("input_schema"))
+            for t in _list(body.get("tools")) if isinstance(t, dict) and t.get("name")}
+
+
+def view_chat(body: dict[str, Any], size: int) -> RequestView:
+    """A Chat Completions request (Qwen Code): `messages` with roles system/developer/user/
+    assistant/tool, assistant `tool_calls[].id`, `tools[].function{name, parameters}`."""
+    system: list[str] = []
+    prompt: list[str] = []
+    other: list[str] = []
+    ids: list[str] = []
+    opening: list[str] = []
+    seen_call = False
+    for msg in _list(body.get("messages")):
+        if not isinstance(msg, dict):
+            continue
+        role = msg.get("role")
+        texts = _texts(msg.get("content"))
+        if role in ("system", "developer"):
+            system.extend(texts)
+        elif role == "user":
+            prompt.extend(texts)
+        elif role == "assistant":
+            other.extend(texts)
+            for call in _list(msg.get("tool_calls")):
+                if isinstance(call, dict):
+                    seen_call = True
+                    ids.append(str(call.get("id", "")))
+        if not seen_call and role != "tool":
+            opening.extend(texts)
+    params: dict[str, list[str]] = {}
+    for t in _list(body.get("tools")):
+        fn = t.get("function") if isinstance(t, dict) else None
+        if isinstance(fn, dict) and fn.get("name"):
+            params[str(fn["name"])] = _schema_params(fn.get("parameters"))
+    tools = list(params)
+    everything = "\n".join(system + prompt + other)
+    # Qwen Code lists MCP tools by name only and has them called through its `tool_call`
+    # bridge (after an optional `tool_search`): deferred, as Claude Code's are.
+    deferred = ([d for d in dict.fromkeys(_MCP_RE.findall(everything)) if d not in params]
+                if BRIDGE_TOOL in params else [])
+    return RequestView(api="chat", model=str(body.get("model", "")),
+                       stream=bool(body.get("stream")), prompt="\n".join(prompt),
+                       everything=everything, tools=tools, deferred=deferred,
+                       cwd=_find_cwd(everything), namespaces={},
+                       position=_latest_position(ids), digest=_digest(opening),
+                       body_bytes=size, params=params)
+
+
+def view_gemini(body: dict[str, Any], size: int, model: str, stream: bool) -> RequestView:
+    """A Gemini `generateContent` request (Gemini CLI): `systemInstruction.parts`, `contents`
+    with roles user/model and parts `text`, `functionCall{id, name, args}`,
+    `functionResponse`; `tools[].functionDeclarations[]{name, parametersJsonSchema |
+    parameters}`. The model and streaming come from the URL."""
+    instruction = body.get("systemInstruction")
+    system = _parts_text(instruction.get("parts") if isinstance(instruction, dict)
+                         else instruction)
+    prompt: list[str] = []
+    other: list[str] = []
+    ids: list[str] = []
+    opening: list[str] = list(system)
+    seen_call = False
+    for content in _list(body.get("contents")):
+        if not isinstance(content, dict):
+            continue
+        parts = _list(content.get("parts"))
+        texts = _parts_text(parts)
+        if content.get("role", "user") == "user":
+            prompt.extend(texts)
+        else:
+            other.extend(texts)
+            for part in parts:
+                call = part.get("functionCall") if isinstance(part, dict) else None
+                if isinstance(call, dict):
+                    seen_call = True
+                    ids.append(str(call.get("id", "")))
+        if not seen_call:
+            opening.extend(texts)
+    params: dict[str, list[str]] = {}
+    for t in _list(body.get("tools")):
+        for decl in _list(t.get("functionDeclarations") if isinstance(t, dict) else None):
+            if isinstance(decl, dict) and decl.get("name"):
+                schema = decl.get("parametersJsonSchema") or decl.get("parameters")
+                params[str(decl["name"])] = _schema_params(schema)
+    everything = "\n".join(system + prompt + other)
+    return RequestView(api="gemini", model=model, stream=stream, prompt="\n".join(prompt),
+                       everything=everything, tools=list(params), deferred=[],
+                       cwd=_find_cwd(everything), namespaces={},
+                       position=_latest_position(ids), digest=_digest(opening),
+                       body_bytes=size, params=params)
+
+
+def _parts_text(parts: Any) -> list[str]:
+    """The `text` of Gemini parts, thoughts left out."""
+    if isinstance(parts, str):
+        return [parts]
+    return [str(p["text"]) for p in _list(parts)
+            if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")]
 
 
 def parse_body(raw: bytes) -> dict[str, Any]:

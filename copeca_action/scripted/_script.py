@@ -21,7 +21,9 @@ from copeca_action.errors import ConfigError, Problem
 
 SCRIPT_FORMAT_VERSION = 1
 
-Api = Literal["anthropic", "openai"]
+Api = Literal["anthropic", "openai", "chat", "gemini"]
+"""The wire a request came on: Anthropic Messages, OpenAI Responses, OpenAI Chat Completions,
+Gemini generateContent."""
 
 
 class Usage(InputModel):
@@ -182,7 +184,9 @@ class Match(InputModel):
     model: str | None = None
     """The requested model: exact, or a glob such as `claude-*`."""
     tool_prefix: str | None = None
-    """A tool whose name starts with this is offered (e.g. `mcp__codesearch__`): the tool arm."""
+    """A tool whose name starts with this is offered (e.g. `mcp__codesearch__`): the tool arm.
+    An MCP prefix in this spelling also matches Gemini CLI's `mcp_codesearch_` and
+    OpenCode's `codesearch_`."""
     no_tool_prefix: str | None = None
     """No offered tool's name starts with this: the baseline arm, said explicitly."""
     api: Api | None = None

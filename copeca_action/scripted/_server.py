@@ -1,7 +1,9 @@
 """The scripted model server: a threaded loopback HTTP server playing scripts to agent CLIs.
 
 Endpoints: `HEAD /`, `GET /`, `POST /v1/messages` (stream and not), `POST
-/v1/messages/count_tokens`, `POST /v1/responses` (stream and not), `GET /v1/models`.
+/v1/messages/count_tokens`, `POST /v1/responses` (stream and not), `POST /v1/chat/completions`
+(stream and not), `POST /v1beta/models/<model>:generateContent` and
+`:streamGenerateContent` (SSE with `alt=sse`), `…:countTokens`, `GET /v1/models`.
 It never opens an outbound connection.
 """
 
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import socket
 import threading
 import time
@@ -19,16 +22,19 @@ from pathlib import Path
 from typing import Any, cast
 
 from copeca_action.errors import InfraError
-from copeca_action.scripted import _anthropic, _openai
+from copeca_action.scripted import _anthropic, _chat, _gemini, _openai
 from copeca_action.scripted._actions import ActionError, translate
 from copeca_action.scripted._plan import Plan
 from copeca_action.scripted._reply import Event, Reply, ToolUse
 from copeca_action.scripted._request import (
     AUX_K,
+    BRIDGE_TOOL,
     RequestView,
     make_id,
     parse_body,
     view_anthropic,
+    view_chat,
+    view_gemini,
     view_openai,
 )
 from copeca_action.scripted._script import Fault, Script, Usage, load_scripts
@@ -39,11 +45,18 @@ VARIANT_HEADER = "x-copeca-run"
 """Optional request header: a stable run key (e.g. the run id) that fixes the variant, so a
 run's variation is reproducible for a given seed whatever order runs arrive in."""
 
-SESSION_HEADERS = ("x-claude-code-session-id", "session-id")
-"""Headers by which Claude Code and Codex name their session: retries of a first request
-belong to the same conversation even when the CLI changes the request between attempts."""
+SESSION_HEADERS = ("x-claude-code-session-id", "session-id", "x-session-id")
+"""Headers by which Claude Code, Codex and OpenCode name their session: retries of a first
+request belong to the same conversation even when the CLI changes the request between
+attempts."""
 
 MAX_BODY = 64 * 1024 * 1024
+_GEMINI_RE = re.compile(r"^/v1(?:beta|alpha)?/models/([^/:]+):(generateContent|"
+                        r"streamGenerateContent|countTokens)$")
+WIRES: dict[str, Any] = {"anthropic": _anthropic, "openai": _openai, "chat": _chat,
+                         "gemini": _gemini}
+"""Per API, its wire module: `events(reply)`, `response(reply)`, `error_body(status, msg)`,
+and for wires without a cache-write figure `carried(usage)`."""
 
 
 def _fallback_usage(view: RequestView, text: str | None, calls: list[ToolUse]) -> Usage:
@@ -111,7 +124,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     @staticmethod
     def _frame(event: Event) -> bytes:
+        """`event:` + `data:` (Anthropic, Responses); `data:` only when the name is empty
+        (Chat Completions, Gemini); `data: [DONE]` ends a Chat Completions stream."""
         name, data = event
+        if name == "[DONE]":
+            return b"data: [DONE]\n\n"
+        if not name:
+            return f"data: {json.dumps(data)}\n\n".encode()
         return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
     def _read_body(self) -> bytes:
@@ -156,8 +175,18 @@ class _Handler(BaseHTTPRequestHandler):
             if path == "/v1/messages/count_tokens":
                 entry.update(api="anthropic", status=200)
                 self._json(200, {"input_tokens": max(1, len(raw) // 4)})
-            elif path in ("/v1/messages", "/v1/responses"):
-                self._converse(path, raw, entry)
+            elif path in ("/v1/messages", "/v1/responses", "/v1/chat/completions",
+                          "/chat/completions"):
+                api = {"/v1/messages": "anthropic", "/v1/responses": "openai"}.get(path, "chat")
+                self._converse(api, raw, entry)
+            elif (m := _GEMINI_RE.match(path)) is not None:
+                model, method = m.groups()
+                if method == "countTokens":
+                    entry.update(api="gemini", status=200)
+                    self._json(200, {"totalTokens": max(1, len(raw) // 4)})
+                else:
+                    self._converse("gemini", raw, entry, model=model,
+                                   stream=method == "streamGenerateContent")
             else:
                 entry["status"] = 404
                 self._json(404, {"type": "error", "error": {
@@ -176,9 +205,9 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             self._settle()
 
-    def _converse(self, path: str, raw: bytes, entry: dict[str, Any]) -> None:
-        api = "anthropic" if path == "/v1/messages" else "openai"
-        wire = _anthropic if api == "anthropic" else _openai
+    def _converse(self, api: str, raw: bytes, entry: dict[str, Any], *, model: str = "",
+                  stream: bool = False) -> None:
+        wire = WIRES[api]
         entry["api"] = api
         try:
             body = parse_body(raw)
@@ -187,8 +216,14 @@ class _Handler(BaseHTTPRequestHandler):
             entry["error"] = str(exc)
             self._json(400, wire.error_body(400, str(exc)))
             return
-        view = view_anthropic(body, len(raw)) if api == "anthropic" else view_openai(body,
-                                                                                     len(raw))
+        if api == "anthropic":
+            view = view_anthropic(body, len(raw))
+        elif api == "openai":
+            view = view_openai(body, len(raw))
+        elif api == "chat":
+            view = view_chat(body, len(raw))
+        else:
+            view = view_gemini(body, len(raw), model, stream)
         if self.state.log_bodies:
             entry["body"] = body
         entry.update(model=view.model, stream=view.stream, tools_offered=len(view.tools),
@@ -238,12 +273,16 @@ class _Handler(BaseHTTPRequestHandler):
         spec = plan.steps[step]
         calls = []
         for k, action in enumerate(spec.tools):
-            name, args = translate(action, view.api, view.tools + view.deferred, view.cwd)
+            name, args = translate(action, view.api, view.tools + view.deferred, view.cwd,
+                                   view.params)
             namespace, inner = view.namespaces.get(name, (None, name))
             calls.append(ToolUse(make_id(view.api, conv.conv, plan.variant, step, k), inner,
                                  args, namespace))
         to_load = [c.name for c in calls if c.name in view.deferred]
-        if to_load and "ToolSearch" in view.tools:
+        if to_load and BRIDGE_TOOL in view.tools:  # Qwen Code: through its bridge tool
+            calls = [ToolUse(c.id, BRIDGE_TOOL, {"name": c.name, "arguments": c.input})
+                     if c.name in view.deferred else c for c in calls]
+        elif to_load and "ToolSearch" in view.tools:
             search = ToolUse(make_id(view.api, conv.conv, plan.variant, step, AUX_K),
                              "ToolSearch", {"query": "select:" + ",".join(to_load),
                                             "max_results": len(to_load)})
@@ -253,6 +292,9 @@ class _Handler(BaseHTTPRequestHandler):
                          calls=[search], usage=usage), True
         text = spec.answer if spec.answer is not None else spec.text
         usage = plan.usage(step, _fallback_usage(view, text, calls))
+        carried = getattr(WIRES[view.api], "carried", None)
+        if carried is not None:  # the wire has no cache-write figure: served as input
+            usage = carried(usage)
         return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}", text=text,
                      calls=calls, usage=usage), False
 
@@ -260,7 +302,7 @@ class _Handler(BaseHTTPRequestHandler):
               entry: dict[str, Any]) -> None:
         """Serve the reply (or the fault); a complete reply is committed to the truth just
         before its last bytes go out, so a client that has read it sees it recorded."""
-        wire = _anthropic if api == "anthropic" else _openai
+        wire = WIRES[api]
         if fault is not None and fault.kind == "http":
             status = fault.status or 500
             entry["status"] = status
@@ -273,13 +315,13 @@ class _Handler(BaseHTTPRequestHandler):
         entry["status"] = 200
         if not stream:
             body = (_anthropic.message(reply) if api == "anthropic"
-                    else _openai.response(reply))
+                    else wire.response(reply))
             if fault is not None:
                 self._fault_plain(fault, json.dumps(body).encode())
             else:
                 self._json(200, body, commit=True)
             return
-        events = (_anthropic.events(reply) if api == "anthropic" else _openai.events(reply))
+        events: list[Event] = wire.events(reply)
         self._start_stream()
         if fault is None:  # one write: small writes per event cost a syscall each
             frames = b"".join(self._frame(e) for e in events)
@@ -298,11 +340,13 @@ class _Handler(BaseHTTPRequestHandler):
                 self._chunk(self._frame(event))
             self._end_stream(commit=True)
             return
-        half = max(1, len(events) // 2)
+        half = max(1, len(events) // 2) if len(events) > 1 else 0
         for event in events[:half]:
             self._chunk(self._frame(event))
         if fault.kind == "malformed":
-            self._chunk(f"event: {events[half][0]}\ndata: {{\"type\": \"{events[half][0]}\", "
+            name = events[min(half, len(events) - 1)][0]
+            head = f"event: {name}\n" if name and name != "[DONE]" else ""
+            self._chunk(f"{head}data: {{\"type\": \"{name}\", "
                         "\"index\": 0, \"delta\": {\"type\n\n".encode())
             self._end_stream()
         else:  # drop: no terminating chunk; the connection is cut mid-body

@@ -10,7 +10,10 @@ from copeca_action.transcript._cost import (
     price_for,
     pricing_age_warning,
 )
+from copeca_action.transcript._gemini_json import parse_gemini_json
 from copeca_action.transcript._model import ToolCall, Transcript, Turn
+from copeca_action.transcript._opencode_json import parse_opencode_json
+from copeca_action.transcript._qwen_json import parse_qwen_json
 from copeca_action.transcript._registry import PARSERS, Parser, parse_transcript
 from copeca_action.transcript._stream_json import parse_stream_json
 
@@ -25,6 +28,9 @@ __all__ = [
     "Turn",
     "cost_of",
     "parse_codex_json",
+    "parse_gemini_json",
+    "parse_opencode_json",
+    "parse_qwen_json",
     "parse_stream_json",
     "parse_transcript",
     "price_for",

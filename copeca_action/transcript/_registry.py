@@ -7,7 +7,10 @@ from typing import Protocol
 
 from copeca_action.errors import ConfigError
 from copeca_action.transcript._codex_json import parse_codex_json
+from copeca_action.transcript._gemini_json import parse_gemini_json
 from copeca_action.transcript._model import Transcript
+from copeca_action.transcript._opencode_json import parse_opencode_json
+from copeca_action.transcript._qwen_json import parse_qwen_json
 from copeca_action.transcript._stream_json import parse_stream_json
 
 
@@ -21,6 +24,9 @@ class Parser(Protocol):
 PARSERS: dict[str, Parser] = {
     "stream_json": parse_stream_json,
     "codex_json": parse_codex_json,
+    "gemini_json": parse_gemini_json,
+    "qwen_json": parse_qwen_json,
+    "opencode_json": parse_opencode_json,
 }
 
 

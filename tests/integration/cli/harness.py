@@ -19,7 +19,9 @@ from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcr
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPTS = Path(__file__).with_name("scripts")
-MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-6.1-sol"}
+MODELS = {"claude": "claude-sonnet-4-5", "codex": "gpt-6.1-sol",
+          "gemini": "gemini-2.5-flash", "qwen": "qwen3-coder-plus",
+          "opencode": "claude-sonnet-4-5"}
 
 
 def runner(name: str) -> Runner:

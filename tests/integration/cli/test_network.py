@@ -26,7 +26,7 @@ def _namespaces_work() -> str | None:
     return None if done.returncode == 0 else f"unshare -rn fails here: {done.stderr.strip()}"
 
 
-@pytest.mark.parametrize("name", ["claude", "codex"])
+@pytest.mark.parametrize("name", ["claude", "codex", "gemini", "qwen", "opencode"])
 def test_cli_reaches_only_the_scripted_server(name: str, tmp_path: Path) -> None:
     need_cli(name)
     why = _namespaces_work()
@@ -43,5 +43,6 @@ def test_cli_reaches_only_the_scripted_server(name: str, tmp_path: Path) -> None
     assert report["tokens_match"] and report["problems"] == []
     assert report["hits"] == [], f"{name} tried to reach: {report['hits']}"
     allowed = {"/", "/v1/messages?beta=true", "/v1/messages", "/v1/responses",
-               "/v1/messages/count_tokens?beta=true"}
+               "/v1/messages/count_tokens?beta=true", "/v1/chat/completions",
+               "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"}
     assert set(report["paths"]) <= allowed

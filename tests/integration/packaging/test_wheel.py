@@ -27,7 +27,9 @@ def test_wheel_bundles_corpus_runners_and_schemas(wheel: Path, root: Path) -> No
     names = set(zipfile.ZipFile(wheel).namelist())
     tasks = {p.relative_to(root / "corpus").as_posix() for p in (root / "corpus").rglob("*.yaml")}
     assert tasks and all(f"copeca_action/_data/corpus/{t}" in names for t in tasks)
-    assert "copeca_action/_data/runners/claude.yaml" in names
+    runners = {p.name for p in (root / "runners").glob("*.yaml")}
+    assert runners >= {"claude.yaml", "codex.yaml", "gemini.yaml", "qwen.yaml", "opencode.yaml"}
+    assert all(f"copeca_action/_data/runners/{r}" in names for r in runners)
     assert "copeca_action/_data/runners/package-lock.json" in names
     assert not any("node_modules" in n for n in names)  # the installed CLIs stay out
     assert wheel.stat().st_size < 20 * 1024 * 1024

@@ -16,12 +16,13 @@ def test_registry_names_are_the_known_parsers() -> None:
 
 
 def test_unknown_parser_name_lists_the_known_ones(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="codex_json, stream_json"):
+    known = "codex_json, gemini_json, opencode_json, qwen_json, stream_json"
+    with pytest.raises(ConfigError, match=known):
         parse_transcript("xml", tmp_path / "out.jsonl")
 
 
 def test_bundled_runners_name_registered_parsers() -> None:
-    for name in ("claude", "codex"):
+    for name in ("claude", "codex", "gemini", "qwen", "opencode"):
         runner = load_runner(ROOT / "runners" / f"{name}.yaml")
         assert runner.parser in PARSERS
 
