@@ -87,7 +87,11 @@ def whole_lines(task: Task, repos_dir: Path | None) -> tuple[str, str]:
     start = mutated.rfind("\n", 0, mutated.index(m.replace)) + 1
     end = mutated.index("\n", mutated.index(m.replace) + len(m.replace)) + 1
     old = mutated[start:end]
-    return old, old.replace(m.replace, m.search)
+    fixed = old.replace(m.replace, m.search)
+    if mutated.count(old) != 1 or mutated.replace(old, fixed) != source.read_text():
+        raise SystemExit(f"{task.id}: the scripted fix is ambiguous: {old!r} is not unique in "
+                         f"the mutated {m.file} (make the mutation's replace text unique)")
+    return old, fixed
 
 
 LONG_FILE = 2000
