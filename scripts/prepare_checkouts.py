@@ -1,9 +1,10 @@
 """Prepare one checkout per corpus repository for `copeca-action validate --deep`.
 
 Takes each repository from its offline-capable origin in corpus/repos.yaml, using only the
-package registries: the PyPI sdist (pip download) or Debian's .orig.tar.gz (apt-get source,
-which needs a deb-src entry), checks the sha256, unpacks it into DIR/<repo> as a one-commit git
-repository, and runs the repository's `setup` commands there (express: npm install).
+package registries: the PyPI sdist (pip download) or Debian's .orig.tar.gz or .orig.tar.xz
+(apt-get source, which needs a deb-src entry), checks the sha256, unpacks it into DIR/<repo> as
+a one-commit git repository, and runs the repository's `setup` commands there (express and
+yargs: npm install).
 
     python scripts/prepare_checkouts.py repos fastapi express
 """

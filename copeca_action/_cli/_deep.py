@@ -26,9 +26,15 @@ from copeca_action.workspace import default_cache_dir, ensure_build_cache, tree_
 TOOLCHAINS: dict[str, list[tuple[str, str]]] = {
     "python": [],
     "javascript": [("bin", "node")],
+    "typescript": [("bin", "node")],
+    # Debian's default-jdk-headless, junit5 and libjsr305-java (jsoup's test commands)
+    "java": [("bin", "javac"), ("path", "/usr/share/java/junit-platform-console-standalone.jar"),
+             ("path", "/usr/share/java/jsr305.jar")],
     "go": [("bin", "go"), ("dir", "/usr/share/gocode/src")],
     "rust": [("path", "/usr/bin/cargo"), ("dir", "/usr/share/cargo/registry")],
 }
+NODE_LANGUAGES = ("javascript", "typescript")
+"""Their test commands take the set-up's node_modules (the repository's `setup`)."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +54,7 @@ def missing_toolchain(task: Task, checkout: Path) -> str | None:
             return f"{what} is missing"
         if kind == "dir" and not Path(what).is_dir():
             return f"{what} is missing (the Debian packages in docs/corpus.md provide it)"
-    if task.language == "javascript" and not _node_modules(checkout):
+    if task.language in NODE_LANGUAGES and not _node_modules(checkout):
         return f"{checkout} has no node_modules (run the repository's setup there)"
     return None
 

@@ -284,10 +284,17 @@ class DebianPin(InputModel):
     version: NonEmpty
     """Upstream part of the Debian version (no Debian revision), e.g. `4.18.2+~4.17.14`."""
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-    """Digest of the `.orig.tar.gz`, checked before it is unpacked."""
-    upstream_commit: Annotated[str, Field(pattern=COMMIT_RE)]
-    """The upstream git tag's commit this tarball was cut from; equals `git.commit` when both
-    origins are given."""
+    """Digest of the `.orig.tar.<compression>`, checked before it is unpacked."""
+    compression: Literal["gz", "xz", "bz2"] = "gz"
+    """How the pool file is compressed: most are `.orig.tar.gz`, repacked ones (many Java
+    libraries) `.orig.tar.xz`."""
+    upstream_commit: Annotated[str | None, Field(pattern=COMMIT_RE)] = None
+    """The upstream git tag's commit this tarball was cut from (GitHub's archives carry it in
+    their pax header); equals `git.commit` when both origins are given. May be left out only
+    when the tarball does not record it (a repacked tarball): then `upstream_tag` names the
+    tag and docs/corpus.md says how the tarball was checked."""
+    upstream_tag: str | None = None
+    """The upstream tag the tarball was cut from, for humans."""
     identical_paths: list[NonEmpty] = []
     """Path prefixes whose files are byte-identical to the tag's tree (checked by the corpus
     tests). When set, tasks may only point into them, so their line numbers hold for either
@@ -296,7 +303,14 @@ class DebianPin(InputModel):
     @property
     def filename(self) -> str:
         """The file name in Debian's pool."""
-        return f"{self.package}_{self.version}.orig.tar.gz"
+        return f"{self.package}_{self.version}.orig.tar.{self.compression}"
+
+    @model_validator(mode="after")
+    def _names_its_upstream(self) -> DebianPin:
+        if self.upstream_commit is None and not self.upstream_tag:
+            raise ValueError("a debian pin needs upstream_commit (the tag's commit) or, when "
+                             "the tarball does not record it, upstream_tag")
+        return self
 
 
 class LocalPin(InputModel):

@@ -31,6 +31,10 @@ DATA = Path(__file__).parent / "data"
 class ValidationResult:
     files: int = 0
     tasks: int = 0
+    repositories: set[str] = field(default_factory=set)
+    """Repositories, languages and controls of the valid tasks seen (issue #22's bar)."""
+    languages: set[str] = field(default_factory=set)
+    controls: int = 0
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
 
@@ -39,7 +43,9 @@ class ValidationResult:
         return not self.errors
 
     def summary(self) -> str:
-        return (f"{self.files} files, {self.tasks} tasks, {len(self.errors)} errors, "
+        spread = (f" ({len(self.repositories)} repositories, {len(self.languages)} languages, "
+                  f"{self.controls} controls)" if self.tasks else "")
+        return (f"{self.files} files, {self.tasks} tasks{spread}, {len(self.errors)} errors, "
                 f"{len(self.warnings)} warnings")
 
 
@@ -246,6 +252,9 @@ def _validate_file(path: Path, context: Corpus, seen_ids: dict[str, Path],
         return
     if isinstance(model, Task):
         result.tasks += 1
+        result.repositories.add(model.repo)
+        result.languages.add(model.language)
+        result.controls += model.control
         if model.id in seen_ids:
             result.errors.append(doc.problem(("id",), f"duplicate task id {model.id!r} (also in "
                                              f"{seen_ids[model.id]})"))

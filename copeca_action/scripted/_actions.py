@@ -119,6 +119,10 @@ def _claude(action: Action, tools: list[str], cwd: str | None) -> tuple[str, dic
     offered = set(tools) if tools else {"Read", "Grep", "Glob", "Bash", "Edit", "Write"}
     if action.read is not None and "Read" in offered:
         return "Read", {"file_path": _abs(action.read, cwd)}
+    if action.read_lines is not None and "Read" in offered:
+        part = action.read_lines
+        return "Read", {"file_path": _abs(part.path, cwd), "offset": part.offset,
+                        "limit": part.limit}
     if action.grep is not None and "Grep" in offered:
         return "Grep", {"pattern": action.grep.pattern, "path": _abs(action.grep.path, cwd),
                         "output_mode": "content", "-n": True}
@@ -152,6 +156,10 @@ def _command(action: Action) -> str:
         return action.bash
     if action.read is not None:
         return f"cat -- {shlex.quote(action.read)}"
+    if action.read_lines is not None:
+        part = action.read_lines
+        last = part.offset + part.limit - 1
+        return f"sed -n '{part.offset},{last}p' -- {shlex.quote(part.path)}"
     if action.grep is not None:
         return f"grep -rn -e {shlex.quote(action.grep.pattern)} -- {shlex.quote(action.grep.path)}"
     if action.glob is not None:

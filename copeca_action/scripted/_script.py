@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, NonNegativeInt, model_validator
 
@@ -54,6 +54,18 @@ class Write(InputModel):
     content: str
 
 
+class ReadLines(InputModel):
+    """Part of a file: Claude Code's Read truncates a file of more than 2,000 lines, and its
+    Edit then refuses to change that file ("has not been read yet") unless the lines were read
+    with an explicit offset and limit."""
+
+    path: str
+    offset: Annotated[int, Field(ge=1)]
+    """First line (1-based)."""
+    limit: Annotated[int, Field(ge=1)]
+    """Number of lines."""
+
+
 class Mcp(InputModel):
     server: str
     tool: str
@@ -73,6 +85,7 @@ class Action(InputModel):
 
     read: str | None = None
     """A file to read (relative to the working directory, or absolute)."""
+    read_lines: ReadLines | None = None
     grep: Grep | None = None
     glob: str | None = None
     bash: str | None = None

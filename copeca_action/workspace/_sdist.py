@@ -20,7 +20,7 @@ from copeca_action.scenario import SdistPin
 from copeca_action.workspace._git import SNAPSHOT_IDENTITY, git
 
 DEFAULT_INDEX = "https://pypi.org/simple"
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip", ".tar.bz2")
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip", ".tar.bz2", ".tar.xz")
 MAX_UNPACKED_BYTES = 2 * 1024**3
 """An sdist that unpacks to more than this is refused (a decompression bomb, or a mistake)."""
 

@@ -71,3 +71,13 @@ def test_bundled_repos_pin_debian_tarballs_of_the_same_tags(corpus_root: Path) -
         spec = repos[name]
         assert spec.debian is not None and spec.git is not None
         assert spec.debian.upstream_commit == spec.git.commit
+
+
+def test_a_pin_names_its_upstream_by_commit_or_by_tag() -> None:
+    bare = {k: v for k, v in PIN.items() if k != "upstream_commit"}
+    with pytest.raises(ValidationError, match=r"upstream_commit .* or, when"):
+        DebianPin.model_validate(bare)
+    pin = DebianPin.model_validate({**bare, "upstream_tag": "jsoup-1.15.3", "compression": "xz"})
+    assert pin.filename == "rust-ripgrep_13.0.0.orig.tar.xz"
+    with pytest.raises(ValidationError):
+        DebianPin.model_validate({**PIN, "compression": "zst"})

@@ -66,3 +66,18 @@ def test_codex_edit_is_an_apply_patch_heredoc() -> None:
                         "openai", ["exec_command"], "/r")
     assert args["cmd"] == ("apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: v.py\n@@\n"
                            "-A = 1\n-B = 2\n+A = 3\n*** End Patch\nPATCH\n")
+
+
+def test_read_lines_reads_part_of_a_long_file_with_either_cli(tmp_path: Path) -> None:
+    """Claude Code's Edit refuses a file of more than 2,000 lines read without offset/limit."""
+    part = act(read_lines={"path": "src/core.py", "offset": 2881, "limit": 3})
+    assert translate(part, "anthropic", CLAUDE, "/repo") == (
+        "Read", {"file_path": "/repo/src/core.py", "offset": 2881, "limit": 3})
+    (tmp_path / "f.txt").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    name, args = translate(act(read_lines={"path": "f.txt", "offset": 4, "limit": 2}),
+                           "openai", ["exec_command"], None)
+    assert name == "exec_command"
+    out = subprocess.run(args["cmd"], shell=True, cwd=tmp_path, capture_output=True, text=True)
+    assert out.stdout == "line 4\nline 5\n"
+    with pytest.raises(ValueError):
+        act(read_lines={"path": "f.txt", "offset": 0, "limit": 2})

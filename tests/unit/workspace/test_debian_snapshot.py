@@ -100,3 +100,54 @@ def test_real_express_tarball_from_apt(tmp_path: Path, corpus_root: Path) -> Non
     files = sh("git", "--git-dir", snap.git_dir, "ls-tree", "-r", "--name-only", snap.commit)
     assert "lib/express.js" in files.splitlines()
     assert store.verify(snap) == []
+
+
+def test_an_xz_tarball_without_upstream_commit_is_an_origin(tmp_path: Path) -> None:
+    """Repacked Java tarballs are `.orig.tar.xz` and do not record the tag's commit."""
+    folder = tmp_path / "dl"
+    folder.mkdir()
+    archive = folder / "demo_1.0.orig.tar.xz"
+    with tarfile.open(archive, "w:xz") as tf:
+        for member, data in FILES.items():
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            info.mtime = 1
+            tf.addfile(info, io.BytesIO(data))
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    spec = RepoSpec.model_validate({"language": "java", "debian": {
+        "package": "demo", "version": "1.0", "sha256": digest, "compression": "xz",
+        "upstream_tag": "demo-1.0"}})
+    assert spec.debian is not None and spec.debian.filename == archive.name
+    snap = SnapshotStore(tmp_path / "s", {"demo": spec}, sdist_dirs=[folder]).fetch(
+        "demo", network=False)
+    files = sh("git", "--git-dir", snap.git_dir, "ls-tree", "-r", "--name-only", snap.commit)
+    assert files.splitlines() == ["app.py", "pkg/mod.py"]
+
+
+def test_a_missing_component_tarball_does_not_lose_the_main_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """apt exits 100 when a component (`.orig-types-yargs`) is gone from the mirror after the
+    main tarball arrived; the main tarball is still used (its sha256 is checked after)."""
+    archive = _orig(tmp_path / "src", FILES)
+    spec = _spec(archive)
+    assert spec.debian is not None
+
+    class Proc:
+        returncode = 100
+        stdout = ""
+        stderr = "E: Failed to fetch demo_1.0.orig-types.tar.gz  404  Not Found"
+
+    def fake_run(argv: list[str], cwd: Path, **_: object) -> Proc:
+        shutil.copy(archive, Path(cwd) / archive.name)
+        return Proc()
+
+    monkeypatch.setattr("copeca_action.workspace._debian.subprocess.run", fake_run)
+    got = download_orig(spec.debian, tmp_path / "dl")
+    assert got.name == archive.name
+
+    def failing_run(argv: list[str], cwd: Path, **_: object) -> Proc:
+        return Proc()
+
+    monkeypatch.setattr("copeca_action.workspace._debian.subprocess.run", failing_run)
+    with pytest.raises(WorkspaceError, match="exit 100"):
+        download_orig(spec.debian, tmp_path / "dl2")
