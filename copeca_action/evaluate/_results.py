@@ -1,5 +1,6 @@
 """Counting tests in a command's output: pytest, go test (verbose or not), cargo test,
-jest, vitest, mocha, node's test runner, and JUnit XML reports.
+jest, vitest, mocha, node's test runner, the JUnit Platform console launcher, and JUnit XML
+reports.
 
 A pass needs more than exit code 0 (`verdict_of`): the output must be recognised, at least
 one test must have passed and none failed, and every test the task names must be among those
@@ -137,6 +138,20 @@ def parse_mocha(text: str) -> TestCounts | None:
                       skipped=int(pending[-1]) if pending else 0, framework="mocha")
 
 
+def parse_junit_console(text: str) -> TestCounts | None:
+    """The JUnit Platform console launcher's summary box (`[  12 tests successful  ]`,
+    `[  0 tests failed  ]`, `[  1 tests aborted  ]`, `[  2 tests skipped  ]`); the last box
+    in the output counts."""
+    def field(name: str) -> int | None:
+        found = re.findall(rf"^\s*\[\s*(\d+) tests {name}\s*\]\s*$", text, re.M)
+        return int(found[-1]) if found else None
+    successful, failed = field("successful"), field("failed")
+    if successful is None or failed is None:
+        return None
+    return TestCounts(passed=successful, failed=failed, errors=field("aborted") or 0,
+                      skipped=field("skipped") or 0, framework="junit-console")
+
+
 def parse_junit(xml_texts: Iterable[str]) -> TestCounts | None:
     """JUnit XML (`<testsuites>` or `<testsuite>`): one count per `<testcase>`."""
     counts = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
@@ -162,7 +177,8 @@ def parse_junit(xml_texts: Iterable[str]) -> TestCounts | None:
 
 PARSERS: tuple[tuple[str, Callable[[str], TestCounts | None]], ...] = (
     ("cargo", parse_cargo), ("jest", parse_jest), ("vitest", parse_vitest),
-    ("node", parse_node), ("mocha", parse_mocha), ("go", parse_go), ("pytest", parse_pytest),
+    ("node", parse_node), ("mocha", parse_mocha), ("junit-console", parse_junit_console),
+    ("go", parse_go), ("pytest", parse_pytest),
 )
 """Tried in order; the most specific formats first (pytest's summary shape is the loosest)."""
 
@@ -214,7 +230,8 @@ _FAILURE_LINE = re.compile(
     r"|\s*--- FAIL: .*"                                             # go test
     r"|Tests:.*\b[1-9]\d* failed\b.*"                               # jest
     r"|not ok \d+(?!.*#\s*(?:TODO|SKIP)).*"                          # TAP (not a TODO)
-    r"|(?:#|ℹ) fail [1-9]\d*\s*)$", re.M)
+    r"|(?:#|ℹ) fail [1-9]\d*\s*"                                    # node --test
+    r"|\s*\[\s*[1-9]\d* tests (?:failed|aborted)\s*\]\s*)$", re.M)  # JUnit console
 
 
 def failure_reported(output: str) -> str | None:

@@ -206,3 +206,41 @@ def test_a_summary_printed_after_a_failure_cannot_hide_it() -> None:
 
 CARGO_OK = "test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out\n"
 GO_OK = "=== RUN   TestA\n--- PASS: TestA (0.00s)\nPASS\nok  \tgin\t0.1s\n"
+
+
+JUNIT_CONSOLE_OK = """
+Test run finished after 412 ms
+[         4 containers found      ]
+[         0 containers skipped    ]
+[         4 containers started    ]
+[         0 containers aborted    ]
+[         4 containers successful ]
+[         0 containers failed     ]
+[        12 tests found           ]
+[         0 tests skipped         ]
+[        12 tests started         ]
+[         0 tests aborted         ]
+[        12 tests successful      ]
+[         0 tests failed          ]
+"""
+
+
+def test_junit_console_launcher_summary_is_read() -> None:
+    """jsoup's edit tasks run the JUnit Platform console launcher (docs/corpus.md)."""
+    from copeca_action.evaluate._results import parse_test_output, verdict_of
+
+    counts = parse_test_output(JUNIT_CONSOLE_OK)
+    assert (counts.framework, counts.passed, counts.failed) == ("junit-console", 12, 0)
+    assert verdict_of(0, False, counts, JUNIT_CONSOLE_OK) == (True, None)
+    failing = JUNIT_CONSOLE_OK.replace("12 tests successful", "11 tests successful").replace(
+        "0 tests failed  ", "1 tests failed  ")
+    counts = parse_test_output(failing)
+    assert (counts.passed, counts.failed) == (11, 1)
+    assert verdict_of(0, False, counts, failing)[0] is False
+    # a box printed at exit after a real failure box cannot hide it
+    forged = failing + JUNIT_CONSOLE_OK
+    assert verdict_of(0, False, parse_test_output(forged), forged)[0] is False
+    # no test ran
+    empty = JUNIT_CONSOLE_OK.replace("12 tests successful", "0 tests successful")
+    assert verdict_of(0, False, parse_test_output(empty), empty) == (False,
+                                                                      "no test ran (0 passed)")
