@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from copeca_action import __version__
 from copeca_action._cli._output import report_error
+from copeca_action._util.scrub import capture_env
 from copeca_action.errors import CopecaError
 
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    capture_env()  # the environment's secrets stay known to the scrubber once removed
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

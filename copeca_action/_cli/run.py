@@ -11,7 +11,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from rich.console import Console
 from rich.table import Table
 
-from copeca_action.bundle import load_public_key, load_signing_key
+from copeca_action.bundle import load_public_key
 from copeca_action.conclude import Concluded
 from copeca_action.engine import OutputDir, RunStats
 from copeca_action.errors import ConfigError
@@ -74,15 +74,16 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
         scenario_path, out=args.out, out_default=out_default, compare=args.compare,
         shard=args.shard, corpus=args.corpus, cache=args.cache, tool_dir=args.tool_dir,
         base_tool_dir=args.base_tool_dir, base_url=args.base_url, workers=args.workers,
-        budget_usd=args.budget_usd, work_dir=args.work_dir)
+        budget_usd=args.budget_usd, work_dir=args.work_dir,
+        sign=not getattr(args, "no_bundle", False), key_file=args.key)
     if args.reuse is not None:
         if not args.reuse.is_file():
             raise ConfigError(f"--reuse {args.reuse}: no such bundle file")
         prep.reuse = args.reuse
         if args.reuse_pubkey is not None:
             prep.reuse_pubkey = load_public_key(args.reuse_pubkey)
-        elif (key := load_signing_key(args.key)) is not None:
-            prep.reuse_pubkey = key.public_key()
+        elif prep.key is not None:
+            prep.reuse_pubkey = prep.key.public_key()
     return prep
 
 
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     print_summary(console, prep.cfg.out, stats)
     if stats.interrupted:
         return 130
-    done = conclude_run(prep, args, load_signing_key(args.key))
+    done = conclude_run(prep, args, prep.key)
     print_concluded(console, done)
     return 0
 

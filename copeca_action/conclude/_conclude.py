@@ -16,6 +16,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from copeca_action._util.hashing import sha256_file
+from copeca_action._util.scrub import count_redactions, scrub_bytes, scrub_tree, shared_scrubber
 from copeca_action.bundle import (
     RenderedReport,
     ReportFn,
@@ -98,13 +99,35 @@ def isolation_note(records: Iterable[RunRecord]) -> str | None:
             "grades stand, but that code was not confined.")
 
 
-def report_of(records: list[RunRecord], settings: Settings, scenario: str) -> Report:
-    """build_report, with the reuse and isolation notes among the report's warnings."""
+def redaction_note(redactions: int) -> str | None:
+    if not redactions:
+        return None
+    return (f"{redactions} secret value(s) were redacted from the files this run left (an "
+            "agent or a test printed a key or token; counts only, see docs/security.md).")
+
+
+def report_of(records: list[RunRecord], settings: Settings, scenario: str,
+              redactions: int = 0) -> Report:
+    """build_report, with the reuse, isolation and redaction notes among its warnings."""
     table = table_from_records(records)
-    notes = [n for n in (reuse_note(records), isolation_note(records)) if n is not None]
+    notes = [n for n in (reuse_note(records), isolation_note(records),
+                         redaction_note(redactions)) if n is not None]
     if notes:
         table = dataclasses.replace(table, extra_warnings=(*table.extra_warnings, *notes))
-    return build_report(table, settings, scenario=scenario)
+    report = build_report(table, settings, scenario=scenario)
+    return report.model_copy(update={"redactions": redactions}) if redactions else report
+
+
+SWEEP_SKIP = (".worktrees", ".lock", "keys")
+"""Left out of the output folder's final scrub: checkouts (removed), the lock, the demo's
+own key folder (its key file must stay a key)."""
+
+
+def sweep_output(out_dir: Path) -> int:
+    """Scrub every file of the output folder in place, once more (model request logs, run
+    folders of resumed or reused runs), and count the redactions it holds."""
+    scrub_tree(out_dir, shared_scrubber(), skip=SWEEP_SKIP)
+    return count_redactions(out_dir, skip=(*SWEEP_SKIP, *REPORT_FILES))
 
 
 def settings_for(scenario: Scenario, runners: Mapping[str, Runner]) -> Settings:
@@ -121,13 +144,14 @@ def conclude(out_dir: Path, scenario_path: Path, scenario: Scenario, plan: RunPl
     results = out_dir / "results.jsonl"
     if not results.is_file():
         raise ConfigError(f"{results}: no results to conclude; run the scenario first")
+    redactions = sweep_output(out_dir)
     records = read_records(results)
     keyid = keyid_of(key.public_key()) if key is not None else None
     report, files = report_and_files(records, scenario, scenario_path.read_text(),
-                                     runners=runners, keyid=keyid)
+                                     runners=runners, keyid=keyid, redactions=redactions)
     written = {}
     for name, data in files.items():
-        (out_dir / name).write_bytes(data)
+        (out_dir / name).write_bytes(scrub_bytes(data))
         written[name] = out_dir / name
     if bundle_path is None:
         return Concluded(report, written, None, None, keyid)
@@ -148,11 +172,11 @@ def check_bundle(path: Path, key: Ed25519PrivateKey | None, scenario: Scenario,
 
 
 def report_and_files(records: list[RunRecord], scenario: Scenario, scenario_yaml: str, *,
-                     runners: Mapping[str, Runner], keyid: str | None
+                     runners: Mapping[str, Runner], keyid: str | None, redactions: int = 0
                      ) -> tuple[Report, dict[str, bytes]]:
     """The Report and its files (report.json, .md, .html): one recipe for a run and a
     merge."""
-    report = report_of(records, settings_for(scenario, runners), scenario.name)
+    report = report_of(records, settings_for(scenario, runners), scenario.name, redactions)
     files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
                          keyid=keyid, scenario_yaml=scenario_yaml)
     return report, dict(files)

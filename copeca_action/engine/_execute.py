@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from copeca_action._util.scrub import scrub_tree, shared_scrubber
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
@@ -166,6 +167,8 @@ def finish(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome
     run_dir = cfg.out.run_dir(prep.run.run_id)
     if run_dir.is_dir():
         (run_dir / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
+        # the agent's stdout, session logs, grade output: secrets out, by value and encoding
+        scrub_tree(run_dir, shared_scrubber())
     return record
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copeca_action import __version__
+from copeca_action._util.scrub import capture_env, shared_scrubber
 from copeca_action.errors import CopecaError, GitHubError
 from copeca_action.github._badge import BadgeInput, write_badge
 from copeca_action.github._checks import create_check_run
@@ -96,6 +98,38 @@ def artifact_name(inputs: ActionInputs) -> str:
     return name
 
 
+UPLOAD_DIR = "upload"
+"""The folder of the output dir that action.yml uploads: the bundle, the report files and the
+badge, nothing else (run folders hold the agent's raw output)."""
+
+
+def stage_upload(output_dir: Path, values: Mapping[str, str]) -> Path:
+    """Copy what a user needs (bundle, report.json/.md/.html, badge.json/.svg) into
+    `output_dir/upload/`, text files once more through the scrubber; the bundle as it is (its
+    members were scrubbed when it was written, and it is signed)."""
+    dest = output_dir / UPLOAD_DIR
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    wanted: list[Path] = []
+    for key in ("bundle-path", "report-path", "badge-path"):
+        if values.get(key):
+            wanted.append(Path(values[key]))
+    for key, siblings in (("report-path", ("report.md", "report.html")),
+                          ("badge-path", ("badge.svg",))):
+        if values.get(key):
+            wanted += [Path(values[key]).with_name(name) for name in siblings]
+    scrubber = shared_scrubber()
+    for src in wanted:
+        if not src.is_file() or src.is_symlink():
+            continue
+        if src.suffix == ".copeca":
+            shutil.copyfile(src, dest / src.name)
+        else:
+            (dest / src.name).write_bytes(scrubber.scrub(src.read_bytes()))
+    return dest
+
+
 def skipped_outcome(ctx: ActionContext, reason: str) -> Outcome:
     footer = Footer(alert_threshold=ctx.inputs.alert_threshold or 0.05,
                     fail_threshold=ctx.inputs.fail_threshold or 0.10, control_tolerance=0.15,
@@ -171,7 +205,7 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
         except GitHubError as exc:
             error = exc
     values["artifact-name"] = artifact_name(ctx.inputs)
-    values["artifact-path"] = str(ctx.output_dir)
+    values["artifact-path"] = str(stage_upload(ctx.output_dir, values))
     for key in ("bundle-path", "report-path", "badge-path", "artifact-path"):
         values[key] = host_path(values[key], env)
     if (path := outputs_path(env)) is not None:
@@ -225,6 +259,7 @@ def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
     """Entrypoint: run, and on a CopecaError print it once (no traceback), put it in the
     step summary, and return its exit code."""
     env = os.environ if env is None else env
+    capture_env(env)  # every secret input stays known to the scrubber, even once removed
     try:
         return run_action(env, engine, policy, sleep)
     except CopecaError as exc:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from copeca_action.bundle import ReusableBundle
+from copeca_action.bundle import ReusableBundle, load_signing_key
 from copeca_action.conclude import Concluded, conclude
 from copeca_action.engine import (
     EngineConfig,
@@ -40,6 +40,8 @@ class Prepared:
     """The key that must have signed `reuse` (None: any intact bundle, signed or not)."""
     reuse_warning: str | None = None
     """Set by `execute` when the `reuse` bundle was refused (nothing was reused)."""
+    key: Ed25519PrivateKey | None = None
+    """The signing key, loaded (and checked) before the first run when `sign` was asked."""
 
 
 def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
@@ -49,9 +51,13 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
                      base_tool_dir: Path | None = None, base_url: str | None = None,
                      workers: int | None = None, budget_usd: float | None = None,
                      work_dir: Path | None = None,
-                     overrides: dict[str, object] | None = None) -> Prepared:
+                     overrides: dict[str, object] | None = None,
+                     sign: bool = False, key_file: Path | None = None) -> Prepared:
     """The plan and engine configuration of a scenario, without argparse (the GitHub
-    entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds)."""
+    entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds). With
+    `sign`, the signing key (`key_file`, else $COPECA_SIGNING_KEY) is loaded here, before any
+    run is paid for: a bad key stops the job now, not after the runs."""
+    key = load_signing_key(key_file) if sign else None
     scenario = load_scenario(scenario_path)
     changes: dict[str, object] = dict(overrides or {})
     if workers is not None:
@@ -69,7 +75,7 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     store = SnapshotStore(cache or default_cache_dir(), loaded.repos)
     cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,
                        base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir)
-    return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path)
+    return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path, key=key)
 
 
 @contextlib.contextmanager

@@ -230,6 +230,9 @@ class Report(ReportModel):
     source_format: Literal["copeca-action", "copeca"] = "copeca-action"
     retrieval: RetrievalSection | None = None
     """None when no run carries retrieval data."""
+    redactions: int = 0
+    """Secret values (or their encodings) redacted from the files the run left: the run
+    folders, results.jsonl, logs. Counts only, never values (docs/security.md)."""
 
     @property
     def headline_comparison(self) -> Comparison | None:

@@ -226,9 +226,13 @@ def test_paths_in_outputs_are_translated_to_the_host(fake_github: FakeGitHub,
     assert run_main(env) == 0
     out = outputs(env)
     assert out["badge-path"] == "/home/runner/work/repo/repo/.copeca/badge.json"
-    assert out["artifact-path"] == "/home/runner/work/repo/repo/.copeca"
+    assert out["artifact-path"] == "/home/runner/work/repo/repo/.copeca/upload"
     assert out["bundle-path"] == "/home/runner/work/repo/repo/.copeca/run.copeca"
     assert (out_dir / "badge.svg").is_file()  # written inside, reported as outside
+    # the upload holds what a user needs, never the run folders
+    assert {p.name for p in (out_dir / "upload").iterdir()} <= {
+        "run.copeca", "report.json", "report.md", "report.html", "badge.json", "badge.svg"}
+    assert (out_dir / "upload" / "badge.json").is_file()
 
 
 def test_the_marker_is_the_jobs_comment_id_whatever_the_engine_said(
