@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from copeca_action import __version__
 from copeca_action._cli._output import report_error
 from copeca_action._util.scrub import capture_env
-from copeca_action.errors import CopecaError
+from copeca_action.errors import CopecaError, os_error
 
 
 def command_modules() -> list[str]:
@@ -45,6 +45,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a full disk, a folder where a file was expected: named, exit 2
+        report_error(os_error(exc))
+        return 2
 
 
 if __name__ == "__main__":

@@ -144,6 +144,45 @@ class SecretRegistry:
 
 SECRETS = SecretRegistry()
 """The process-wide registry (see `register_secret`)."""
+_SECRET_FILES: set[Path] = set()
+
+
+def register_secret_file(path: Path) -> None:
+    """A file holding a secret (the `--key` file): agents and graded code never see it."""
+    with contextlib.suppress(OSError):
+        _SECRET_FILES.add(path.resolve())
+
+
+def secret_files() -> list[Path]:
+    return sorted(_SECRET_FILES)
+
+
+_PRIVATE_DIRS: set[Path] = set()
+
+
+def register_private_dir(path: Path) -> None:
+    """A folder of the harness no sandboxed code may see (the output folder: other runs,
+    records, logs); the sandbox shows only the parts it binds itself (the run's tree)."""
+    with contextlib.suppress(OSError):
+        _PRIVATE_DIRS.add(path.resolve())
+
+
+def private_dirs() -> list[Path]:
+    return sorted(_PRIVATE_DIRS)
+
+
+_READABLE_DIRS: set[Path] = set()
+
+
+def register_readable_dir(path: Path) -> None:
+    """A folder sandboxed code may read even where it lies in a hidden place (the snapshot
+    cache with its toolchains and set-up folders)."""
+    with contextlib.suppress(OSError):
+        _READABLE_DIRS.add(path.resolve())
+
+
+def readable_dirs() -> list[Path]:
+    return sorted(_READABLE_DIRS)
 
 
 def register_secret(name: str, value: str | bytes) -> None:

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
-from copeca_action._util.scrub import register_secret
+from copeca_action._util.scrub import register_secret, register_secret_file
 from copeca_action.bundle._model import PAYLOAD_TYPE, Envelope, EnvelopeSignature, Signer
 from copeca_action.errors import ConfigError, VerificationError
 
@@ -161,6 +161,7 @@ def load_signing_key(path: Path | None = None,
                      env: Mapping[str, str] | None = None) -> Ed25519PrivateKey | None:
     """The key from `path`, else from $COPECA_SIGNING_KEY, else None (an unsigned bundle)."""
     if path is not None:
+        register_secret_file(path)
         try:
             return parse_private_key(path.read_bytes(), f"--key {path}")
         except OSError as exc:

@@ -87,16 +87,31 @@ def reuse_note(records: Iterable[RunRecord]) -> str | None:
 
 
 def isolation_note(records: Iterable[RunRecord]) -> str | None:
-    """Test gradings run the agent's code; say so when the host could not cut them off the
-    network (no bubblewrap or unshare, e.g. in an unprivileged container)."""
-    final = latest_by_run_id(records).values()
+    """Test gradings run the agent's code; say so when the host could not confine them: no
+    network isolation, or no file-system isolation (under `unshare` the code could read the
+    harness's keys and change other runs). Agents that shared the harness's pid namespace
+    are counted too."""
+    final = list(latest_by_run_id(records).values())
     graded = [r for r in final if r.grading.get("kind") == "test" and "isolation" in r.grading]
     open_net = [r for r in graded if "netns" not in (r.grading.get("isolation") or [])]
-    if not open_net:
+    open_fs = [r for r in graded if "ro-host" not in (r.grading.get("isolation") or [])]
+    open_agents = [r for r in final if "agent_not_isolated" in r.flags]
+    notes = []
+    if open_net:
+        notes.append(f"{len(open_net)} of {len(graded)} test grading(s) ran the agent's code "
+                     "without network isolation (neither bubblewrap nor unshare works on "
+                     "this host)")
+    if open_fs:
+        notes.append(f"{len(open_fs)} of {len(graded)} test grading(s) ran the agent's code "
+                     "without file-system isolation (no working bubblewrap): it could read "
+                     "the harness's files and write outside its worktree")
+    if open_agents:
+        notes.append(f"{len(open_agents)} of {len(final)} agent run(s) shared the harness's "
+                     "pid namespace (no bubblewrap or unshare): they could read its "
+                     "environment through /proc")
+    if not notes:
         return None
-    return (f"{len(open_net)} of {len(graded)} test grading(s) ran the agent's code without "
-            "network isolation (neither bubblewrap nor unshare works on this host); the "
-            "grades stand, but that code was not confined.")
+    return "; ".join(notes) + ". The grades stand, but that code was not confined."
 
 
 def redaction_note(redactions: int) -> str | None:

@@ -227,6 +227,8 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         rules=cfg.rules)
     if cost.diverged:
         flags.append("cost_divergence")
+    if "pidns" not in result.isolation:
+        flags.append("agent_not_isolated")  # it could read the harness's /proc
     base = _base_record(cfg, res, prep, outcome, error)
     return base.model_copy(update={
         "cli_version": transcript.cli_version or base.cli_version,

@@ -95,7 +95,7 @@ def test_403_fails_with_the_missing_permission_but_keeps_outputs(
         fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     fake_github.fail("POST", r"/comments$", 403, "Resource not accessible by integration")
     env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
-    assert run_main(env) == 1
+    assert run_main(env) == 2  # the tool failed: not 1, which is a regression
     err = capsys.readouterr()
     assert "pull-requests: write" in err.err
     assert "::error title=copeca-action::" in err.out
@@ -184,7 +184,7 @@ def test_check_run_is_created_on_request(fake_github: FakeGitHub, actions_env: A
 def test_without_an_engine_it_stops_after_the_event_with_a_clear_message(
         actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     env = actions_env("pull_request", payload("pull_request.opened"))
-    assert main(env) == 1
+    assert main(env) == 2
     assert "engine is not wired" in capsys.readouterr().err
 
 
