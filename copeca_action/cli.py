@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from copeca_action import __version__
 from copeca_action._cli._output import report_error
-from copeca_action._util.scrub import capture_env
+from copeca_action._util.scrub import capture_env, drop_harness_secrets
 from copeca_action.errors import CopecaError, os_error
 
 
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     capture_env()  # the environment's secrets stay known to the scrubber once removed
+    drop_harness_secrets()  # tokens the CLI never uses: no child process inherits them
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)

@@ -21,7 +21,7 @@ import tempfile
 import threading
 import urllib.parse
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -435,3 +435,21 @@ def shared_scrubber() -> Scrubber:
 def scrub_bytes(data: bytes) -> bytes:
     """`data` through the shared scrubber (for a writer that holds the whole text)."""
     return shared_scrubber().scrub(data)
+
+
+HARNESS_ONLY_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN",
+                     "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+"""Secrets the harness's own processes never pass on: out of `os.environ` once captured (no
+git, set-up command or grader inherits them)."""
+
+
+def drop_harness_secrets(environ: MutableMapping[str, str] | None = None) -> list[str]:
+    """Remove the harness-only secrets and every secret `INPUT_*` from the environment (they
+    stay registered for scrubbing); the names removed."""
+    environ = os.environ if environ is None else environ
+    names = [n for n in list(environ) if n in HARNESS_ONLY_VARS or _secret_input(n)]
+    for name in names:
+        if len(environ.get(name, "")) >= MIN_VALUE_LEN:
+            register_secret(f"env:{name}", environ[name])
+        environ.pop(name, None)
+    return names
