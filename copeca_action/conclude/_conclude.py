@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,11 +122,12 @@ def redaction_note(redactions: int) -> str | None:
 
 
 def report_of(records: list[RunRecord], settings: Settings, scenario: str,
-              redactions: int = 0) -> Report:
-    """build_report, with the reuse, isolation and redaction notes among its warnings."""
+              redactions: int = 0, notes: Sequence[str] = ()) -> Report:
+    """build_report, with the reuse, isolation and redaction notes (and `notes`) among its
+    warnings."""
     table = table_from_records(records)
-    notes = [n for n in (reuse_note(records), isolation_note(records),
-                         redaction_note(redactions)) if n is not None]
+    notes = [*notes, *(n for n in (reuse_note(records), isolation_note(records),
+                                   redaction_note(redactions)) if n is not None)]
     if notes:
         table = dataclasses.replace(table, extra_warnings=(*table.extra_warnings, *notes))
     report = build_report(table, settings, scenario=scenario)
@@ -187,11 +188,12 @@ def check_bundle(path: Path, key: Ed25519PrivateKey | None, scenario: Scenario,
 
 
 def report_and_files(records: list[RunRecord], scenario: Scenario, scenario_yaml: str, *,
-                     runners: Mapping[str, Runner], keyid: str | None, redactions: int = 0
-                     ) -> tuple[Report, dict[str, bytes]]:
+                     runners: Mapping[str, Runner], keyid: str | None, redactions: int = 0,
+                     notes: Sequence[str] = ()) -> tuple[Report, dict[str, bytes]]:
     """The Report and its files (report.json, .md, .html): one recipe for a run and a
     merge."""
-    report = report_of(records, settings_for(scenario, runners), scenario.name, redactions)
+    report = report_of(records, settings_for(scenario, runners), scenario.name, redactions,
+                       notes)
     files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
                          keyid=keyid, scenario_yaml=scenario_yaml)
     return report, dict(files)
@@ -200,7 +202,8 @@ def report_and_files(records: list[RunRecord], scenario: Scenario, scenario_yaml
 def merged_report(scenario: Scenario, scenario_yaml: str, *,
                   runners: Mapping[str, Runner] | None = None,
                   key: Ed25519PrivateKey | None = None,
-                  made: dict[str, Report] | None = None) -> ReportFn:
+                  made: dict[str, Report] | None = None,
+                  notes: Sequence[str] = ()) -> ReportFn:
     """The report hook of `merge`: the same Report and files `conclude` writes, built from the
     merged plan's records, so a merged bundle reads like an unsharded one. With `made`, the
     Report is also left there under "report"."""
@@ -208,9 +211,13 @@ def merged_report(scenario: Scenario, scenario_yaml: str, *,
 
     def make(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
         report, files = report_and_files(records, scenario, scenario_yaml,
-                                         runners=runners or {}, keyid=keyid)
+                                         runners=runners or {}, keyid=keyid, notes=notes)
         if made is not None:
             made["report"] = report
-        return RenderedReport(summary_of(report), files)
+        summary = summary_of(report)
+        if notes:  # signed with the headline, so no one can strip it
+            summary = summary.model_copy(update={"extra": {**summary.extra,
+                                                           "merge_notes": list(notes)}})
+        return RenderedReport(summary, files)
 
     return make
