@@ -31,6 +31,7 @@ from copeca_action.engine._adaptive import adaptive_of, run_rounds
 from copeca_action.engine._budget import Budget
 from copeca_action.engine._context import EngineConfig, Resolved, resolve
 from copeca_action.engine._execute import (
+    ENDPOINT_ERROR,
     AgentOutcome,
     Prepared,
     cleanup,
@@ -50,6 +51,9 @@ from copeca_action.transcript import pricing_age_warning
 from copeca_action.workspace import WorktreePool, prune_worktrees
 
 POLL_S = 0.05
+ENDPOINT_STOP = 5
+"""Endpoint failures in a row (attempts included) that stop the run: the key, the URL or the
+provider is broken, and every further run would fail the same way."""
 
 
 @dataclass
@@ -99,6 +103,8 @@ class _Scheduler:
         self.provisioners_done = threading.Event()
         self.slots_done = threading.Event()
         self.stats = RunStats(planned=len(plan.runs))
+        self.endpoint_streak = 0
+        """Records in a row that the model endpoint failed (reset by any finished run)."""
         self.fatal: BaseException | None = None
         """What killed a stage thread (a full disk, a bug): the run stops, then raises it."""
         if not todo:
@@ -187,6 +193,18 @@ class _Scheduler:
         key = f"{prep.run.arm}|{prep.run.model}"
         with self.lock:
             append_record(self.cfg.out.results, record)
+            if record.outcome == "infra_error" and (record.error or "").startswith(
+                    ENDPOINT_ERROR):
+                self.endpoint_streak += 1
+                if self.endpoint_streak >= ENDPOINT_STOP and self.fatal is None:
+                    self.fatal = InfraError(
+                        f"{ENDPOINT_ERROR} {self.endpoint_streak} times in a row (last: "
+                        f"{(record.error or '').removeprefix(ENDPOINT_ERROR + ': ')}); stopped "
+                        "before spending more: check the API key, --base-url and the "
+                        "provider's status, then run again with --resume")
+                    self.cancel.set()
+            elif record.outcome in FINISHED:
+                self.endpoint_streak = 0
             if record.reached_agent:
                 self.budget.settle(prep.run.run_id, key, record.cost_usd)
             else:
