@@ -18,7 +18,7 @@ from pathlib import Path
 
 from copeca_action import __version__
 from copeca_action._util.scrub import capture_env, shared_scrubber
-from copeca_action.errors import CopecaError, GitHubError
+from copeca_action.errors import CopecaError, GitHubError, os_error
 from copeca_action.github._badge import BadgeInput, write_badge
 from copeca_action.github._checks import create_check_run
 from copeca_action.github._client import GitHubClient, RetryPolicy
@@ -204,6 +204,9 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
             _check_run(ctx, client, data, body)
         except GitHubError as exc:
             error = exc
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # a JSON of another
+            error = GitHubError(f"GitHub answered something this action cannot read "  # shape
+                                f"({type(exc).__name__}: {exc}); the comment was not written")
     values["artifact-name"] = artifact_name(ctx.inputs)
     values["artifact-path"] = str(stage_upload(ctx.output_dir, values))
     for key in ("bundle-path", "report-path", "badge-path", "artifact-path"):
@@ -262,8 +265,10 @@ def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
     capture_env(env)  # every secret input stays known to the scrubber, even once removed
     try:
         return run_action(env, engine, policy, sleep)
-    except CopecaError as exc:
-        message = str(exc)
+    except (CopecaError, OSError) as exc:
+        if isinstance(exc, OSError):
+            exc = os_error(exc)
+        message = shared_scrubber().scrub_text(str(exc))
         print(f"copeca-action: error: {message}", file=sys.stderr, flush=True)
         print(f"::error title=copeca-action::{escape_command(message)}", flush=True)
         if (path := summary_path(env)) is not None:

@@ -218,6 +218,20 @@ def test_workflow_run_comments_on_the_pr_given_as_input(fake_github: FakeGitHub,
     assert len(fake_github.comments[KEY]) == 1
 
 
+@pytest.mark.parametrize("where", [("GET", r"/comments$"), ("POST", r"/comments$")])
+def test_html_200_from_the_api_is_a_clean_error_and_outputs_and_upload_happen(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str],
+        where: tuple[str, str]) -> None:
+    fake_github.nonsense(*where, times=10)
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env) == 2  # the tool failed, not a regression
+    err = capsys.readouterr().err
+    assert "not JSON" in err and "Traceback" not in err
+    out = outputs(env)
+    assert out["verdict"] and out["artifact-path"].endswith("upload")
+    assert Path(out["artifact-path"]).is_dir() or out["artifact-path"].startswith("/home")
+
+
 def test_paths_in_outputs_are_translated_to_the_host(fake_github: FakeGitHub,
                                                      actions_env: Any) -> None:
     env = actions_env("push", payload("push"), fake_github.url)
