@@ -10,7 +10,12 @@ from rich.console import Console
 from rich.table import Table
 
 from copeca_action.plan import build_plan, parse_shard, shard_plan
-from copeca_action.scenario import find_corpus_root, load_corpus, load_scenario
+from copeca_action.scenario import (
+    check_references,
+    find_corpus_root,
+    load_corpus,
+    load_scenario,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     root = args.corpus or find_corpus_root(args.scenario.resolve())
     corpus = load_corpus(root).require_ok()
+    check_references(scenario, corpus, args.scenario)
     plan = build_plan(scenario, corpus.tasks, compare=args.compare)
     if args.shard:
         plan = shard_plan(plan, parse_shard(args.shard))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -66,10 +68,13 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
 
 def prepare(args: argparse.Namespace, scenario_path: Path,
             out_default: Path | None = None) -> Prepared:
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError("--workers must be at least 1")
-    if args.budget_usd is not None and args.budget_usd <= 0:
-        raise ConfigError("--budget-usd must be positive")
+    if args.workers is not None and not 1 <= args.workers <= 256:
+        raise ConfigError(f"--workers {args.workers}: expected 1 to 256", file="--workers")
+    if args.budget_usd is not None and not (math.isfinite(args.budget_usd)
+                                            and args.budget_usd > 0):
+        raise ConfigError(f"--budget-usd {args.budget_usd}: expected a positive number of "
+                          "dollars", file="--budget-usd")
+    check_paths(args)
     prep = prepare_scenario(
         scenario_path, out=args.out, out_default=out_default, compare=args.compare,
         shard=args.shard, corpus=args.corpus, cache=args.cache, tool_dir=args.tool_dir,
@@ -85,6 +90,26 @@ def prepare(args: argparse.Namespace, scenario_path: Path,
         elif prep.key is not None:
             prep.reuse_pubkey = prep.key.public_key()
     return prep
+
+
+def check_paths(args: argparse.Namespace) -> None:
+    """Folders and files named by flags, checked before anything is planned or paid for."""
+    for flag, value, want in (("--out", args.out, "dir"), ("--work-dir", args.work_dir, "dir"),
+                              ("--cache", args.cache, "dir"), ("--corpus", args.corpus, "dir!"),
+                              ("--tool-dir", args.tool_dir, "dir!"),
+                              ("--base-tool-dir", args.base_tool_dir, "dir!"),
+                              ("--bundle", getattr(args, "bundle", None), "file")):
+        if value is None:
+            continue
+        if want.startswith("dir") and value.exists() and not value.is_dir():
+            raise ConfigError(f"{flag} {value}: is a file, expected a folder", file=flag)
+        if want == "dir!" and not value.exists():
+            raise ConfigError(f"{flag} {value}: no such folder", file=flag)
+        if want == "file" and value.is_dir():
+            raise ConfigError(f"{flag} {value}: is a folder, expected a file", file=flag)
+    if args.base_url is not None and not re.match(r"^https?://[^\s/]+", args.base_url):
+        raise ConfigError(f"--base-url {args.base_url!r}: expected http://HOST[:PORT][/PATH] "
+                          "or https://…", file="--base-url")
 
 
 def run(args: argparse.Namespace) -> int:
