@@ -112,7 +112,13 @@ def read_text(path: Path, max_bytes: int = MAX_YAML_BYTES) -> str:
 
 def parse_yaml(text: str, path: Path) -> YamlDoc:
     """Parse one YAML document from text, recording lines; syntax errors are located."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # a NUL or another unprintable character
+        at = text[:exc.position].count("\n") + 1
+        raise ConfigError(Problem(str(path), f"character #x{exc.character:04x} at offset "
+                                  f"{exc.position} is not allowed in YAML (a NUL byte or "
+                                  "another control character); remove it", at)) from exc
     try:
         node = loader.get_single_node()
         if node is not None:

@@ -308,7 +308,8 @@ def corpus_cases() -> list[Case]:
         Case("validate-unknown-placeholder", val, r"\{nope\}|placeholder",
              {"c": corpus_with({tasks: task(type="edit", category="fix", grading={"test": {
                  "command": ["{nope}", "-c", "1"], "timeout_s": 30}})})}, v),
-        Case("validate-ext-url", ["validate", "--corpus", "{d}/c"], r"ext::|repos\.yaml",
+        Case("validate-ext-url", ["validate", "--corpus", "{d}/c", "{d}/c/repos.yaml"],
+             r"repos\.yaml.*ext::",
              {"c": lambda p: (corpus_with({})(p), (p / "repos.yaml").write_text(
                  "repos:\n  evil:\n    language: python\n    git:\n      url: "
                  "'ext::sh -c touch% /tmp/pwned'\n      commit: "
