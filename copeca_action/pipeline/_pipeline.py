@@ -23,8 +23,9 @@ from copeca_action.engine import (
     run_plan,
     scripts_id,
 )
-from copeca_action.errors import ConfigError, CopecaError
+from copeca_action.errors import ConfigError, CopecaError, InfraError
 from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.records import latest_by_run_id
 from copeca_action.scenario import (
     Corpus,
     Scenario,
@@ -138,10 +139,15 @@ def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
     with model_endpoint(prep), reuse_offer(prep) as offer:
         prep.cfg.reuse = offer
         try:
-            return run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
-                            progress=make_progress(plain=plain or None))
+            stats = run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
+                             progress=make_progress(plain=plain or None))
         finally:
             prep.cfg.reuse = None
+    final = list(latest_by_run_id(prep.cfg.out.records()).values())
+    if final and not stats.interrupted and all(r.outcome == "infra_error" for r in final):
+        raise InfraError(f"every run ({len(final)}) ended in an infra error, so there is "
+                         f"nothing to report; the last: {final[-1].error}")
+    return stats
 
 
 def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,
