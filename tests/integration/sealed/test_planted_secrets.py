@@ -79,7 +79,8 @@ def files_left(out: Path) -> Iterator[tuple[str, bytes]]:
                         yield f"{path.name}!{info.filename}", bundle.read(info)
 
 
-def job(tmp: Path, isolation: str) -> dict[str, Any]:
+def job(tmp: Path, isolation: str, model: str = "claude-sonnet-4-5",
+        runner: str = "claude") -> dict[str, Any]:
     """One real `copeca-action run` with planted secrets; what it left, and the secrets."""
     corpus = tmp / "corpus"
     corpus.mkdir(parents=True)
@@ -115,11 +116,12 @@ def job(tmp: Path, isolation: str) -> dict[str, Any]:
     scenario = tmp / "scenario.yaml"
     scenario.write_text(yaml.safe_dump({
         "name": "sealed", "tasks": {"include": ["fastapi/hunt-*"]}, "modes": ["baseline"],
-        "models": ["claude-sonnet-4-5"], "model_runner_map": {"claude-sonnet-4-5": "claude"},
+        "models": [model], "model_runner_map": {model: runner},
         "repetitions": 1, "timeout_s": 120, "max_turns": 6, "workers": 2, "seed": 3,
         "model_endpoint": "scripted", "scripts": "scripts"}))
     planted = {
         "ANTHROPIC_API_KEY": f"planted-model-key-{secrets.token_hex(16)}",
+        "OPENAI_API_KEY": f"planted-openai-key-{secrets.token_hex(16)}",
         "GITHUB_TOKEN": f"planted-gh-token-{secrets.token_hex(16)}",
         "INPUT_GITHUB_TOKEN": f"planted-input-token-{secrets.token_hex(16)}",
         "INPUT_SIGNING_KEY": f"planted-input-signing-{secrets.token_hex(16)}",
@@ -169,11 +171,22 @@ def markers(result: dict[str, Any], rule: str) -> int:
                if "!" not in path)  # files on disk (the bundle repeats them)
 
 
-@pytest.fixture(scope="module")
-def isolated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+CLIS = {"claude": ("claude-sonnet-4-5", "env:ANTHROPIC_API_KEY"),
+        "codex": ("gpt-5", "env:OPENAI_API_KEY")}
+
+
+@pytest.fixture(scope="module", params=sorted(CLIS))
+def isolated(request: pytest.FixtureRequest,
+             tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     if not agent_isolation()[1]:
         pytest.skip("neither bwrap nor unshare can make a pid namespace here")
-    return job(tmp_path_factory.mktemp("sealed-isolated"), "auto")
+    runner = request.param
+    if not (runners_dir() / "node_modules" / ".bin" / runner).exists():
+        pytest.skip(f"{runner} is not installed (run `make node`)")
+    model, key_rule = CLIS[runner]
+    result = job(tmp_path_factory.mktemp(f"sealed-{runner}"), "auto", model, runner)
+    result["key_rule"] = key_rule
+    return result
 
 
 def test_no_planted_secret_in_any_file_the_job_left(isolated: dict[str, Any]) -> None:
@@ -183,7 +196,7 @@ def test_no_planted_secret_in_any_file_the_job_left(isolated: dict[str, Any]) ->
 
 def test_the_hunt_ran_and_the_model_key_was_caught(isolated: dict[str, Any]) -> None:
     """The agent holds the model key on purpose; its `env` printed it, in three encodings."""
-    assert markers(isolated, "env:ANTHROPIC_API_KEY") >= 3
+    assert markers(isolated, isolated["key_rule"]) >= 3
     assert isolated["report"]["redactions"] >= 3
     assert any("redacted" in w for w in isolated["report"]["warnings"])
 
