@@ -98,11 +98,68 @@ def _kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the group, then SIGKILL whatever is left after the grace period."""
-    _kill_group(proc.pid, signal.SIGTERM)
+def _members(pgid: int) -> list[int]:
+    """The group's processes other than its leader (from /proc; empty where unreadable)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == pgid:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 2 and fields[2] == str(pgid):
+            found.append(int(entry.name))
+    return found
+
+
+def reap_orphaned_inits() -> int:
+    """When the harness is PID 1 (the action's container), orphans are re-parented to it;
+    bwrap's outer process exits without reaping its namespace's init, which would stay a
+    zombie for good. Reap those (comm `bwrap`, our child, not a group leader we started);
+    never a process a Popen of ours still owns. The number reaped."""
+    if os.getpid() != 1:
+        return 0
+    reaped = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.find("(") + 1:stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2:].split()
+        pid = int(entry.name)
+        if comm == "bwrap" and fields[:2] == ["Z", "1"] and fields[2] != str(pid):
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+                reaped += 1
+    return reaped
+
+
+def _signal_members(pgid: int, sig: int) -> None:
+    for pid in _members(pgid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _stop(proc: subprocess.Popen[bytes], isolated: bool = False) -> None:
+    """SIGTERM the group, then SIGKILL whatever is left after the grace period. Isolated,
+    the leader is bwrap: the members are signalled first, so bwrap outlives its namespace's
+    init and reaps it instead of leaving a zombie for PID 1 (in a container, the harness
+    itself, which never reaps it); then the whole group, to be sure."""
+    if isolated:
+        _signal_members(proc.pid, signal.SIGTERM)
+    else:
+        _kill_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=GRACE_S)
+    if isolated:
+        _signal_members(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=GRACE_S)
     _kill_group(proc.pid, signal.SIGKILL)
     proc.wait()
 
@@ -157,15 +214,17 @@ def run_agent(inv: AgentInvocation, timeout_s: float,
         try:
             why = _wait(proc, start + timeout_s, cancel)
         except BaseException:
-            _stop(proc)
+            _stop(proc, bool(prefix))
             WATCHDOG.forget(proc.pid)
             raise
         if why is not None:
-            _stop(proc)
+            _stop(proc, bool(prefix))
         else:
             # The CLI is done; anything it left behind in its group (MCP servers, shells) goes.
             _kill_group(proc.pid, signal.SIGKILL)
         WATCHDOG.forget(proc.pid)
+        if prefix:
+            reap_orphaned_inits()
     return AgentResult(exit_code=None if why else proc.returncode, pid=proc.pid,
                        timed_out=why == "timeout", cancelled=why == "cancel",
                        duration_s=round(time.monotonic() - start, 3),

@@ -207,3 +207,36 @@ def test_isolated_timeout_kills_the_namespace(tmp_path: Path) -> None:
     result = run_agent(inv, timeout_s=1.0)
     assert result.timed_out
     assert _none_with(marker)  # even the one that left the process group (setsid)
+
+
+_AS_PID_1 = """
+import os, sys, time
+from pathlib import Path
+from copeca_action.agent import AgentInvocation, run_agent
+assert os.getpid() == 1
+inv = AgentInvocation.model_validate_json(sys.argv[1])
+for timeout in (30, 0.5):  # a normal end, then a timeout
+    run_agent(inv, timeout)
+time.sleep(0.3)
+zombies = [p.name for p in Path("/proc").iterdir() if p.name.isdigit()
+           and (p / "stat").read_text().split(") ")[1].startswith("Z")]
+print("zombies", len(zombies))
+"""
+
+
+@needs_isolation
+def test_as_pid_1_the_harness_reaps_the_namespace_inits(tmp_path: Path) -> None:
+    """In the action's container the harness is PID 1: bwrap's orphaned namespace init must
+    not stay a zombie there, run after run."""
+    import subprocess
+    import sys
+
+    if not agent_isolation()[0] or agent_isolation()[0][0] != "bwrap":
+        pytest.skip("only bwrap leaves its namespace init to PID 1")
+    inv = _inv(tmp_path, "sleep 1", isolate=True)
+    proc = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c",
+                           _AS_PID_1, inv.model_dump_json()], capture_output=True, text=True,
+                          timeout=120, check=False)
+    if proc.returncode != 0 and "unshare" in proc.stderr:
+        pytest.skip(f"cannot make a pid namespace here: {proc.stderr.strip()[:200]}")
+    assert "zombies 0" in proc.stdout, proc.stdout + proc.stderr
