@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 from copeca_action import __version__
 from copeca_action._cli._output import report_error
-from copeca_action.errors import CopecaError
+from copeca_action._util.scrub import capture_env, drop_harness_secrets
+from copeca_action.errors import CopecaError, os_error
 
 
 def command_modules() -> list[str]:
@@ -33,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    capture_env()  # the environment's secrets stay known to the scrubber once removed
+    drop_harness_secrets()  # tokens the CLI never uses: no child process inherits them
     args = build_parser().parse_args(argv)
     try:
         code: int = args.func(args)
@@ -43,6 +46,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # a full disk, a folder where a file was expected: named, exit 2
+        report_error(os_error(exc))
+        return 2
 
 
 if __name__ == "__main__":

@@ -39,9 +39,11 @@ class Problem:
 
 
 class CopecaError(Exception):
-    """Root of every error copeca-action raises on purpose."""
+    """Root of every error copeca-action raises on purpose. Exit code 2, "the tool failed"
+    (bad input, a broken harness, a full disk, an API that answered nonsense): never 1, which
+    means "the verdict fails the job" (a regression under `fail-on`)."""
 
-    exit_code = 1
+    exit_code = 2
 
 
 class ConfigError(CopecaError):
@@ -78,9 +80,21 @@ class VerificationError(BundleError):
 
     def __init__(self, kind: str, message: str) -> None:
         self.kind = kind
-        self.exit_code = self.EXIT_CODES.get(kind, 1)
+        self.exit_code = self.EXIT_CODES.get(kind, 2)
         super().__init__(message)
 
 
 class GitHubError(CopecaError):
     """A GitHub API call failed after its retries."""
+
+
+def os_error(exc: OSError) -> CopecaError:
+    """An OSError the harness did not expect, as a named error: which file, what happened,
+    and for a full disk that `--resume` continues."""
+    import errno
+
+    where = f"{exc.filename}: " if exc.filename else ""
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return InfraError(f"{where}the disk is full ({exc.strerror}); free some space, then "
+                          "run again (`run --resume` keeps every run recorded so far)")
+    return InfraError(f"{where}{exc.strerror or exc}")

@@ -165,8 +165,9 @@ def settings(args: argparse.Namespace, scenario: Scenario | None,
     if args.seed is not None:
         overrides["seed"] = args.seed
     if args.resamples is not None:
-        if args.resamples < 100:
-            raise ConfigError("--resamples: expected at least 100")
+        if not 100 <= args.resamples <= 1_000_000:
+            raise ConfigError(f"--resamples {args.resamples}: expected 100 to 1,000,000",
+                              file="--resamples")
         overrides["resamples"] = args.resamples
     if args.method:
         overrides["method"] = args.method

@@ -35,8 +35,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.repo.is_dir():
         raise ConfigError(Problem("--repo", f"{args.repo} is not a directory"))
+    for flag, path in (("--pred", args.pred), ("--gold", args.gold)):
+        if not path.is_file():
+            raise ConfigError(Problem(flag, f"{path}: no such file"))
     result = evaluate_files(args.pred, args.gold, Repo(args.repo, args.alias,
                                                            strip_prefixes=args.strip))
+    covered = result.file.coverage if result.file is not None else 0.0
+    if result.dropped_paths and not covered:  # the checkout is not the instance's: refuse
+        shown = ", ".join(result.dropped_paths[:3])
+        raise ConfigError(Problem("--repo", f"none of the predicted paths is a file under "
+                                  f"{args.repo.resolve()} ({shown}…): metrics against the "
+                                  "wrong tree would be garbage; pass --repo, a checkout at "
+                                  "the instance's commit"))
     if result.dropped_paths:
         shown = ", ".join(result.dropped_paths[:5])
         more = f" (+{len(result.dropped_paths) - 5} more)" if len(result.dropped_paths) > 5 else ""

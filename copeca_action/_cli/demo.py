@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     print_summary(console, prep.cfg.out, stats)
     if stats.interrupted:
         return 130
-    key = load_signing_key(args.key) or demo_key(prep.cfg.out.root / "keys", console)
+    key = prep.key or demo_key(prep.cfg.out.root / "keys", console)
     done = conclude_run(prep, args, key)
     text = done.files["report.md"].read_text()
     if console.is_terminal:

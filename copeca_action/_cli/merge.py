@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "--bundle (--out, the old spelling, is kept: elsewhere --out is a folder)")
     p.add_argument("--key", type=Path, metavar="PEM", help="signing key (default: "
                    "$COPECA_SIGNING_KEY; neither: the merged bundle is unsigned)")
+    p.add_argument("--allow-unsigned", action="store_true",
+                   help="merge shards that are unsigned or signed by another key than --pubkey "
+                   "/ --key's (the merged bundle and its report say so)")
     add_check_flags(p)
     p.set_defaults(func=run)
 
@@ -43,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
     runners = load_corpus(corpus_dir()).runners  # the prices' age, as `run` reports it
     try:
         merged = merge_shards(args.shards, args.out, key=key, runners=runners, pubkey=pubkey,
-                              scenario=chosen, check=scenario, tasks=tasks)
+                              scenario=chosen, check=scenario, tasks=tasks,
+                              allow_unsigned=args.allow_unsigned)
     except VerificationError as exc:
         print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
         return exc.exit_code

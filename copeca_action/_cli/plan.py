@@ -18,6 +18,7 @@ from copeca_action.records import read_rows
 from copeca_action.report import Design, Pilot, PowerResult, pilot_from_rows, power
 from copeca_action.scenario import (
     Scenario,
+    check_references,
     find_corpus_root,
     load_corpus,
     load_scenario,
@@ -57,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     root = args.corpus or find_corpus_root(args.scenario.resolve())
     corpus = load_corpus(root).require_ok()
+    check_references(scenario, corpus, args.scenario)
     plan = build_plan(scenario, corpus.tasks, compare=args.compare)
     if args.pilot and not args.power:
         raise ConfigError("--pilot: only with --power")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -12,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from copeca_action._cli._output import console as log_console
-from copeca_action.bundle import load_public_key, load_signing_key
+from copeca_action.bundle import load_public_key
 from copeca_action.conclude import Concluded
 from copeca_action.engine import OutputDir, RunStats
 from copeca_action.errors import ConfigError
@@ -88,25 +90,49 @@ def add_run_arguments(p: argparse.ArgumentParser, *, demo: bool = False) -> None
 
 def prepare(args: argparse.Namespace, scenario_path: Path,
             out_default: Path | None = None) -> Prepared:
-    if args.workers is not None and args.workers < 1:
-        raise ConfigError("--workers must be at least 1")
-    if args.budget_usd is not None and args.budget_usd <= 0:
-        raise ConfigError("--budget-usd must be positive")
+    if args.workers is not None and not 1 <= args.workers <= 256:
+        raise ConfigError(f"--workers {args.workers}: expected 1 to 256", file="--workers")
+    if args.budget_usd is not None and not (math.isfinite(args.budget_usd)
+                                            and args.budget_usd > 0):
+        raise ConfigError(f"--budget-usd {args.budget_usd}: expected a positive number of "
+                          "dollars", file="--budget-usd")
+    check_paths(args)
     prep = prepare_scenario(
         scenario_path, out=args.out, out_default=out_default, compare=args.compare,
         shard=args.shard, corpus=args.corpus, cache=args.cache, tool_dir=args.tool_dir,
         base_tool_dir=args.base_tool_dir, base_url=args.base_url, workers=args.workers,
         budget_usd=args.budget_usd, work_dir=args.work_dir,
-        dry_run=getattr(args, "dry_run", False))
+        dry_run=getattr(args, "dry_run", False),
+        sign=not getattr(args, "no_bundle", False), key_file=args.key)
     if args.reuse is not None:
         if not args.reuse.is_file():
             raise ConfigError(f"--reuse {args.reuse}: no such bundle file")
         prep.reuse = args.reuse
         if args.reuse_pubkey is not None:
             prep.reuse_pubkey = load_public_key(args.reuse_pubkey)
-        elif (key := load_signing_key(args.key)) is not None:
-            prep.reuse_pubkey = key.public_key()
+        elif prep.key is not None:
+            prep.reuse_pubkey = prep.key.public_key()
     return prep
+
+
+def check_paths(args: argparse.Namespace) -> None:
+    """Folders and files named by flags, checked before anything is planned or paid for."""
+    for flag, value, want in (("--out", args.out, "dir"), ("--work-dir", args.work_dir, "dir"),
+                              ("--cache", args.cache, "dir"), ("--corpus", args.corpus, "dir!"),
+                              ("--tool-dir", args.tool_dir, "dir!"),
+                              ("--base-tool-dir", args.base_tool_dir, "dir!"),
+                              ("--bundle", getattr(args, "bundle", None), "file")):
+        if value is None:
+            continue
+        if want.startswith("dir") and value.exists() and not value.is_dir():
+            raise ConfigError(f"{flag} {value}: is a file, expected a folder", file=flag)
+        if want == "dir!" and not value.exists():
+            raise ConfigError(f"{flag} {value}: no such folder", file=flag)
+        if want == "file" and value.is_dir():
+            raise ConfigError(f"{flag} {value}: is a folder, expected a file", file=flag)
+    if args.base_url is not None and not re.match(r"^https?://[^\s/]+", args.base_url):
+        raise ConfigError(f"--base-url {args.base_url!r}: expected http://HOST[:PORT][/PATH] "
+                          "or https://…", file="--base-url")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
     print_summary(console, prep.cfg.out, stats)
     if stats.interrupted:
         return 130
-    done = conclude_run(prep, args, load_signing_key(args.key))
+    done = conclude_run(prep, args, prep.key)
     print_concluded(console, done)
     return 0
 

@@ -9,7 +9,7 @@ class InputModel(BaseModel):
     """Hand-written YAML input: unknown keys are errors, values are immutable once loaded."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
-                              str_strip_whitespace=False)
+                              str_strip_whitespace=False, allow_inf_nan=False, strict=False)
 
 
 class RecordModel(BaseModel):

@@ -1,19 +1,29 @@
-"""Secret scrubbing for everything that leaves the process: bundles, logs, comments.
+"""Secret scrubbing for everything that leaves the process: bundles, logs, comments, the
+output folder.
 
-Two kinds of rule: the *values* of secret environment variables (provider keys, tokens, any
-variable the user names), and *token patterns* that are secrets whatever variable they came
-from. A redaction reads `[REDACTED:<rule>]`; only counts per rule are kept, never values.
-Works on bytes, in streamed chunks, so a 1 GB transcript is never held in memory.
+Two kinds of rule: secret *values* (provider keys, tokens, every secret `INPUT_*`, any variable
+the user names, and whatever the harness registered, e.g. the signing key's PEM and raw
+bytes), each matched as is and in its common encodings (JSON-escaped, line by line, base64 at
+each of the three byte offsets, standard and URL-safe, hex, URL-encoded); and *token patterns*
+that are secrets whatever variable they came from. A redaction reads `[REDACTED:<rule>]`; only
+counts per rule are kept, never values. Works on bytes, in streamed chunks, so a 1 GB
+transcript is never held in memory.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import json
 import os
 import re
+import tempfile
+import threading
+import urllib.parse
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 PROVIDER_KEY_VARS: tuple[str, ...] = (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
@@ -28,6 +38,13 @@ PROVIDER_KEY_VARS: tuple[str, ...] = (
     "COPECA_SIGNING_KEY",
 )
 """Variables whose values are always secret."""
+
+PUBLIC_INPUTS: frozenset[str] = frozenset({
+    "SCENARIO", "TOOL_DIR", "COMPARE", "RUNNER_IMAGE", "BUDGET_USD", "ALERT_THRESHOLD",
+    "FAIL_THRESHOLD", "FAIL_ON", "COMMENT", "COMMENT_ID", "SHARD", "MERGE", "REUSE",
+    "OUTPUT_DIR", "DRY_RUN", "ALLOW_PULL_REQUEST_TARGET", "CHECK_RUN", "PULL_REQUEST"})
+"""The action's inputs that are settings, not secrets (`INPUT_<NAME>`, `-` read as `_`);
+every other `INPUT_*` value is treated as a secret."""
 
 EXTRA_VARS_ENV = "COPECA_SCRUB_VARS"
 """Comma- or space-separated names of more variables whose values must never be published."""
@@ -80,26 +97,151 @@ def redaction(rule: str) -> bytes:
     return f"[REDACTED:{rule}]".encode()
 
 
+def _secret_input(name: str) -> bool:
+    return name.startswith("INPUT_") and (
+        name[6:].upper().replace("-", "_") not in PUBLIC_INPUTS)
+
+
 def env_secrets(env: Mapping[str, str] | None = None,
                 extra_vars: Iterable[str] = ()) -> dict[str, str]:
-    """Secret values by variable name: the provider variables, `COPECA_SCRUB_VARS` and
-    `extra_vars`, when set to something long enough to be a secret."""
+    """Secret values by variable name: the provider variables, every `INPUT_*` but the
+    action's settings, `COPECA_SCRUB_VARS` and `extra_vars`, when set to something long
+    enough to be a secret."""
     env = os.environ if env is None else env
-    names = set(PROVIDER_KEY_VARS) | set(extra_vars)
+    names = set(PROVIDER_KEY_VARS) | set(extra_vars) | {n for n in env if _secret_input(n)}
     names |= {n for n in re.split(r"[,\s]+", env.get(EXTRA_VARS_ENV, "")) if n}
     return {n: env[n] for n in sorted(names) if len(env.get(n, "")) >= MIN_VALUE_LEN}
 
 
-def _literals(secrets: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
-    """(needle, replacement) pairs: each value as is, JSON-escaped, and line by line, longest
-    first so a value is never half-replaced by one of its own lines."""
+class SecretRegistry:
+    """Every secret value this process holds, by name: what it read from its environment at
+    start (see `capture_env`), plus what it loaded since (the signing key's PEM, DER and raw
+    bytes; user-marked values). Every `Scrubber.from_env()` includes them, so a secret removed
+    from `os.environ` after loading is still scrubbed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[str, bytes] = {}
+
+    def add(self, name: str, value: str | bytes) -> None:
+        data = value.encode() if isinstance(value, str) else bytes(value)
+        if len(data) >= MIN_VALUE_LEN:
+            with self._lock:
+                key, n = name, 1
+                while key in self._values and self._values[key] != data:
+                    n += 1
+                    key = f"{name}#{n}"
+                self._values[key] = data
+
+    def values(self) -> dict[str, bytes]:
+        with self._lock:
+            return dict(self._values)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
+SECRETS = SecretRegistry()
+"""The process-wide registry (see `register_secret`)."""
+_SECRET_FILES: set[Path] = set()
+
+
+def register_secret_file(path: Path) -> None:
+    """A file holding a secret (the `--key` file): agents and graded code never see it."""
+    with contextlib.suppress(OSError):
+        _SECRET_FILES.add(path.resolve())
+
+
+def secret_files() -> list[Path]:
+    return sorted(_SECRET_FILES)
+
+
+_PRIVATE_DIRS: set[Path] = set()
+
+
+def register_private_dir(path: Path) -> None:
+    """A folder of the harness no sandboxed code may see (the output folder: other runs,
+    records, logs); the sandbox shows only the parts it binds itself (the run's tree)."""
+    with contextlib.suppress(OSError):
+        _PRIVATE_DIRS.add(path.resolve())
+
+
+def private_dirs() -> list[Path]:
+    return sorted(_PRIVATE_DIRS)
+
+
+_READABLE_DIRS: set[Path] = set()
+
+
+def register_readable_dir(path: Path) -> None:
+    """A folder sandboxed code may read even where it lies in a hidden place (the snapshot
+    cache with its toolchains and set-up folders)."""
+    with contextlib.suppress(OSError):
+        _READABLE_DIRS.add(path.resolve())
+
+
+def readable_dirs() -> list[Path]:
+    return sorted(_READABLE_DIRS)
+
+
+def register_secret(name: str, value: str | bytes) -> None:
+    """Mark `value` as secret for every scrubber made from now on (`Scrubber.from_env`)."""
+    SECRETS.add(name, value)
+
+
+def capture_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Register the environment's secret values (so they stay known once removed)."""
+    found = env_secrets(env)
+    for name, value in found.items():
+        register_secret(f"env:{name}", value)
+    return found
+
+
+def _b64_cores(data: bytes) -> set[bytes]:
+    """The base64 characters of `data` that do not depend on its neighbours, for each of the
+    three offsets `data` can start at inside a longer encoded blob (standard and URL-safe)."""
+    cores: set[bytes] = set()
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + data + b"\0\0")
+        start = -(-8 * pad // 6)
+        end = (8 * (pad + len(data))) // 6
+        core = encoded[start:end]
+        if len(core) >= MIN_VALUE_LEN:
+            cores.add(core)
+            cores.add(core.replace(b"+", b"-").replace(b"/", b"_"))
+    return cores
+
+
+def encodings(value: bytes) -> set[bytes]:
+    """`value` as it may appear in a file: as is, line by line, JSON-escaped, URL-encoded,
+    hex (both cases), base64 at each offset (standard and URL-safe)."""
+    found = {value}
+    found |= {line.strip() for line in value.splitlines()}
+    text = value.decode("utf-8", "surrogateescape")
+    try:
+        found.add(json.dumps(text)[1:-1].encode())
+        found.add(json.dumps(text, ensure_ascii=False)[1:-1].encode())
+        found.add(urllib.parse.quote(text, safe="").encode())
+        found.add(urllib.parse.quote(text).encode())
+        found.add(urllib.parse.quote_plus(text, safe="").encode())
+    except UnicodeEncodeError:
+        pass
+    found.add(value.hex().encode())
+    found.add(value.hex().upper().encode())
+    found |= _b64_cores(value)
+    return {v for v in found if len(v) >= MIN_VALUE_LEN}
+
+
+def _literals(secrets: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
+    """(needle, replacement) pairs: each value in each of its `encodings`, longest first so a
+    value is never half-replaced by one of its own parts."""
     pairs: dict[bytes, bytes] = {}
     for name, value in secrets.items():
-        variants = {value, json.dumps(value)[1:-1]}
-        variants |= {line for line in value.splitlines() if len(line) >= MIN_VALUE_LEN}
-        for variant in variants:
-            if len(variant) >= MIN_VALUE_LEN:
-                pairs.setdefault(variant.encode(), redaction(f"env:{name}"))
+        data = value.encode() if isinstance(value, str) else value
+        rule = name if ":" in name else f"env:{name}"
+        for variant in encodings(data):
+            pairs.setdefault(variant, redaction(rule))
     return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
 
 
@@ -107,7 +249,7 @@ def _literals(secrets: Mapping[str, str]) -> list[tuple[bytes, bytes]]:
 class Scrubber:
     """Redacts secret values and token patterns; `counts` accumulates over every call."""
 
-    secrets: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, str | bytes] = field(default_factory=dict)
     counts: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
@@ -116,7 +258,13 @@ class Scrubber:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None,
                  extra_vars: Iterable[str] = ()) -> Scrubber:
-        return cls(env_secrets(env, extra_vars))
+        """The environment's secrets and every registered one (`SECRETS`)."""
+        found: dict[str, str | bytes] = dict(env_secrets(env, extra_vars))
+        known = set(found.values())
+        for name, value in SECRETS.values().items():
+            if value.decode("utf-8", "surrogateescape") not in known:
+                found[name if ":" in name else f"secret:{name}"] = value
+        return cls(found)
 
     def scrub(self, data: bytes) -> bytes:
         """One complete buffer (the whole file, or a chunk cut at a safe place)."""
@@ -179,3 +327,129 @@ def _cut_point(buffer: bytes) -> int:
         if at >= 0:
             cut = max(at - 1, 0)
     return cut
+
+
+_CHUNK = 1 << 20
+
+
+def scrub_file(path: Path, scrubber: Scrubber) -> int:
+    """Scrub one regular file in place (never through a symlink); the number of redactions.
+    The file is replaced atomically, keeping its mode, only when something changed."""
+    before = sum(scrubber.counts.values())
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as src:
+        mode = os.fstat(src.fileno()).st_mode & 0o7777
+        out_fd, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                            suffix=".scrub")
+        try:
+            with os.fdopen(out_fd, "wb") as out:
+                for piece in scrubber.scrub_stream(iter(lambda: src.read(_CHUNK), b"")):
+                    out.write(piece)
+            if sum(scrubber.counts.values()) == before:
+                os.unlink(out_name)
+                return 0
+            os.chmod(out_name, mode)
+            os.replace(out_name, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(out_name)
+            raise
+    return sum(scrubber.counts.values()) - before
+
+
+def scrub_tree(root: Path, scrubber: Scrubber | None = None,
+               skip: Iterable[str] = ()) -> Counter[str]:
+    """Scrub every regular file under `root` in place (symlinks are never followed; names in
+    `skip` are left out at any depth); the redactions made, per rule."""
+    scrubber = scrubber if scrubber is not None else Scrubber.from_env()
+    start = Counter(scrubber.counts)
+    skipped = set(skip)
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in skipped]
+        for name in files:
+            path = Path(folder, name)
+            if name in skipped or name.endswith(".scrub") or not path.is_file() \
+                    or path.is_symlink():
+                continue
+            try:
+                scrub_file(path, scrubber)
+            except FileNotFoundError:
+                continue
+    return scrubber.counts - start
+
+
+_MARKER = re.compile(rb"\[REDACTED:[^\]\n]{1,200}\]")
+_MARKER_MAX = 212
+
+
+def _count_in(path: Path) -> int:
+    total = 0
+    tail = b""
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            data = tail + chunk
+            safe = max(len(data) - _MARKER_MAX, 0)  # a marker starting later may continue
+            done = 0
+            for match in _MARKER.finditer(data):
+                if match.start() >= safe:
+                    break
+                total += 1
+                done = match.end()
+            tail = data[max(done, safe):]
+    return total + len(_MARKER.findall(tail))
+
+
+def count_redactions(root: Path, skip: Iterable[str] = ()) -> int:
+    """The redaction markers in the files under `root`: how many secrets were taken out of
+    what the run left (however many passes it took, across resumes)."""
+    total = 0
+    skipped = set(skip)
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs[:] = [d for d in dirs if d not in skipped]
+        for name in files:
+            path = Path(folder, name)
+            if name in skipped or path.is_symlink() or not path.is_file():
+                continue
+            total += _count_in(path)
+    return total
+
+
+_SHARED: list[tuple[str, Scrubber]] = []
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_scrubber() -> Scrubber:
+    """One Scrubber for the process's writers (records, run folders, reports), rebuilt when
+    the environment's secrets or the registry change; its `counts` add up every redaction."""
+    key = repr((sorted(env_secrets().items()), sorted(SECRETS.values().items())))
+    with _SHARED_LOCK:
+        if _SHARED and _SHARED[0][0] == key:
+            return _SHARED[0][1]
+        fresh = Scrubber.from_env()
+        if _SHARED:
+            fresh.counts.update(_SHARED[0][1].counts)
+        _SHARED[:] = [(key, fresh)]
+        return fresh
+
+
+def scrub_bytes(data: bytes) -> bytes:
+    """`data` through the shared scrubber (for a writer that holds the whole text)."""
+    return shared_scrubber().scrub(data)
+
+
+HARNESS_ONLY_VARS = ("GITHUB_TOKEN", "GH_TOKEN", "ACTIONS_RUNTIME_TOKEN",
+                     "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+"""Secrets the harness's own processes never pass on: out of `os.environ` once captured (no
+git, set-up command or grader inherits them)."""
+
+
+def drop_harness_secrets(environ: MutableMapping[str, str] | None = None) -> list[str]:
+    """Remove the harness-only secrets and every secret `INPUT_*` from the environment (they
+    stay registered for scrubbing); the names removed."""
+    environ = os.environ if environ is None else environ
+    names = [n for n in list(environ) if n in HARNESS_ONLY_VARS or _secret_input(n)]
+    for name in names:
+        if len(environ.get(name, "")) >= MIN_VALUE_LEN:
+            register_secret(f"env:{name}", environ[name])
+        environ.pop(name, None)
+    return names

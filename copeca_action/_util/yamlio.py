@@ -7,6 +7,7 @@ map and translate pydantic's error locations through it.
 
 from __future__ import annotations
 
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,11 @@ from copeca_action.errors import ConfigError, Problem
 
 MAX_YAML_BYTES = 2 * 1024 * 1024
 """Hand-written inputs are small; anything bigger is a mistake and is refused unread."""
+MAX_YAML_NODES = 200_000
+"""Values a document may hold once its aliases are expanded (a "billion laughs" file holds
+10^9 from a few lines): refused before anything walks or validates it."""
+MAX_YAML_DEPTH = 64
+"""Nesting levels; hand-written inputs use fewer than ten."""
 
 Loc = tuple[str | int, ...]
 M = TypeVar("M", bound=BaseModel)
@@ -75,15 +81,27 @@ def _walk(node: yaml.Node, loc: Loc, lines: dict[Loc, int], problems: list[Probl
 
 
 def read_text(path: Path, max_bytes: int = MAX_YAML_BYTES) -> str:
-    """Read a UTF-8 text file, refusing huge or non-UTF-8 files with a located message."""
+    """Read a UTF-8 text file, refusing huge or non-UTF-8 files, folders, pipes and devices
+    (reading a FIFO would wait forever) with a located message."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except OSError as exc:
         raise ConfigError(f"cannot read file: {exc.strerror}", path) from exc
+    except ValueError as exc:  # a NUL byte in the path
+        raise ConfigError(f"not a usable file name ({exc})", repr(str(path))) from exc
+    if stat.S_ISDIR(info.st_mode):
+        raise ConfigError("is a folder, expected a YAML file", path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError("is not a regular file (a pipe, socket or device?); expected a "
+                          "YAML file", path)
+    size = info.st_size
     if size > max_bytes:
         raise ConfigError(f"file is {size:,} bytes; inputs are limited to {max_bytes:,} bytes",
                           path)
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read file: {exc.strerror}", path) from exc
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -94,10 +112,21 @@ def read_text(path: Path, max_bytes: int = MAX_YAML_BYTES) -> str:
 
 def parse_yaml(text: str, path: Path) -> YamlDoc:
     """Parse one YAML document from text, recording lines; syntax errors are located."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:  # a NUL or another unprintable character
+        at = text[:exc.position].count("\n") + 1
+        raise ConfigError(Problem(str(path), f"character #x{exc.character:04x} at offset "
+                                  f"{exc.position} is not allowed in YAML (a NUL byte or "
+                                  "another control character); remove it", at)) from exc
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _check_size(node, path)
         data = loader.construct_document(node) if node is not None else None
+    except RecursionError as exc:
+        raise ConfigError(Problem(str(path), f"nested more than {MAX_YAML_DEPTH} levels "
+                                  "deep; inputs are flat")) from exc
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
@@ -114,6 +143,30 @@ def parse_yaml(text: str, path: Path) -> YamlDoc:
     if problems:
         raise ConfigError(problems)
     return doc
+
+
+def _check_size(root: yaml.Node, path: Path) -> None:
+    """Count the values the document holds with its aliases expanded, and its depth, without
+    expanding anything (an explicit stack, stopped at the caps)."""
+    count = 0
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if count > MAX_YAML_NODES:
+            raise ConfigError(Problem(str(path), f"holds more than {MAX_YAML_NODES:,} values "
+                                      "once its aliases (*name) are expanded (a \"billion "
+                                      "laughs\" file?); write the values out",
+                                      node.start_mark.line + 1))
+        if depth > MAX_YAML_DEPTH:
+            raise ConfigError(Problem(str(path), f"nested more than {MAX_YAML_DEPTH} levels "
+                                      "deep; inputs are flat", node.start_mark.line + 1))
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                stack.append((key_node, depth + 1))
+                stack.append((value_node, depth + 1))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, depth + 1) for item in node.value)
 
 
 def load_yaml(path: Path | str) -> YamlDoc:

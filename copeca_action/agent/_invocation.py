@@ -65,6 +65,8 @@ class AgentInvocation(RecordModel):
     stderr_path: Path
     binary: Path
     """The resolved CLI executable (argv[0] unless the mode wraps it)."""
+    isolate: bool = True
+    """Run in a pid namespace of its own, key files hidden, when the host allows it."""
 
 
 def expand(text: str, values: Mapping[str, str]) -> str:

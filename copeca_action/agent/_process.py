@@ -1,20 +1,76 @@
 """Running one agent CLI: its own process group, no stdin, output to files, and a timeout or
-a cancel that kills the whole group. Agent failures are results, never exceptions."""
+a cancel that kills the whole group. Agent failures are results, never exceptions.
+
+The agent, its tools and MCP servers never see the harness: when bubblewrap works they run
+in their own pid namespace with a fresh /proc (the harness's environment, and every other
+process's, is out of sight) and the harness's key files are replaced by empty ones
+(`--ro-bind /dev/null KEY`); else, with `unshare`, in their own pid and mount namespaces
+with a fresh /proc (key files stay readable: recorded). `AgentResult.isolation` says which.
+
+No window leaves an agent behind a killed harness: the process starts as a gate (`sh`)
+that waits for one line on a pipe; the harness registers the gate's process group with the
+watchdog first, then opens the gate, and only then does the gate `exec` the agent. A harness
+killed before that closes the pipe, and the gate exits without starting anything.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import shutil
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
+from pydantic import Field
+
 from copeca_action._util.model import RecordModel
+from copeca_action._util.scrub import secret_files
 from copeca_action.agent._invocation import AgentInvocation
 from copeca_action.agent._watchdog import WATCHDOG
 from copeca_action.errors import InfraError
+
+BWRAP_AGENT = ("bwrap", "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid",
+               "--die-with-parent")
+"""The host as it is (the agent needs its network and writes its worktree and run folder),
+but a pid namespace of its own with its own /proc."""
+UNSHARE_AGENT = (("unshare", "--pid", "--fork", "--mount-proc", "--kill-child"),
+                 ("unshare", "--user", "--map-current-user", "--pid", "--fork",
+                  "--mount-proc", "--kill-child"))
+ISOLATION_ENV = "COPECA_AGENT_ISOLATION"
+"""`auto` (default): bwrap, else unshare, else none; `none` turns it off (recorded)."""
+_GATE = 'IFS= read -r go && [ "$go" = go ] || exit 111; exec "$@" < /dev/null'
+"""Reads the go line from its stdin (the pipe), then becomes the agent with /dev/null as
+stdin."""
+
+
+@functools.cache
+def _works(argv: tuple[str, ...]) -> bool:
+    if shutil.which(argv[0]) is None:
+        return False
+    try:
+        return subprocess.run([*argv, "--", "true"] if argv[0] == "bwrap" else [*argv, "true"],
+                              capture_output=True, timeout=10, check=False).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def agent_isolation(hide: Sequence[Path] = ()) -> tuple[list[str], list[str]]:
+    """The prefix that starts an agent cut off from the harness, and what it isolates:
+    `pidns` (own pid namespace and /proc), `keys-hidden` (key files replaced by empty ones)."""
+    if os.environ.get(ISOLATION_ENV, "auto") == "none":
+        return [], []
+    if _works(BWRAP_AGENT):
+        masks = [a for p in hide if p.is_file() for a in ("--ro-bind", "/dev/null", str(p))]
+        return [*BWRAP_AGENT, *masks, "--"], ["bwrap", "pidns", "keys-hidden"]
+    for variant in UNSHARE_AGENT:
+        if _works(variant):
+            return [*variant], ["unshare", "pidns"]
+    return [], []
 
 GRACE_S = 2.0
 """After SIGTERM, how long the group may take to exit before SIGKILL."""
@@ -32,6 +88,9 @@ class AgentResult(RecordModel):
     duration_s: float
     stdout_path: Path
     stderr_path: Path
+    isolation: list[str] = Field(default_factory=list)
+    """What cut the agent off from the harness (`pidns`, `keys-hidden`); empty: nothing (it
+    could read the harness's /proc/<pid>/environ)."""
 
 
 def _kill_group(pgid: int, sig: int) -> None:
@@ -39,11 +98,68 @@ def _kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the group, then SIGKILL whatever is left after the grace period."""
-    _kill_group(proc.pid, signal.SIGTERM)
+def _members(pgid: int) -> list[int]:
+    """The group's processes other than its leader (from /proc; empty where unreadable)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == pgid:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2:].split()
+        if len(fields) > 2 and fields[2] == str(pgid):
+            found.append(int(entry.name))
+    return found
+
+
+def reap_orphaned_inits() -> int:
+    """When the harness is PID 1 (the action's container), orphans are re-parented to it;
+    bwrap's outer process exits without reaping its namespace's init, which would stay a
+    zombie for good. Reap those (comm `bwrap`, our child, not a group leader we started);
+    never a process a Popen of ours still owns. The number reaped."""
+    if os.getpid() != 1:
+        return 0
+    reaped = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.find("(") + 1:stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2:].split()
+        pid = int(entry.name)
+        if comm == "bwrap" and fields[:2] == ["Z", "1"] and fields[2] != str(pid):
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(pid, os.WNOHANG)
+                reaped += 1
+    return reaped
+
+
+def _signal_members(pgid: int, sig: int) -> None:
+    for pid in _members(pgid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _stop(proc: subprocess.Popen[bytes], isolated: bool = False) -> None:
+    """SIGTERM the group, then SIGKILL whatever is left after the grace period. Isolated,
+    the leader is bwrap: the members are signalled first, so bwrap outlives its namespace's
+    init and reaps it instead of leaving a zombie for PID 1 (in a container, the harness
+    itself, which never reaps it); then the whole group, to be sure."""
+    if isolated:
+        _signal_members(proc.pid, signal.SIGTERM)
+    else:
+        _kill_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=GRACE_S)
+    if isolated:
+        _signal_members(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=GRACE_S)
     _kill_group(proc.pid, signal.SIGKILL)
     proc.wait()
 
@@ -75,28 +191,42 @@ def run_agent(inv: AgentInvocation, timeout_s: float,
     if not inv.binary.is_file():
         raise InfraError(f"agent CLI {inv.binary} is missing; run `make node`")
     inv.stdout_path.parent.mkdir(parents=True, exist_ok=True)
+    prefix, isolation = agent_isolation(secret_files()) if inv.isolate else ([], [])
     start = time.monotonic()
     with inv.stdout_path.open("wb") as out, inv.stderr_path.open("wb") as err:
+        gate_r, gate_w = os.pipe()
         try:
-            proc = subprocess.Popen(inv.argv, cwd=inv.cwd, env=inv.env,
-                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                    start_new_session=True)
-        except OSError as exc:
-            raise InfraError(f"cannot start {inv.argv[0]}: {exc}") from exc
-        WATCHDOG.watch(proc.pid)  # killed with its group if the harness dies (even kill -9)
+            try:
+                proc = subprocess.Popen(
+                    ["/bin/sh", "-c", _GATE, "copeca-gate", *prefix, *inv.argv], cwd=inv.cwd,
+                    env=inv.env, stdin=gate_r, stdout=out, stderr=err,
+                    start_new_session=True)
+            except OSError as exc:
+                raise InfraError(f"cannot start {inv.argv[0]}: {exc}") from exc
+            finally:
+                os.close(gate_r)
+            # registered before the agent exists: killed with its group if the harness dies
+            WATCHDOG.watch(proc.pid)
+            with contextlib.suppress(OSError):
+                os.write(gate_w, b"go\n")
+        finally:
+            os.close(gate_w)
         try:
             why = _wait(proc, start + timeout_s, cancel)
         except BaseException:
-            _stop(proc)
+            _stop(proc, bool(prefix))
             WATCHDOG.forget(proc.pid)
             raise
         if why is not None:
-            _stop(proc)
+            _stop(proc, bool(prefix))
         else:
             # The CLI is done; anything it left behind in its group (MCP servers, shells) goes.
             _kill_group(proc.pid, signal.SIGKILL)
         WATCHDOG.forget(proc.pid)
+        if prefix:
+            reap_orphaned_inits()
     return AgentResult(exit_code=None if why else proc.returncode, pid=proc.pid,
                        timed_out=why == "timeout", cancelled=why == "cancel",
                        duration_s=round(time.monotonic() - start, 3),
-                       stdout_path=inv.stdout_path, stderr_path=inv.stderr_path)
+                       stdout_path=inv.stdout_path, stderr_path=inv.stderr_path,
+                       isolation=isolation)

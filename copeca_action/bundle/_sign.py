@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from copeca_action._util.scrub import register_secret, register_secret_file
 from copeca_action.bundle._model import PAYLOAD_TYPE, Envelope, EnvelopeSignature, Signer
 from copeca_action.errors import ConfigError, VerificationError
 
@@ -125,6 +126,9 @@ def generate_keypair(out: Path) -> tuple[Path, Path, str]:
 
 
 def parse_private_key(pem: bytes, where: str) -> Ed25519PrivateKey:
+    """Parse a PEM private key and register its secret forms (the PEM text, its DER body,
+    the raw 32 bytes) with the scrubber, so no copy of it, in any encoding, is published."""
+    register_secret("signing_key", pem.strip())
     try:
         key = serialization.load_pem_private_key(pem, password=None)
     except (ValueError, TypeError) as exc:
@@ -132,6 +136,12 @@ def parse_private_key(pem: bytes, where: str) -> Ed25519PrivateKey:
     if not isinstance(key, Ed25519PrivateKey):
         raise ConfigError(f"{where}: a {type(key).__name__}, expected an Ed25519 key "
                           "(make one with `copeca-action keygen`)")
+    register_secret("signing_key", key.private_bytes(
+        serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    register_secret("signing_key", key.private_bytes(
+        serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
+        serialization.NoEncryption()))
     return key
 
 
@@ -151,13 +161,23 @@ def load_signing_key(path: Path | None = None,
                      env: Mapping[str, str] | None = None) -> Ed25519PrivateKey | None:
     """The key from `path`, else from $COPECA_SIGNING_KEY, else None (an unsigned bundle)."""
     if path is not None:
+        register_secret_file(path)
         try:
             return parse_private_key(path.read_bytes(), f"--key {path}")
         except OSError as exc:
             raise ConfigError(f"--key {path}: cannot read ({exc.strerror})") from exc
+    own = env is None
     env = os.environ if env is None else env
     text = env.get(SIGNING_KEY_ENV, "").strip()
     if text:
-        return parse_private_key(text.encode(), f"${SIGNING_KEY_ENV}")
-    return None
+        key = parse_private_key(text.encode(), f"${SIGNING_KEY_ENV}")
+        if own:  # loaded: no child process inherits it from here on
+            os.environ.pop(SIGNING_KEY_ENV, None)
+            _KEEP[SIGNING_KEY_ENV] = key
+        return key
+    return _KEEP.get(SIGNING_KEY_ENV) if own else None
+
+
+_KEEP: dict[str, Ed25519PrivateKey] = {}
+"""A key taken out of the environment once loaded: asked again, this process still has it."""
 

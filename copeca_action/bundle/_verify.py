@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel, ValidationError
 
 from copeca_action._util.hashing import sha256_bytes
+from copeca_action.bundle._canonical import check_canonical
 from copeca_action.bundle._complete import Completeness, check_completeness
 from copeca_action.bundle._model import (
     ENVELOPE,
@@ -191,6 +192,7 @@ def verify_bundle(path: Path, pubkey: Ed25519PublicKey | None = None,
                                     "statement binds (its sha256 is not the subject's)")
         manifest = _parse(Manifest, manifest_bytes, MANIFEST)
         hashed = _check_members(archive, manifest)
+        check_canonical(archive)
         plan = _parse(RunPlan, archive.read(PLAN), PLAN)
         predicate = signed_statement.predicate
         if (plan.plan_digest, plan.scenario_hash, len(plan.runs)) != (

@@ -23,6 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from copeca_action._util.hashing import canonical_json
 from copeca_action._util.scrub import Scrubber
+from copeca_action.bundle._canonical import canonical_info
 from copeca_action.bundle._model import (
     ENVELOPE,
     MANIFEST,
@@ -47,9 +48,6 @@ from copeca_action.bundle._zipread import CHUNK, Limits
 from copeca_action.errors import BundleError
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord, latest_by_run_id
-
-FIXED_TIME = (1980, 1, 1, 0, 0, 0)
-FILE_MODE = 0o100644
 
 
 @dataclass(frozen=True)
@@ -158,11 +156,7 @@ def _members(contents: BundleContents) -> dict[str, Source]:
 
 
 def _info(path: str) -> zipfile.ZipInfo:
-    info = zipfile.ZipInfo(path, date_time=FIXED_TIME)
-    info.create_system = 3
-    info.external_attr = FILE_MODE << 16
-    info.compress_type = zipfile.ZIP_STORED
-    return info
+    return canonical_info(path)
 
 
 def prefetch(chunks: Iterable[bytes], depth: int = 2) -> Iterator[bytes]:

@@ -53,6 +53,7 @@ class Member:
     method: int
     header_offset: int
     data_offset: int
+    crc: int = 0
 
 
 def _corrupt(message: str) -> VerificationError:
@@ -127,6 +128,11 @@ class SafeZip:
         if len(infos) != declared:
             raise _corrupt(f"the directory holds {len(infos)} entries, the end record "
                            f"claims {declared}")
+        self.infos = infos
+        """The central directory as parsed, in its order (for the canonical-layout check)."""
+        self.crcs: dict[str, int] = {}
+        """CRC-32 of each member's content as `digest` read it."""
+        self.file_size = file_size
         members: dict[str, Member] = {}
         total = 0
         for info in infos:
@@ -166,7 +172,7 @@ class SafeZip:
                            f"{info.file_size // max(info.compress_size, 1)}:1 above the cap "
                            f"of {limits.max_ratio}:1 (a zip bomb?)")
         return Member(name, info.file_size, info.compress_size, info.compress_type,
-                      info.header_offset, self._data_offset(info, file_size))
+                      info.header_offset, self._data_offset(info, file_size), info.CRC)
 
     def _data_offset(self, info: zipfile.ZipInfo, file_size: int) -> int:
         """Where the member's bytes start, after a local header that must repeat its name."""
@@ -232,13 +238,21 @@ class SafeZip:
             raise _corrupt(f"{name}: {produced} bytes, the directory claims {member.size}")
 
     def digest(self, name: str) -> tuple[int, str]:
-        """(size, sha256) of the member's content, streamed."""
+        """(size, sha256) of the member's content, streamed; its CRC-32 is kept in `crcs`
+        (the canonical check compares it with the directory's)."""
         sha = hashlib.sha256()
         size = 0
+        crc = 0
         for chunk in self.iter_chunks(name):
             sha.update(chunk)
+            crc = zlib.crc32(chunk, crc)
             size += len(chunk)
+        self.crcs[name] = crc
         return size, sha.hexdigest()
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        self._handle.seek(offset)
+        return self._handle.read(length)
 
     def read(self, name: str) -> bytes:
         """A small member in memory (metadata, plan, records), under the metadata cap."""
@@ -246,4 +260,6 @@ class SafeZip:
         if member.size > self.limits.max_metadata_size:
             raise _corrupt(f"{name}: {member.size} bytes, more than the cap of "
                            f"{self.limits.max_metadata_size} for a file read whole")
-        return b"".join(self.iter_chunks(name))
+        data = b"".join(self.iter_chunks(name))
+        self.crcs[name] = zlib.crc32(data)
+        return data

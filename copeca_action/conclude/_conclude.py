@@ -16,6 +16,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from copeca_action._util.hashing import sha256_file
+from copeca_action._util.scrub import count_redactions, scrub_bytes, scrub_tree, shared_scrubber
 from copeca_action.bundle import (
     RenderedReport,
     ReportFn,
@@ -91,25 +92,63 @@ def reuse_note(records: Iterable[RunRecord]) -> str | None:
 
 
 def isolation_note(records: Iterable[RunRecord]) -> str | None:
-    """Test gradings run the agent's code; say so when the host could not cut them off the
-    network (no bubblewrap or unshare, e.g. in an unprivileged container)."""
-    final = latest_by_run_id(records).values()
+    """Test gradings run the agent's code; say so when the host could not confine them: no
+    network isolation, or no file-system isolation (under `unshare` the code could read the
+    harness's keys and change other runs). Agents that shared the harness's pid namespace
+    are counted too."""
+    final = list(latest_by_run_id(records).values())
     graded = [r for r in final if r.grading.get("kind") == "test" and "isolation" in r.grading]
     open_net = [r for r in graded if "netns" not in (r.grading.get("isolation") or [])]
-    if not open_net:
+    open_fs = [r for r in graded if "ro-host" not in (r.grading.get("isolation") or [])]
+    open_agents = [r for r in final if "agent_not_isolated" in r.flags]
+    notes = []
+    if open_net:
+        notes.append(f"{len(open_net)} of {len(graded)} test grading(s) ran the agent's code "
+                     "without network isolation (neither bubblewrap nor unshare works on "
+                     "this host)")
+    if open_fs:
+        notes.append(f"{len(open_fs)} of {len(graded)} test grading(s) ran the agent's code "
+                     "without file-system isolation (no working bubblewrap): it could read "
+                     "the harness's files and write outside its worktree")
+    if open_agents:
+        notes.append(f"{len(open_agents)} of {len(final)} agent run(s) shared the harness's "
+                     "pid namespace (no bubblewrap or unshare): they could read its "
+                     "environment through /proc")
+    if not notes:
         return None
-    return (f"{len(open_net)} of {len(graded)} test grading(s) ran the agent's code without "
-            "network isolation (neither bubblewrap nor unshare works on this host); the "
-            "grades stand, but that code was not confined.")
+    return "; ".join(notes) + ". The grades stand, but that code was not confined."
 
 
-def report_of(records: list[RunRecord], settings: Settings, scenario: str) -> Report:
-    """build_report, with the reuse and isolation notes among the report's warnings."""
+def redaction_note(redactions: int) -> str | None:
+    if not redactions:
+        return None
+    return (f"{redactions} secret value(s) were redacted from the files this run left (an "
+            "agent or a test printed a key or token; counts only, see docs/security.md).")
+
+
+def report_of(records: list[RunRecord], settings: Settings, scenario: str,
+              redactions: int = 0, notes: Sequence[str] = ()) -> Report:
+    """build_report, with the reuse, isolation and redaction notes (and `notes`) among its
+    warnings."""
     table = table_from_records(records)
-    notes = [n for n in (reuse_note(records), isolation_note(records)) if n is not None]
+    notes = [*notes, *(n for n in (reuse_note(records), isolation_note(records),
+                                   redaction_note(redactions)) if n is not None)]
     if notes:
         table = dataclasses.replace(table, extra_warnings=(*table.extra_warnings, *notes))
-    return build_report(table, settings, scenario=scenario)
+    report = build_report(table, settings, scenario=scenario)
+    return report.model_copy(update={"redactions": redactions}) if redactions else report
+
+
+SWEEP_SKIP = (".worktrees", ".lock", "keys")
+"""Left out of the output folder's final scrub: checkouts (removed), the lock, the demo's
+own key folder (its key file must stay a key)."""
+
+
+def sweep_output(out_dir: Path) -> int:
+    """Scrub every file of the output folder in place, once more (model request logs, run
+    folders of resumed or reused runs), and count the redactions it holds."""
+    scrub_tree(out_dir, shared_scrubber(), skip=SWEEP_SKIP)
+    return count_redactions(out_dir, skip=(*SWEEP_SKIP, *REPORT_FILES))
 
 
 def settings_for(scenario: Scenario, runners: Mapping[str, Runner]) -> Settings:
@@ -127,13 +166,15 @@ def conclude(out_dir: Path, scenario_path: Path, scenario: Scenario, plan: RunPl
     results = out_dir / "results.jsonl"
     if not results.is_file():
         raise ConfigError(f"{results}: no results to conclude; run the scenario first")
+    redactions = sweep_output(out_dir)
     records = read_records(results)
     keyid = keyid_of(key.public_key()) if key is not None else None
     report, files = report_and_files(records, scenario, scenario_path.read_text(),
-                                     runners=runners, keyid=keyid, trend=trend)
+                                     runners=runners, keyid=keyid, trend=trend,
+                                     redactions=redactions)
     written = {}
     for name, data in files.items():
-        (out_dir / name).write_bytes(data)
+        (out_dir / name).write_bytes(scrub_bytes(data))
         written[name] = out_dir / name
     if bundle_path is None:
         return Concluded(report, written, None, None, keyid)
@@ -155,10 +196,12 @@ def check_bundle(path: Path, key: Ed25519PrivateKey | None, scenario: Scenario,
 
 def report_and_files(records: list[RunRecord], scenario: Scenario, scenario_yaml: str, *,
                      runners: Mapping[str, Runner], keyid: str | None,
-                     trend: Sequence[TrendRun] = ()) -> tuple[Report, dict[str, bytes]]:
+                     trend: Sequence[TrendRun] = (), redactions: int = 0,
+                     notes: Sequence[str] = ()) -> tuple[Report, dict[str, bytes]]:
     """The Report and its files (report.json, .md, .html): one recipe for a run and a
     merge."""
-    report = report_of(records, settings_for(scenario, runners), scenario.name)
+    report = report_of(records, settings_for(scenario, runners), scenario.name, redactions,
+                       notes)
     files = report_files(report, runs=run_points(records), coverage=coverage_curves(records),
                          keyid=keyid, scenario_yaml=scenario_yaml, trend=trend)
     return report, dict(files)
@@ -167,7 +210,8 @@ def report_and_files(records: list[RunRecord], scenario: Scenario, scenario_yaml
 def merged_report(scenario: Scenario, scenario_yaml: str, *,
                   runners: Mapping[str, Runner] | None = None,
                   key: Ed25519PrivateKey | None = None,
-                  made: dict[str, Report] | None = None) -> ReportFn:
+                  made: dict[str, Report] | None = None,
+                  notes: Sequence[str] = ()) -> ReportFn:
     """The report hook of `merge`: the same Report and files `conclude` writes, built from the
     merged plan's records, so a merged bundle reads like an unsharded one. With `made`, the
     Report is also left there under "report"."""
@@ -175,9 +219,13 @@ def merged_report(scenario: Scenario, scenario_yaml: str, *,
 
     def make(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
         report, files = report_and_files(records, scenario, scenario_yaml,
-                                         runners=runners or {}, keyid=keyid)
+                                         runners=runners or {}, keyid=keyid, notes=notes)
         if made is not None:
             made["report"] = report
-        return RenderedReport(summary_of(report), files)
+        summary = summary_of(report)
+        if notes:  # signed with the headline, so no one can strip it
+            summary = summary.model_copy(update={"extra": {**summary.extra,
+                                                           "merge_notes": list(notes)}})
+        return RenderedReport(summary, files)
 
     return make

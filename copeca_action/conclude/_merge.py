@@ -24,7 +24,7 @@ from copeca_action.bundle import (
 )
 from copeca_action.bundle._model import SCENARIO
 from copeca_action.conclude._conclude import merged_report
-from copeca_action.errors import CopecaError
+from copeca_action.errors import ConfigError, CopecaError, VerificationError
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
 from copeca_action.report import Report
@@ -74,26 +74,50 @@ def merge_shards(paths: Sequence[Path], out: Path, *, key: Ed25519PrivateKey | N
                  runners: Mapping[str, Runner], pubkey: Ed25519PublicKey | None = None,
                  thresholds: Mapping[str, float] | None = None,
                  scenario: ShardScenario | None = None,
-                 check: Scenario | None = None, tasks: Mapping[str, Task] | None = None
-                 ) -> Merged:
+                 check: Scenario | None = None, tasks: Mapping[str, Task] | None = None,
+                 allow_unsigned: bool = False) -> Merged:
     """Verify the shards, merge them into `out` with the report `conclude` would write for
     the whole plan, and verify the result with the key's public half.
 
+    Every shard must be signed by the key to trust: `pubkey`, else the public half of `key`
+    (a merge never re-signs what its own key did not sign). Without either, or to accept
+    unsigned or foreign shards, `allow_unsigned` is required, and the merged bundle says so
+    (a report warning, and `merge_notes` in the signed summary).
+
     `scenario`: the one to report with (default: the first shard's, see `shard_scenario`);
-    `check` and `tasks`: name every missing run when the shards are incomplete."""
+    `check` and `tasks`: name every missing run when the shards are incomplete.
+
+    Raises:
+        VerificationError: `unsigned` when no key to trust was given and `allow_unsigned`
+            is off; any verification failure of a shard.
+    """
+    trust = pubkey if pubkey is not None else (
+        key.public_key() if key is not None and not allow_unsigned else None)
+    if trust is None and not allow_unsigned:
+        raise VerificationError("unsigned", "merge: no key to trust the shards by: pass "
+                                "--pubkey (the shards' signer) or --key (its public half is "
+                                "trusted), or --allow-unsigned to merge shards nobody vouches "
+                                "for (the merged bundle then says so)")
+    notes = ([] if trust is not None else [
+        f"merged from {len(paths)} shard(s) with --allow-unsigned: their signatures were not "
+        "checked against a trusted key, so the merged bundle vouches only for the merge"])
+    if paths and out.resolve() in {p.resolve() for p in paths}:
+        raise ConfigError(f"--out {out}: this is one of the shards; the merge would overwrite "
+                          "it", file="--out")
     which = scenario or (shard_scenario(paths[0], thresholds) if paths else None)
     made: dict[str, Report] = {}
     rendered: dict[str, bytes] = {}
     report_fn: ReportFn | None = None
     if which is not None:
-        inner = merged_report(which.scenario, which.yaml, runners=runners, key=key, made=made)
+        inner = merged_report(which.scenario, which.yaml, runners=runners, key=key, made=made,
+                              notes=notes)
 
         def report_fn(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
             result = inner(plan, records)
             rendered.update(result.files)
             return result
 
-    manifest, shards = merge_bundles(paths, out, key, pubkey, report=report_fn,
+    manifest, shards = merge_bundles(paths, out, key, trust, report=report_fn,
                                      scenario=check, tasks=tasks)
     verify_bundle(out, key.public_key() if key is not None else None, check, tasks)
     return Merged(manifest, shards, made.get("report"), rendered)

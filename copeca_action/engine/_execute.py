@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from copeca_action._util.scrub import scrub_tree, shared_scrubber
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
@@ -168,6 +169,8 @@ def finish(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome
     run_dir = cfg.out.run_dir(prep.run.run_id)
     if run_dir.is_dir():
         (run_dir / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
+        # the agent's stdout, session logs, grade output: secrets out, by value and encoding
+        scrub_tree(run_dir, shared_scrubber())
     return record
 
 
@@ -232,6 +235,8 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         flags.append("cost_divergence")
     if grade.detail.get("tests_modified"):
         flags.append("tests_modified")  # the run changed test or protected files (dropped)
+    if "pidns" not in result.isolation:
+        flags.append("agent_not_isolated")  # it could read the harness's /proc
     base = _base_record(cfg, res, prep, outcome, error)
     return base.model_copy(update={
         "cli_version": transcript.cli_version or base.cli_version,
@@ -278,7 +283,44 @@ def _tool_start_failure(mode: Mode, result: AgentResult,
     return None
 
 
+ENDPOINT_ERROR = "the model endpoint failed"
+"""How an `infra_error` record caused by the endpoint starts (the scheduler counts them)."""
+_ENDPOINT_STATUSES = (401, 403, 407, 408, 429)
+_CONNECTION = ("econnrefused", "connection refused", "connection error", "connection failed",
+               "error sending request", "enotfound", "getaddrinfo", "waiting for network",
+               "unable to connect", "fetch failed", "etimedout", "econnreset",
+               "name or service not known", "no route to host")
+
+
+def endpoint_failure(result: AgentResult, transcript: Transcript) -> str | None:
+    """Why the run failed because of the model endpoint, not the agent (a refused key, a
+    5xx after the CLI's retries, an unreachable base URL); None when it did not."""
+    status = transcript.api_error_status
+    if status is not None and (status in _ENDPOINT_STATUSES or status >= 500):
+        return f"HTTP {status}" + (f": {transcript.error}" if transcript.error else "")
+    text = (transcript.error or "").lower()
+    if any(marker in text for marker in _CONNECTION):
+        return transcript.error
+    if result.timed_out or transcript.is_error:  # Codex retries an unreachable host forever
+        tail = _tail(result.stdout_path).lower()
+        hits = [m for m in _CONNECTION if m in tail]
+        if hits and transcript.tokens.total == 0:
+            return f"unreachable ({hits[0]}; the CLI never got an answer)"
+    return None
+
+
+def _tail(path: Path, size: int = 65536) -> str:
+    try:
+        with path.open("rb") as handle:
+            handle.seek(max(0, handle.seek(0, 2) - size))
+            return handle.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def _outcome(result: AgentResult, transcript: Transcript, task: Task) -> tuple[Outcome, str | None]:
+    if (why := endpoint_failure(result, transcript)) is not None:
+        return "infra_error", f"{ENDPOINT_ERROR}: {why}"
     if result.timed_out:
         return "timeout", "the agent ran past timeout_s; its process group was killed"
     if result.exit_code != 0 and (transcript.api_error_status in (401, 403) or any(

@@ -15,20 +15,23 @@ infra errors (so `--resume` repeats them), queued worktrees are removed, nothing
 from __future__ import annotations
 
 import contextlib
+import errno
 import queue
 import signal
 import statistics
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+from copeca_action._util.scrub import register_private_dir, register_readable_dir
 from copeca_action.engine._adaptive import adaptive_of, run_rounds
 from copeca_action.engine._budget import Budget
 from copeca_action.engine._context import EngineConfig, Resolved, resolve
 from copeca_action.engine._execute import (
+    ENDPOINT_ERROR,
     AgentOutcome,
     Prepared,
     cleanup,
@@ -40,12 +43,17 @@ from copeca_action.engine._fingerprint import fingerprints
 from copeca_action.engine._outdir import FINISHED
 from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.engine._reuse import ReuseResult, adopt
+from copeca_action.errors import CopecaError, InfraError
 from copeca_action.plan import PlannedRun, RunPlan
 from copeca_action.records import RunRecord, append_record, latest_by_run_id
+from copeca_action.records._io import repair_torn_tail
 from copeca_action.transcript import pricing_age_warning
 from copeca_action.workspace import WorktreePool, prune_worktrees
 
 POLL_S = 0.05
+ENDPOINT_STOP = 5
+"""Endpoint failures in a row (attempts included) that stop the run: the key, the URL or the
+provider is broken, and every further run would fail the same way."""
 
 
 @dataclass
@@ -95,8 +103,25 @@ class _Scheduler:
         self.provisioners_done = threading.Event()
         self.slots_done = threading.Event()
         self.stats = RunStats(planned=len(plan.runs))
+        self.endpoint_streak = 0
+        """Records in a row that the model endpoint failed (reset by any finished run)."""
+        self.fatal: BaseException | None = None
+        """What killed a stage thread (a full disk, a bug): the run stops, then raises it."""
         if not todo:
             self.all_done.set()
+
+    def _guarded(self, stage: Callable[[], None]) -> Callable[[], None]:
+        """A stage thread that fails stops the whole run instead of dying silently (which
+        left the main thread waiting for records that never came)."""
+        def run() -> None:
+            try:
+                stage()
+            except BaseException as exc:  # re-raised by the main thread, named
+                with self.lock:
+                    if self.fatal is None:
+                        self.fatal = exc
+                self.cancel.set()
+        return run
 
     # ------------------------------------------------------------ stages
 
@@ -168,6 +193,18 @@ class _Scheduler:
         key = f"{prep.run.arm}|{prep.run.model}"
         with self.lock:
             append_record(self.cfg.out.results, record)
+            if record.outcome == "infra_error" and (record.error or "").startswith(
+                    ENDPOINT_ERROR):
+                self.endpoint_streak += 1
+                if self.endpoint_streak >= ENDPOINT_STOP and self.fatal is None:
+                    self.fatal = InfraError(
+                        f"{ENDPOINT_ERROR} {self.endpoint_streak} times in a row (last: "
+                        f"{(record.error or '').removeprefix(ENDPOINT_ERROR + ': ')}); stopped "
+                        "before spending more: check the API key, --base-url and the "
+                        "provider's status, then run again with --resume")
+                    self.cancel.set()
+            elif record.outcome in FINISHED:
+                self.endpoint_streak = 0
             if record.reached_agent:
                 self.budget.settle(prep.run.run_id, key, record.cost_usd)
             else:
@@ -187,12 +224,14 @@ class _Scheduler:
 
     def run(self) -> RunStats:
         start = time.perf_counter()
-        provisioners = [threading.Thread(target=self.provisioner, name=f"provision-{i}",
-                                         daemon=True)
+        provisioners = [threading.Thread(target=self._guarded(self.provisioner),
+                                         name=f"provision-{i}", daemon=True)
                         for i in range(min(2, self.workers))]
-        slots = [threading.Thread(target=self.slot, name=f"agent-{i}", daemon=True)
+        slots = [threading.Thread(target=self._guarded(self.slot), name=f"agent-{i}",
+                                  daemon=True)
                  for i in range(self.workers)]
-        finishers = [threading.Thread(target=self.finisher, name=f"finish-{i}", daemon=True)
+        finishers = [threading.Thread(target=self._guarded(self.finisher), name=f"finish-{i}",
+                                      daemon=True)
                      for i in range(self.workers)]
         for t in (*provisioners, *slots, *finishers):
             t.start()
@@ -209,9 +248,16 @@ class _Scheduler:
             for t in finishers:
                 t.join()
         while not self.ready.empty():  # provisioned but never started (cancel)
-            cleanup(self.ready.get_nowait())
+            with contextlib.suppress(Exception):
+                cleanup(self.ready.get_nowait())
+        while not self.done.empty():  # finished agents a dead finisher never recorded
+            prep, _ = self.done.get_nowait()
+            with contextlib.suppress(Exception):
+                cleanup(prep)
         self.stats.interrupted = self.cancel.is_set() and not self.all_done.is_set()
         self.stats.wall_s = time.perf_counter() - start
+        if self.fatal is not None:
+            raise _fatal_error(self.fatal)
         return self.stats
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
@@ -219,6 +265,21 @@ class _Scheduler:
 
 
 _BUDGET_MSG = "the scenario budget would be passed by starting this run"
+
+
+def _fatal_error(exc: BaseException) -> CopecaError:
+    """The error a failed stage thread ends the run with: named, never a traceback."""
+    if isinstance(exc, CopecaError):
+        return exc
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" writing {exc.filename}" if exc.filename else ""
+        return InfraError(f"the disk is full{where} ({exc.strerror}); the runs recorded so "
+                          "far are kept: free some space, then run again with --resume")
+    if isinstance(exc, OSError):
+        return InfraError(f"the harness could not go on: {exc}; the runs recorded so far are "
+                          "kept: fix it, then run again with --resume")
+    return InfraError(f"the harness failed ({type(exc).__name__}: {exc}); the runs recorded "
+                      "so far are kept, --resume continues them")
 
 
 @contextlib.contextmanager
@@ -281,6 +342,13 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
     out.acquire()
     try:
         out.claim(plan, scenario_text, resume, grow=grow)
+        if (torn := repair_torn_tail(out.results)):
+            progress.warn(f"{out.results}: removed a torn last line ({torn} bytes, an append "
+                          "a crash or a full disk interrupted); its run runs again")
+        register_private_dir(out.root)  # graded code and agents never see other runs
+        register_private_dir(out.worktrees.parent if out.worktrees.parent != out.root
+                             else out.worktrees)
+        register_readable_dir(cfg.store.root)
         res = resolve(cfg, plan)
         if warn:
             for runner in res.runners.values():

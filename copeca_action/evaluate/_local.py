@@ -1,10 +1,17 @@
 """The `local` sandbox: the command runs on this host over the prepared tree.
 
-Network: cut with bubblewrap (read-only host, writable tree and private HOME/TMPDIR, new
-network and pid namespaces) when `bwrap` works, else with `unshare` (new network and pid
-namespaces), else not at all (recorded). Processes and memory: a cgroup when one can be
-made. Timeout: the process group, the pid namespace and the cgroup are all killed, so nothing
-outlives the evaluation.
+Levels, strongest first, each recorded in `ExecResult.isolation` exactly:
+- `bwrap`: new network, pid and IPC namespaces and a fresh /proc; the host read-only
+  (`ro-host`) with the harness's private places replaced by empty folders (`private-hidden`:
+  the harness's HOME, /root, /home, /tmp, /var/tmp, /dev/shm, the output folder with every
+  other run, each registered private folder) and its key files by empty files
+  (`keys-hidden`); writable: only the tree, a private HOME/TMPDIR and `writable`; the
+  interpreter, the snapshot cache and the harness's own install stay readable.
+- `unshare`: new network and pid namespaces only; the file system is the harness's own,
+  writable (`no-fs-isolation`): the code can read keys and change other runs.
+- none: nothing (`no-isolation`).
+Processes and memory: a cgroup when one can be made. Timeout: the process group, the pid
+namespace and the cgroup are all killed, so nothing outlives the evaluation.
 """
 
 from __future__ import annotations
@@ -15,12 +22,14 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Literal
 
+from copeca_action._util.scrub import private_dirs, readable_dirs, secret_files
 from copeca_action.errors import ConfigError
 from copeca_action.evaluate._cgroup import create_cgroup
 from copeca_action.evaluate._sandbox import OUTPUT_CAP, ExecResult, register_sandbox
@@ -83,14 +92,15 @@ class LocalSandbox:
         if self.network == "bwrap":
             binds = [a for p in writable for a in ("--bind", str(p), str(p))]
             prefix = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                      "--bind", str(tree), str(tree), "--bind", str(home),
+                      *_hidden_view(), "--bind", str(tree), str(tree), "--bind", str(home),
                       str(home), *binds, "--unshare-net", "--unshare-pid", "--unshare-ipc",
                       "--die-with-parent", "--chdir", str(tree), "--"]
-            return [*prefix, *argv], ["bwrap", "netns", "pidns", "ro-host"]
+            return [*prefix, *argv], ["bwrap", "netns", "pidns", "ro-host", "private-hidden",
+                                      "keys-hidden"]
         prefix_unshare = unshare_prefix() if self.network == "unshare" else None
         if prefix_unshare is not None:
-            return [*prefix_unshare, *argv], ["netns", "pidns"]
-        return list(argv), []
+            return [*prefix_unshare, *argv], ["netns", "pidns", "no-fs-isolation"]
+        return list(argv), ["no-isolation"]
 
     def run(self, tree: Path, argv: Sequence[str], *, timeout_s: float,
             env: Mapping[str, str] | None = None, collect: Sequence[str] = (),
@@ -139,6 +149,30 @@ class LocalSandbox:
 
     def close(self) -> None:
         return None
+
+
+HIDDEN_PLACES = ("/root", "/home", "/tmp", "/var/tmp", "/dev/shm")
+"""Host folders graded code sees as empty (besides the harness's HOME and private dirs)."""
+
+
+def _hidden_view() -> list[str]:
+    """bwrap arguments that blank the harness's private places, then show again, read-only,
+    what a test needs from inside them (the interpreter's install, the snapshot cache)."""
+    hidden = {Path(p) for p in HIDDEN_PLACES if Path(p).is_dir() and not Path(p).is_symlink()}
+    hidden |= {Path.home().resolve(), *private_dirs()}
+    hidden = {h for h in hidden if h.is_dir() and h != Path("/")}
+    shown = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
+             Path(sys.executable).resolve().parent, *readable_dirs()}
+    args: list[str] = []
+    for place in sorted(hidden, key=lambda p: len(p.parts)):
+        args += ["--tmpfs", str(place)]
+    for place in sorted(shown, key=lambda p: len(p.parts)):
+        if place.is_dir() and any(place.is_relative_to(h) for h in hidden):
+            args += ["--ro-bind", str(place), str(place)]
+    for key in secret_files():
+        if key.is_file():
+            args += ["--ro-bind", "/dev/null", str(key)]
+    return args
 
 
 def _resolvable(program: str, tree: Path, path: str | None) -> bool:

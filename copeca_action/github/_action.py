@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from copeca_action import __version__
-from copeca_action.errors import ConfigError, CopecaError, GitHubError, Problem
+from copeca_action._util.scrub import capture_env, shared_scrubber
+from copeca_action.errors import ConfigError, CopecaError, GitHubError, Problem, os_error
 from copeca_action.github._approval import (
     approve_comment,
     check_checkout,
@@ -124,6 +126,38 @@ def artifact_name(inputs: ActionInputs) -> str:
     if inputs.shard:
         name += f"-shard-{inputs.shard.index}-of-{inputs.shard.count}"
     return name
+
+
+UPLOAD_DIR = "upload"
+"""The folder of the output dir that action.yml uploads: the bundle, the report files and the
+badge, nothing else (run folders hold the agent's raw output)."""
+
+
+def stage_upload(output_dir: Path, values: Mapping[str, str]) -> Path:
+    """Copy what a user needs (bundle, report.json/.md/.html, badge.json/.svg) into
+    `output_dir/upload/`, text files once more through the scrubber; the bundle as it is (its
+    members were scrubbed when it was written, and it is signed)."""
+    dest = output_dir / UPLOAD_DIR
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    wanted: list[Path] = []
+    for key in ("bundle-path", "report-path", "badge-path"):
+        if values.get(key):
+            wanted.append(Path(values[key]))
+    for key, siblings in (("report-path", ("report.md", "report.html")),
+                          ("badge-path", ("badge.svg",))):
+        if values.get(key):
+            wanted += [Path(values[key]).with_name(name) for name in siblings]
+    scrubber = shared_scrubber()
+    for src in wanted:
+        if not src.is_file() or src.is_symlink():
+            continue
+        if src.suffix == ".copeca":
+            shutil.copyfile(src, dest / src.name)
+        else:
+            (dest / src.name).write_bytes(scrubber.scrub(src.read_bytes()))
+    return dest
 
 
 def skipped_outcome(ctx: ActionContext, reason: str) -> Outcome:
@@ -269,8 +303,11 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
             _check_run(ctx, client, data, body)
         except GitHubError as exc:
             error = exc
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:  # a JSON of another
+            error = GitHubError(f"GitHub answered something this action cannot read "  # shape
+                                f"({type(exc).__name__}: {exc}); the comment was not written")
     values["artifact-name"] = artifact_name(ctx.inputs)
-    values["artifact-path"] = str(ctx.output_dir)
+    values["artifact-path"] = str(stage_upload(ctx.output_dir, values))
     for key in ("bundle-path", "report-path", "badge-path", "artifact-path"):
         values[key] = host_path(values[key], env)
     if (path := outputs_path(env)) is not None:
@@ -372,10 +409,13 @@ def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
     """Entrypoint: run, and on a CopecaError print it once (no traceback), put it in the
     step summary, and return its exit code."""
     env = os.environ if env is None else env
+    capture_env(env)  # every secret input stays known to the scrubber, even once removed
     try:
         return run_action(env, engine, policy, sleep)
-    except CopecaError as exc:
-        message = str(exc)
+    except (CopecaError, OSError) as exc:
+        if isinstance(exc, OSError):
+            exc = os_error(exc)
+        message = shared_scrubber().scrub_text(str(exc))
         print(f"copeca-action: error: {message}", file=sys.stderr, flush=True)
         print(f"::error title=copeca-action::{escape_command(message)}", flush=True)
         if (path := summary_path(env)) is not None:

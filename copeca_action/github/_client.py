@@ -139,6 +139,16 @@ class GitHubClient:
     def _check(self, resp: requests.Response, label: str,
                permission: str) -> requests.Response:
         if resp.status_code < 400:
+            if resp.content and resp.status_code != 204:
+                try:
+                    resp.json()
+                except ValueError:
+                    kind = resp.headers.get("content-type", "no content type")
+                    head = self.scrub(resp.text[:80]).replace("\n", " ")
+                    raise GitHubError(f"{label}: GitHub answered HTTP {resp.status_code} with "
+                                      f"a body that is not JSON ({kind}: {head!r}…): a proxy "
+                                      "or an outage page? See https://www.githubstatus.com"
+                                      ) from None
             return resp
         message = self.scrub(_error_message(resp))
         if resp.status_code == 401:

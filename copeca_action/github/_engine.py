@@ -316,8 +316,10 @@ def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
     if out.resolve() in {p.resolve() for p in paths}:
         raise ConfigError([Problem(SOURCE, f"the merged bundle would overwrite the shard {out}; "
                                    "download the shards to another folder", field="merge")])
+    # shards must carry this job's own signature; without a key, the merge says it is
+    # unverified (fork shards cannot sign)
     merged = merge_shards(paths, out, key=key, runners=load_corpus(corpus_dir()).runners,
-                          scenario=which)
+                          scenario=which, allow_unsigned=key is None)
     if merged.report is None:
         raise CopecaError(f"{paths[0]}: no readable scenario.yaml, so the merged bundle has "
                           "no report to comment with")

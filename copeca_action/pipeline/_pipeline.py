@@ -13,7 +13,7 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from copeca_action._util.paths import corpus_dir
-from copeca_action.bundle import ReusableBundle
+from copeca_action.bundle import ReusableBundle, load_signing_key
 from copeca_action.conclude import Concluded, conclude
 from copeca_action.engine import (
     EngineConfig,
@@ -24,11 +24,19 @@ from copeca_action.engine import (
     run_plan,
     scripts_id,
 )
-from copeca_action.errors import ConfigError, CopecaError
+from copeca_action.errors import ConfigError, CopecaError, InfraError
 from copeca_action.pipeline._preflight import preflight
 from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.records import latest_by_run_id
 from copeca_action.render import TrendRun
-from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
+from copeca_action.scenario import (
+    Corpus,
+    Scenario,
+    check_references,
+    find_corpus_root,
+    load_corpus,
+    load_scenario,
+)
 from copeca_action.workspace import SnapshotStore, default_cache_dir
 
 
@@ -45,6 +53,8 @@ class Prepared:
     """Set by `execute` when the `reuse` bundle was refused (nothing was reused)."""
     dry_run: bool = False
     """The plan runs the real CLIs against the scripted model: simulated numbers."""
+    key: Ed25519PrivateKey | None = None
+    """The signing key, loaded (and checked) before the first run when `sign` was asked."""
 
 
 DRY_RUN_HOWTO = (
@@ -80,12 +90,16 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
                      workers: int | None = None, budget_usd: float | None = None,
                      work_dir: Path | None = None,
                      overrides: dict[str, object] | None = None,
-                     dry_run: bool = False) -> Prepared:
+                     dry_run: bool = False, sign: bool = False,
+                     key_file: Path | None = None) -> Prepared:
     """The plan and engine configuration of a scenario, without argparse (the GitHub
     entrypoint calls this too). `overrides` are scenario fields (e.g. thresholds).
     `dry_run`: the real CLIs against the scripted model playing the benchmark's own scripts
     (`dry_run_scripts`); no key, no cost, and every record says `endpoint: dry_run`, so every
-    report of it is labelled simulated."""
+    report of it is labelled simulated. With `sign`, the signing key (`key_file`, else
+    $COPECA_SIGNING_KEY) is loaded here, before any run is paid for: a bad key stops the job
+    now, not after the runs."""
+    key = load_signing_key(key_file) if sign else None
     scenario = load_scenario(scenario_path)
     changes: dict[str, object] = dict(overrides or {})
     root = corpus or find_corpus_root(scenario_path.resolve())
@@ -100,6 +114,7 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     if changes:
         scenario = Scenario.model_validate({**scenario.model_dump(), **changes})
     loaded: Corpus = load_corpus(root).require_ok()
+    check_references(scenario, loaded, scenario_path)
     plan = build_plan(scenario, loaded.tasks, compare=compare)
     if shard:
         plan = shard_plan(plan, parse_shard(shard))
@@ -108,7 +123,8 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,
                        base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir,
                        endpoint_kind="dry_run" if dry_run else "real")
-    return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path, dry_run=dry_run)
+    return Prepared(cfg=cfg, plan=plan, scenario_path=scenario_path, dry_run=dry_run,
+                    key=key)
 
 
 @contextlib.contextmanager
@@ -167,10 +183,15 @@ def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
         preflight(prep.cfg, prep.plan)  # keys and tools, before the first paid run
         prep.cfg.reuse = offer
         try:
-            return run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
-                            progress=make_progress(plain=plain or None))
+            stats = run_plan(prep.cfg, prep.plan, resume=resume, scenario_text=text,
+                             progress=make_progress(plain=plain or None))
         finally:
             prep.cfg.reuse = None
+    final = list(latest_by_run_id(prep.cfg.out.records()).values())
+    if final and not stats.interrupted and all(r.outcome == "infra_error" for r in final):
+        raise InfraError(f"every run ({len(final)}) ended in an infra error, so there is "
+                         f"nothing to report; the last: {final[-1].error}")
+    return stats
 
 
 def conclude_prepared(prep: Prepared, key: Ed25519PrivateKey | None,

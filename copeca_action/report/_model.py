@@ -302,6 +302,10 @@ class Report(ReportModel):
     """Some run was answered by the scripted model (`scripted` or `dry_run`): the numbers are
     a simulation, not a measurement; every renderer says so (`simulation_note`)."""
 
+    redactions: int = 0
+    """Secret values (or their encodings) redacted from the files the run left: the run
+    folders, results.jsonl, logs. Counts only, never values (docs/security.md)."""
+
     @property
     def simulation_note(self) -> str:
         """One sentence for the banner every renderer shows after the word "Simulated";

@@ -20,6 +20,7 @@ from copeca_action.scenario._config import (
 )
 from copeca_action.scenario._load import (
     Corpus,
+    check_references,
     find_corpus_root,
     load_corpus,
     load_mode,
@@ -75,6 +76,7 @@ __all__ = [
     "Thresholds",
     "ValidationResult",
     "Validity",
+    "check_references",
     "contamination_of",
     "find_corpus_root",
     "lint_prompt",

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, StrictBool, field_validator, model_validator
 
 from copeca_action._util.model import InputModel
 from copeca_action.scenario._task import COMMIT_RE, NonEmpty
@@ -84,7 +84,7 @@ class Thresholds(InputModel):
 class Adaptive(InputModel):
     """Run repetitions in rounds and stop once the verdict is decided."""
 
-    enabled: bool = True
+    enabled: StrictBool = True
     min_repetitions: Annotated[int, Field(ge=1)] = 2
     """Repetitions run before the first look."""
     step: Annotated[int, Field(ge=1)] = 1
@@ -260,7 +260,17 @@ class Runner(InputModel):
 
 class GitPin(InputModel):
     url: NonEmpty
+    """https://, http://, ssh://, git:// or file:// (never a `ext::` or `fd::` transport,
+    which runs a command, nor an option-like `-…`)."""
     commit: Annotated[str, Field(pattern=COMMIT_RE)]
+
+    @field_validator("url")
+    @classmethod
+    def _plain_transport(cls, url: str) -> str:
+        if url.startswith("-") or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*::", url):
+            raise ValueError(f"{url!r}: a git URL with a remote helper or an option runs "
+                             "commands; use https://, ssh://, git:// or file://")
+        return url
     """The exact 40-hex commit; tags and branches move, commits do not."""
     tag: str | None = None
     """The upstream tag this commit carries, for humans."""

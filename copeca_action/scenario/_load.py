@@ -166,3 +166,30 @@ def add_to_corpus(corpus: Corpus, path: Path, doc: YamlDoc, kind: Kind) -> BaseM
     elif isinstance(model, Scenario):
         corpus.scenarios[path] = model
     return model
+
+
+def check_references(scenario: Scenario, corpus: Corpus, scenario_path: Path) -> None:
+    """What a scenario names must exist: its modes and runners in the corpus, and its
+    scripts folder for `model_endpoint: scripted`. Checked by `plan` and before `run`
+    spends anything; every problem is named with the scenario file and field."""
+    where = str(scenario_path)
+    problems = []
+    for i, mode in enumerate(scenario.modes):
+        if mode not in corpus.modes:
+            problems.append(Problem(where, f"mode {mode!r} is not in {corpus.root / 'modes'} "
+                                    f"(known: {', '.join(sorted(corpus.modes)) or 'none'})",
+                                    field=f"modes[{i}]"))
+    for model, runner in scenario.model_runner_map.items():
+        if runner not in corpus.runners:
+            problems.append(Problem(where, f"runner {runner!r} is not in "
+                                    f"{corpus.runners_root} (known: "
+                                    f"{', '.join(sorted(corpus.runners)) or 'none'})",
+                                    field=f"model_runner_map.{model}"))
+    if scenario.model_endpoint == "scripted" and scenario.scripts:
+        scripts = (scenario_path.resolve().parent / scenario.scripts).resolve()
+        if not scripts.is_dir():
+            problems.append(Problem(where, f"scripts folder {scripts} does not exist"
+                                    + (" (it is a file)" if scripts.exists() else ""),
+                                    field="scripts"))
+    if problems:
+        raise ConfigError(problems)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
 
 from copeca_action._util.hashing import sha256_json
 from copeca_action._util.model import InputModel
@@ -182,7 +182,7 @@ class Task(InputModel):
     difficulty: Difficulty = "medium"
     prompt: Annotated[str, Field(min_length=10, max_length=8000)]
     """What the agent is asked. Names the information needed, never a tool or method."""
-    control: bool = False
+    control: StrictBool = False
     """A control task: no code tool should help (plain language or task-text questions)."""
     source: TaskSource
     grading: Grading

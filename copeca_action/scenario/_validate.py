@@ -98,8 +98,23 @@ def lint_prompt(task: Task) -> list[str]:
     return found
 
 
+TEST_PLACEHOLDERS = ("python", "workdir", "setup_dir")
+"""What a test command's argv may name as `{…}` (the engine fills these in)."""
+
+
 def check_task(task: Task, path: Path, doc: YamlDoc, corpus: Corpus,
                result: ValidationResult) -> None:
+    stem = task.id.rsplit("/", 1)[-1]
+    if path.stem != stem:
+        result.errors.append(doc.problem(("id",), f"task id {task.id!r} does not match its "
+                                         f"file name {path.name!r} (expected {stem}.yaml)"))
+    if task.grading.test is not None:
+        for i, arg in enumerate(task.grading.test.command):
+            for name in re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", arg):
+                if name not in TEST_PLACEHOLDERS:
+                    result.errors.append(doc.problem(
+                        ("grading", "test", "command", i), f"unknown placeholder {{{name}}}; "
+                        f"known: {', '.join('{' + p + '}' for p in TEST_PLACEHOLDERS)}"))
     if task.repo not in corpus.repos:
         known = ", ".join(sorted(corpus.repos)) or "none"
         result.errors.append(doc.problem(("repo",), f"unknown repository {task.repo!r}; "
@@ -177,6 +192,12 @@ def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,
     if not select_task_ids(scenario, ids):
         result.errors.append(doc.problem(("tasks",), "no task is left after include/exclude: the"
                                          f" scenario would run nothing ({len(ids)} tasks known)"))
+    if scenario.model_endpoint == "scripted" and scenario.scripts:
+        scripts = (doc.path.resolve().parent / scenario.scripts).resolve()
+        if not scripts.is_dir():
+            result.errors.append(doc.problem(("scripts",), f"scripts folder {scripts} does not "
+                                             "exist" + (" (it is a file)" if scripts.exists()
+                                                        else "")))
     if "baseline" not in scenario.modes:
         result.warnings.append(doc.problem(("modes",), "no baseline mode: no delta can be "
                                            "computed against a baseline"))

@@ -3,7 +3,6 @@ parser extracts is checked against what the server served."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -88,7 +87,9 @@ def test_http_errors(server: ScriptedServer, name: str, status: int, tmp_path: P
     run = run_cli(server, name, f"CLI-HTTP{status} What does greeting.txt say?", tmp_path)
     t = run.transcript
     assert run.result.exit_code != 0 and not run.result.timed_out
-    assert outcome(run) == "agent_error"
+    # a refused request is the agent's; a rate limit or a server error after the CLI's own
+    # retries is the endpoint's (infra_error: retried, excluded, and many stop the run)
+    assert outcome(run) == ("agent_error" if status == 400 else "infra_error")
     assert t.is_error and t.answer is None and t.error
     assert t.tokens.total == 0 and run.cost.used_usd == 0
     if name == "claude" or status != 400:
@@ -150,8 +151,30 @@ def test_stall_past_the_timeout_kills_the_group(server: ScriptedServer, name: st
     assert outcome(run) == "timeout"
     assert run.transcript.answer is None and run.transcript.is_error
     assert run.result.pid is not None
-    with pytest.raises(ProcessLookupError):
-        os.killpg(run.result.pid, 0)
+    assert _group_gone(run.result.pid)
+
+
+def _group_gone(pgid: int, within: float = 10.0) -> bool:
+    """No live process left in the group (a zombie waiting for PID 1 to reap it is dead:
+    an isolated run's namespace init is re-parented there)."""
+    import time
+
+    deadline = time.monotonic() + within
+    while True:
+        live = []
+        for entry in Path("/proc").iterdir():
+            try:
+                stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
+            except OSError:
+                continue
+            fields = stat[stat.rfind(")") + 2:].split()
+            if len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+                live.append(entry.name)
+        if not live:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
 
 
 CODESEARCH = Mode(name="codesearch", mcp_config={"mcpServers": {"codesearch": {

@@ -110,11 +110,62 @@ def test_local_tree_is_writable_but_host_is_not(tmp_path: Path) -> None:
     sandbox = LocalSandbox()
     if sandbox.network != "bwrap":
         pytest.skip("read-only host needs bubblewrap")
-    outside = Path("/var/tmp") / f"copeca-outside-{uuid.uuid4().hex[:6]}"
+    outside = Path("/usr/local") / f"copeca-outside-{uuid.uuid4().hex[:6]}"  # read-only
     result = sandbox.run(tmp_path, ["sh", "-c", f"touch inside.txt; touch {outside}"],
                          timeout_s=30)
     assert (tmp_path / "inside.txt").exists() and not outside.exists()
     assert result.exit_code != 0
+
+
+def test_bwrap_view_hides_the_harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Graded code under bwrap: the harness's key file reads empty, its output folder (other
+    runs), HOME and /tmp are empty folders, its /proc is not visible; the tree stays
+    writable and the interpreter runs."""
+    import os
+    import sys
+
+    from copeca_action._util import scrub
+
+    sandbox = LocalSandbox()
+    if sandbox.network != "bwrap":
+        pytest.skip("the minimal view needs bubblewrap")
+    secret = f"PLANTED-{uuid.uuid4().hex}"
+    out = tmp_path / "out"
+    other = out / "runs" / "other-run"
+    other.mkdir(parents=True)
+    (other / "grade.json").write_text(secret)
+    tree = out / ".worktrees" / "this-run"
+    tree.mkdir(parents=True)
+    key = tmp_path / "keys" / "signing.key"
+    key.parent.mkdir()
+    key.write_text(secret)
+    in_tmp = Path("/tmp") / f"copeca-harness-{uuid.uuid4().hex[:6]}"
+    in_tmp.write_text(secret)
+    monkeypatch.setattr(scrub, "_SECRET_FILES", {key.resolve()})
+    monkeypatch.setattr(scrub, "_PRIVATE_DIRS", {out.resolve()})
+    monkeypatch.setenv("COPECA_TEST_PLANTED", secret)
+    try:
+        script = (f"cat {key}; cat {other}/grade.json; cat {in_tmp}; "
+                  f"cat /proc/{os.getpid()}/environ; cat /proc/*/environ; ls -a {Path.home()}; "
+                  f"touch {other}/tampered; echo written > inside.txt; "
+                  f"{sys.executable} -c 'print(\"python ok\")'")
+        result = sandbox.run(tree, ["sh", "-c", script], timeout_s=60)
+    finally:
+        in_tmp.unlink()
+    assert "python ok" in result.output, result.output
+    assert secret not in result.output
+    assert (tree / "inside.txt").read_text() == "written\n"
+    assert not (other / "tampered").exists()
+    assert {"ro-host", "private-hidden", "keys-hidden", "pidns"} <= set(result.isolation)
+
+
+def test_unshare_fallback_records_what_it_lacks(tmp_path: Path) -> None:
+    from copeca_action.evaluate._local import unshare_prefix
+
+    if unshare_prefix() is None:
+        pytest.skip("unshare does not work here")
+    result = LocalSandbox(network="unshare").run(tmp_path, ["true"], timeout_s=30)
+    assert "no-fs-isolation" in result.isolation and "ro-host" not in result.isolation
 
 
 def test_docker_missing_image_is_an_infra_error_never_a_pull(docker_client: Any) -> None:

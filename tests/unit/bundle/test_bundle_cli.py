@@ -91,5 +91,47 @@ def test_merge_writes_one_verified_bundle(
     assert main(["merge", *paths, "--out", str(bare), "--key", str(keys[0])]) == 0
     with zipfile.ZipFile(bare) as merged:
         assert "report.md" in merged.namelist()
-    assert main(["merge", paths[0], "--out", str(tmp_path / "half.copeca")]) == 14
+    assert main(["merge", paths[0], "--out", str(tmp_path / "half.copeca"),
+                 "--key", str(keys[0])]) == 14
     assert "shard(s) 2/2 absent" in capsys.readouterr().err
+
+
+def test_merge_never_launders_a_signature(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """`merge --key` trusts only shards its key's public half signed: a shard that is
+    unsigned, or signed by another key, is refused; `--allow-unsigned` merges them and the
+    merged bundle says so in its signed summary and its report."""
+    other = tmp_path / "other"
+    assert main(["keygen", "--out", str(other)]) == 0
+    signers = {"own": load_signing_key(keys[0], {}), "none": None,
+               "forged": load_signing_key(other / "copeca-signing.key", {})}
+    paths = {}
+    for i, who in ((1, "own"), (2, "own"), (3, "none"), (4, "forged")):
+        shard = shard_plan(plan, Shard(index=min(i, 2), count=2))
+        out = tmp_path / f"s{i}-{who}.copeca"
+        write_bundle(contents_for(shard, demo[2]), out, signers[who], Scrubber())
+        paths[(i, who)] = str(out)
+    own1, own2 = paths[(1, "own")], paths[(2, "own")]
+    unsigned2, forged2 = paths[(3, "none")], paths[(4, "forged")]
+    out = str(tmp_path / "m.copeca")
+    assert main(["merge", own1, unsigned2, "--out", out, "--key", str(keys[0])]) == 13
+    assert main(["merge", own1, forged2, "--out", out, "--key", str(keys[0])]) == 12
+    assert main(["merge", own1, own2, "--out", out]) == 13  # nothing to trust them by
+    assert "--allow-unsigned" in capsys.readouterr().err
+    assert main(["merge", own1, own2, "--out", own1, "--key", str(keys[0])]) == 2
+    # --allow-unsigned still wants one signer (or none) across the shards
+    assert main(["merge", own1, forged2, "--out", out, "--allow-unsigned"]) == 12
+    forged1 = str(tmp_path / "f1.copeca")
+    write_bundle(contents_for(shard_plan(plan, Shard(index=1, count=2)), demo[2]),
+                 Path(forged1), signers["forged"], Scrubber())
+    assert main(["merge", forged1, forged2, "--out", out, "--key", str(keys[0])]) == 12
+    assert main(["merge", forged1, forged2, "--out", out, "--key", str(keys[0]),
+                 "--allow-unsigned"]) == 0
+    import json
+    import zipfile
+    with zipfile.ZipFile(out) as merged:
+        report = json.loads(merged.read("report.json"))
+        statement = json.loads(merged.read("statement.json"))
+    assert any("--allow-unsigned" in w for w in report["warnings"])
+    assert "--allow-unsigned" in statement["predicate"]["summary"]["extra"]["merge_notes"][0]
+    assert main(["merge", own1, own2, "--out", out, "--key", str(keys[0])]) == 0

@@ -23,7 +23,23 @@ def test_unconfined_test_gradings_are_counted() -> None:
     assert note is not None and note.startswith("2 of 3 test grading(s)")
 
 
-def test_no_note_when_every_grading_was_cut_off() -> None:
-    records = [_rec("a", {"kind": "test", "isolation": ["unshare", "netns", "pidns"]}),
+def test_no_note_when_every_grading_was_confined() -> None:
+    records = [_rec("a", {"kind": "test", "isolation": ["bwrap", "netns", "pidns", "ro-host",
+                                                        "private-hidden", "keys-hidden"]}),
                _rec("b", {"kind": "answer"})]
     assert isolation_note(records) is None
+
+
+def test_the_unshare_fallback_is_named_as_without_file_system_isolation() -> None:
+    records = [_rec("a", {"kind": "test", "isolation": ["netns", "pidns", "no-fs-isolation"]}),
+               _rec("b", {"kind": "answer"})]
+    note = isolation_note(records)
+    assert note is not None and "network" not in note.split(";")[0]
+    assert note.startswith("1 of 1 test grading(s) ran the agent's code without file-system "
+                           "isolation")
+
+
+def test_agents_sharing_the_harness_pid_namespace_are_counted() -> None:
+    shared = _rec("a", {"kind": "answer"}).model_copy(update={"flags": ["agent_not_isolated"]})
+    note = isolation_note([shared, _rec("b", {"kind": "answer"})])
+    assert note is not None and "1 of 2 agent run(s) shared the harness's pid namespace" in note

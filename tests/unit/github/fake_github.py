@@ -180,6 +180,12 @@ class FakeGitHub:
             self.comments.setdefault(key, []).append(self.make_comment(owner, repo, number,
                                                                        body, bot))
 
+    def nonsense(self, method: str, path: str, status: int = 200, times: int = 1) -> None:
+        """Answer with an HTML page (a captive portal, an outage page) instead of JSON."""
+        self.faults.append(Fault(method, path, status, "<!DOCTYPE html><html><body>Unicorn! "
+                                 "This page is taking too long to load.</body></html>",
+                                 {}, times))  # type: ignore[arg-type]
+
     def fail(self, method: str, path: str, status: int, message: str,
              headers: dict[str, str] | None = None, times: int = 1,
              after_effect: bool = False) -> None:
@@ -445,15 +451,17 @@ class FakeGitHub:
                         status, headers = 422, {}
                         body = {"message": "Invalid request.", "documentation_url":
                                 "https://docs.github.com/rest"}
-                    raw = json.dumps(body).encode()
-                    if status != 401:
+                    html = isinstance(body, str)  # a proxy's or an outage page
+                    raw = body.encode() if html else json.dumps(body).encode()
+                    if status != 401 and not html:
                         fake._validate_response(self.command, split.path, query, data,
                                                 status, raw, headers)
                     fake.calls.append(Call(self.command, split.path, query,
                                            json.loads(data) if data else None, status,
                                            self.headers.get("Authorization", "")))
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Type", "text/html; charset=utf-8" if html
+                                 else "application/json; charset=utf-8")
                 self.send_header("Content-Length", str(len(raw)))
                 for k, v in headers.items():
                     self.send_header(k, v)

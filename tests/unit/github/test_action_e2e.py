@@ -95,7 +95,7 @@ def test_403_fails_with_the_missing_permission_but_keeps_outputs(
         fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     fake_github.fail("POST", r"/comments$", 403, "Resource not accessible by integration")
     env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
-    assert run_main(env) == 1
+    assert run_main(env) == 2  # the tool failed: not 1, which is a regression
     err = capsys.readouterr()
     assert "pull-requests: write" in err.err
     assert "::error title=copeca-action::" in err.out
@@ -212,7 +212,7 @@ def test_a_failing_engine_completes_the_started_check_run(fake_github: FakeGitHu
 def test_without_an_engine_it_stops_after_the_event_with_a_clear_message(
         actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     env = actions_env("pull_request", payload("pull_request.opened"))
-    assert main(env) == 1
+    assert main(env) == 2
     assert "engine is not wired" in capsys.readouterr().err
 
 
@@ -247,6 +247,20 @@ def test_workflow_run_comments_on_the_pr_given_as_input(fake_github: FakeGitHub,
     assert len(fake_github.comments[KEY]) == 1
 
 
+@pytest.mark.parametrize("where", [("GET", r"/comments$"), ("POST", r"/comments$")])
+def test_html_200_from_the_api_is_a_clean_error_and_outputs_and_upload_happen(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str],
+        where: tuple[str, str]) -> None:
+    fake_github.nonsense(*where, times=10)
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env) == 2  # the tool failed, not a regression
+    err = capsys.readouterr().err
+    assert "not JSON" in err and "Traceback" not in err
+    out = outputs(env)
+    assert out["verdict"] and out["artifact-path"].endswith("upload")
+    assert Path(out["artifact-path"]).is_dir() or out["artifact-path"].startswith("/home")
+
+
 def test_paths_in_outputs_are_translated_to_the_host(fake_github: FakeGitHub,
                                                      actions_env: Any) -> None:
     env = actions_env("push", payload("push"), fake_github.url)
@@ -255,9 +269,13 @@ def test_paths_in_outputs_are_translated_to_the_host(fake_github: FakeGitHub,
     assert run_main(env) == 0
     out = outputs(env)
     assert out["badge-path"] == "/home/runner/work/repo/repo/.copeca/badge.json"
-    assert out["artifact-path"] == "/home/runner/work/repo/repo/.copeca"
+    assert out["artifact-path"] == "/home/runner/work/repo/repo/.copeca/upload"
     assert out["bundle-path"] == "/home/runner/work/repo/repo/.copeca/run.copeca"
     assert (out_dir / "badge.svg").is_file()  # written inside, reported as outside
+    # the upload holds what a user needs, never the run folders
+    assert {p.name for p in (out_dir / "upload").iterdir()} <= {
+        "run.copeca", "report.json", "report.md", "report.html", "badge.json", "badge.svg"}
+    assert (out_dir / "upload" / "badge.json").is_file()
 
 
 def test_the_marker_is_the_jobs_comment_id_whatever_the_engine_said(

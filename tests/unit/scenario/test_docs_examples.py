@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from copeca_action.scenario import validate_paths
 
@@ -24,7 +25,10 @@ def test_guides_have_examples() -> None:
 def test_example_validates(doc: str, index: int, kind: str, text: str, tmp_path: Path) -> None:
     folder = tmp_path / {"task": "tasks", "scenario": "scenarios", "mode": "modes"}[kind]
     folder.mkdir()
-    path = folder / ("codesearch.yaml" if kind == "mode" else "example.yaml")
+    name = "example"
+    if kind == "task":  # a task file is named after its id (validate checks it)
+        name = str(yaml.safe_load(text)["id"]).rsplit("/", 1)[-1]
+    path = folder / ("codesearch.yaml" if kind == "mode" else f"{name}.yaml")
     path.write_text(text)
     result = validate_paths([path], corpus_root=DOCS.parent / "corpus")
     assert result.ok, [str(e) for e in result.errors]

@@ -1,0 +1,79 @@
+"""Secrets by value: every registered value is found in each common encoding, at any offset,
+in files scrubbed in place, and counted."""
+
+from __future__ import annotations
+
+import base64
+import json
+import urllib.parse
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from copeca_action._util.scrub import (
+    SECRETS,
+    Scrubber,
+    count_redactions,
+    env_secrets,
+    register_secret,
+    scrub_tree,
+)
+
+SECRET = b"pl4nted-S3cret/value+with=odd&chars!"
+ENCODERS: dict[str, Callable[[bytes], bytes]] = {
+    "raw": lambda b: b,
+    "base64": base64.b64encode,
+    "base64url": base64.urlsafe_b64encode,
+    "hex": lambda b: b.hex().encode(),
+    "HEX": lambda b: b.hex().upper().encode(),
+    "url": lambda b: urllib.parse.quote(b).encode(),
+    "url-plus": lambda b: urllib.parse.quote_plus(b).encode(),
+    "json": lambda b: json.dumps(b.decode()).encode(),
+}
+
+
+@pytest.fixture(autouse=True)
+def _clean_registry() -> Iterator[None]:
+    SECRETS.clear()
+    yield
+    SECRETS.clear()
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abc", b"xyzw"])
+@pytest.mark.parametrize("name", sorted(ENCODERS))
+def test_each_encoding_at_each_offset_is_redacted(name: str, prefix: bytes) -> None:
+    encoded = ENCODERS[name](prefix + SECRET + b"-tail")
+    scrubber = Scrubber({"K": SECRET})
+    out = scrubber.scrub(b"before " + encoded + b" after")
+    assert b"[REDACTED:env:K]" in out
+    for other in ENCODERS.values():  # no long piece of any encoding survives
+        assert other(SECRET)[4:-4] not in out
+    assert scrubber.counts["env:K"] >= 1
+
+
+def test_registered_values_join_every_scrubber_from_env() -> None:
+    register_secret("signing_key", b"\x01\x02binary-key-bytes\xff\xfe")
+    scrubber = Scrubber.from_env({})
+    data = base64.b64encode(b"zz" + b"\x01\x02binary-key-bytes\xff\xfe")
+    assert b"[REDACTED:secret:signing_key]" in scrubber.scrub(data)
+
+
+def test_secret_inputs_are_secrets_and_settings_are_not() -> None:
+    env = {"INPUT_ANTHROPIC_API_KEY": "k" * 20, "INPUT_MY_OWN_TOKEN": "t" * 20,
+           "INPUT_SCENARIO": "corpus/scenarios/demo.yaml", "INPUT_OUTPUT_DIR": ".copeca-out"}
+    assert set(env_secrets(env)) == {"INPUT_ANTHROPIC_API_KEY", "INPUT_MY_OWN_TOKEN"}
+
+
+def test_scrub_tree_rewrites_files_and_counts(tmp_path: Path) -> None:
+    (tmp_path / "runs" / "r1").mkdir(parents=True)
+    (tmp_path / "runs" / "r1" / "stdout.jsonl").write_bytes(
+        b'{"out": "' + base64.b64encode(b"x" + SECRET) + b'"}\n')
+    (tmp_path / "clean.txt").write_text("nothing here\n")
+    (tmp_path / "link").symlink_to(tmp_path / "runs" / "r1" / "stdout.jsonl")
+    made = scrub_tree(tmp_path, Scrubber({"K": SECRET}))
+    assert made["env:K"] == 1
+    text = (tmp_path / "runs" / "r1" / "stdout.jsonl").read_bytes()
+    assert base64.b64encode(b"x" + SECRET)[4:-4] not in text
+    assert count_redactions(tmp_path) == 1  # the symlink is not followed, nor counted twice
+    assert (tmp_path / "clean.txt").read_text() == "nothing here\n"
