@@ -3,7 +3,7 @@
 The public API: the contracts of each stage and the verbs that connect them.
 """
 
-import importlib
+import importlib as _importlib
 import typing as _typing
 
 from copeca_action.errors import (
@@ -101,7 +101,7 @@ def __getattr__(name: str) -> _typing.Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'copeca_action' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    value = getattr(_importlib.import_module(module), name)
     globals()[name] = value
     return value
 
