@@ -1,7 +1,8 @@
-"""Wall time and peak memory of `copeca-action analyze` on 1k, 10k and 100k records, and
-side by side with `copeca analyze` on the same 100k-record copeca-format file.
+"""Wall time, CPU time and peak memory of `copeca-action analyze` beside `copeca analyze`
+(the anchor) on the same copeca-format files of 1, 10k and 100k records (copeca's real line
+size, ~2.9 KB), md and json, with the ratio; then on copeca-action's own format.
 
-    .venv/bin/python bench/analyze_perf.py [--copeca PATH-TO-copeca] [--sizes 1000,10000]
+    .venv/bin/python bench/analyze_perf.py [--copeca PATH-TO-copeca] [--sizes 1,10000]
 
 Each measurement is one child process (os.wait4 gives its peak RSS). The records are
 written by another child first, so this parent stays small: a forked child's peak RSS counts
@@ -36,28 +37,47 @@ def rows_for(count: int, seed: int = 0) -> list[dict[str, object]]:
     return make_rows(Population(cost_ratio=1.1), tasks, reps, np.random.default_rng(seed))
 
 
+ANSWER = ("The request is routed by `APIRouter.add_api_route`, which builds an `APIRoute` "
+          "whose `get_route_handler` wraps the endpoint; the dependency tree is solved in "
+          "`solve_dependencies` before the body is validated. ") * 7
+"""About the length of a real final answer (copeca keeps up to 5,000 characters)."""
+
+
 def as_copeca(row: dict[str, object]) -> dict[str, object]:
-    """The same run as a copeca 0.1.0 result line (its field names)."""
+    """The same run as a copeca result line, in its layout at fc9c5b9 (June 2026 on: with
+    `control`, `cli_version`, the tool version fields and a real answer's length): about
+    2.9 KB a line, as copeca writes them."""
     tokens = row["tokens"]
     assert isinstance(tokens, dict)
     return {"task": row["task_id"], "repo": "repo", "category": row["category"],
+            "control": row.get("control", False),
             "language": row["language"], "difficulty": "medium", "mode": row["arm"],
+            "mode_append_system_prompt": None,
             "model": row["model"], "runner": row["runner"], "repetition": row["repetition"],
-            "timestamp": "2026-11-21T00:00:00+00:00", "correct": row["correct"],
-            "correctness_detail": {"required_strings_passed": row["correct"]},
+            "timestamp": "2026-11-21T00:00:00.123456+00:00", "correct": row["correct"],
+            "correctness_detail": {"required_strings_passed": row["correct"],
+                                   "all_of_passed": row["correct"],
+                                   "forbidden_strings_passed": True,
+                                   "test_command_passed": None},
             "num_turns": row["turns"], "num_tool_calls": row["tool_calls"],
-            "tool_adopted": row["tool_adopted"], "total_cost_usd": row["cost_usd"],
+            "tool_adopted": row["tool_adopted"], "tool_version": "1.4.2",
+            "tool_path": "/usr/local/bin/code-search-mcp",
+            "tool_under_test": ["mcp__code_search__"],
+            "cli_version": "2.1.197 (Claude Code)",
+            "total_cost_usd": row["cost_usd"],
             "cost_source": "vendor", "duration_ms": 10_000, "context_tokens": 6000,
             "output_tokens": tokens["output"], "input_tokens": tokens["input"],
             "cache_creation_tokens": tokens["cache_write"],
-            "cache_read_tokens": tokens["cache_read"], "result_text": "answer text",
-            "tool_sequence": ["Read", "Grep"], "error": None, "exit_code": 0,
+            "cache_read_tokens": tokens["cache_read"], "result_text": ANSWER,
+            "tool_sequence": ["Read", "Grep", "mcp__code_search__search", "Read", "Glob",
+                              "Read", "Bash", "Read"],
+            "error": None, "exit_code": 0,
             "adversarial_flags": {"timeout": False, "budget_exhausted": False,
                                   "error": False, "token_snowball": False,
                                   "talkative_failure": False, "tool_storm": False},
             "test_command_output": None,
             "metadata": {"copeca_version": "0.1.0", "task_version": 1},
-            "vendor_cost_usd": row["cost_usd"]}
+            "vendor_cost_usd": row["cost_usd"], "computed_cost_usd": row["cost_usd"]}
 
 
 def measure(argv: list[str]) -> tuple[float, float, float]:
@@ -83,15 +103,14 @@ def write(path: Path, rows: list[dict[str, object]]) -> Path:
 
 def generate(folder: Path, sizes: list[int]) -> None:
     for size in sizes:
-        rows = rows_for(size)
+        rows = rows_for(size)[:size]
         write(folder / f"ours-{size}.jsonl", rows)
-        if size == max(sizes):
-            write(folder / f"copeca-{size}.jsonl", [as_copeca(r) for r in rows])
+        write(folder / f"copeca-{size}.jsonl", [as_copeca(r) for r in rows])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--sizes", default="1,10000,100000")
     parser.add_argument("--copeca", help="the copeca CLI (default: `copeca` on PATH)")
     parser.add_argument("--generate", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -105,28 +124,34 @@ def main() -> int:
         subprocess.run([sys.executable, __file__, "--generate", tmp, "--sizes", args.sizes],
                        check=True)
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-        print("| file | records | tool | wall s | CPU s | peak MiB |")
-        print("|---|---:|---|---:|---:|---:|")
+        print("Same copeca-format file for both tools, measured one after the other; the "
+              "ratio is copeca's time over ours (> 1: we are faster).")
+        print("| records | bytes/line | format | copeca-action wall s (CPU s, MiB) | "
+              "copeca wall s (CPU s, MiB) | ratio wall (CPU) |")
+        print("|---:|---:|---|---:|---:|---:|")
+        for size in sizes:
+            theirs = base / f"copeca-{size}.jsonl"
+            per_line = theirs.stat().st_size / max(1, size)
+            for ours_fmt, their_fmt in (("md", "markdown"), ("json", "json")):
+                w1, c1, m1 = measure([*ANALYZE, str(theirs), "--format", ours_fmt])
+                anchor = "not installed (pip install copeca into a scratch venv, --copeca)"
+                ratio = "–"
+                if copeca:
+                    w2, c2, m2 = measure([copeca, "analyze", str(theirs), "--format",
+                                          their_fmt])
+                    anchor = f"{w2:.2f} ({c2:.2f}, {m2:.0f})"
+                    ratio = f"{w2 / w1:.1f}× ({c2 / c1:.1f}×)"
+                print(f"| {size:,} | {per_line:,.0f} | {ours_fmt} | {w1:.2f} ({c1:.2f}, "
+                      f"{m1:.0f}) | {anchor} | {ratio} |", flush=True)
+        print()
+        print("copeca-action's own format (no anchor reads it):")
+        print("| records | format | wall s | CPU s | peak MiB |")
+        print("|---:|---|---:|---:|---:|")
         for size in sizes:
             ours = base / f"ours-{size}.jsonl"
-            records = sum(1 for _ in ours.open("rb"))
-            wall, cpu, mem = measure([*ANALYZE, str(ours), "--format", "json"])
-            print(f"| copeca-action format | {records:,} | copeca-action analyze | "
-                  f"{wall:.2f} | {cpu:.2f} | {mem:.0f} |", flush=True)
-            if size != max(sizes):
-                continue
-            theirs = base / f"copeca-{size}.jsonl"
-            wall, cpu, mem = measure([*ANALYZE, str(theirs), "--format", "json"])
-            print(f"| copeca format | {records:,} | copeca-action analyze | {wall:.2f} | "
-                  f"{cpu:.2f} | {mem:.0f} |", flush=True)
-            if not copeca:
-                print("| copeca format | – | copeca analyze | not installed (pip install "
-                      "copeca into a scratch venv, pass --copeca) | | |")
-                continue
-            for fmt in ("markdown", "json"):
-                wall, cpu, mem = measure([copeca, "analyze", str(theirs), "--format", fmt])
-                print(f"| copeca format | {records:,} | copeca analyze --format {fmt} | "
-                      f"{wall:.2f} | {cpu:.2f} | {mem:.0f} |", flush=True)
+            for fmt in ("md", "json"):
+                wall, cpu, mem = measure([*ANALYZE, str(ours), "--format", fmt])
+                print(f"| {size:,} | {fmt} | {wall:.2f} | {cpu:.2f} | {mem:.0f} |", flush=True)
     return 0
 
 

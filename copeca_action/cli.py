@@ -1,42 +1,86 @@
-"""The `copeca-action` command: one subcommand module per verb under copeca_action/_cli/."""
+"""The `copeca-action` command: one subcommand module per verb under copeca_action/_cli/.
+
+Start-up imports only the module of the verb being run: the top-level help comes from the
+table below (a test keeps it equal to what each module registers), so `copeca-action --help`
+and `copeca-action analyze` do not pay for the bundle, GitHub or engine code.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
 import sys
 from collections.abc import Sequence
 
 from copeca_action import __version__
-from copeca_action._cli._output import report_error
-from copeca_action._util.scrub import capture_env, drop_harness_secrets
-from copeca_action.errors import CopecaError, os_error
+
+COMMANDS: dict[str, str] = {
+    "analyze": "cost per correct, intervals and verdict from results",
+    "badge": "write badge.json (shields.io endpoint) and badge.svg",
+    "check-task": "check that a task's tests tell right from wrong",
+    "context": "retrieval metrics of a ContextBench-format prediction",
+    "demo": "run the bundled offline demo (fastapi, scripted model)",
+    "eval": "evaluate the patches of an experiment's log tree",
+    "init": "scaffold a benchmark for your tool and a PR workflow",
+    "keygen": "make an Ed25519 key pair for signing bundles",
+    "list": "list the corpus tasks",
+    "merge": "verify shard bundles and merge them into one signed bundle",
+    "plan": "expand a scenario into its runs (optionally one shard), or (--power) say what it "
+            "can detect and what it will cost",
+    "run": "run a scenario: every task × arm × model × repetition",
+    "schema": "write (or check) the JSON Schemas of every contract",
+    "scripted": "the scripted model server (no key, no network)",
+    "snapshot": "fetch, list and verify pinned repository snapshots",
+    "validate": "check tasks, scenarios, modes, runners and repo pins",
+    "verify": "verify a .copeca bundle: hashes, signature, completeness",
+}
+"""Every verb and its one-line help, in the order `--help` lists them."""
 
 
-def command_modules() -> list[str]:
-    """Every public module of copeca_action._cli is one verb with `register(subparsers)`."""
-    from copeca_action import _cli
-
-    return sorted(m.name for m in pkgutil.iter_modules(_cli.__path__)
-                  if not m.name.startswith("_"))
+def module_of(command: str) -> str:
+    """The module under copeca_action._cli that registers `command`."""
+    return f"copeca_action._cli.{command.replace('-', '_')}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_in(argv: Sequence[str]) -> str | None:
+    """The verb named on the command line (the first word that is not an option), if known.
+    The top-level parser has only flags without values, so the first word is the verb."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in COMMANDS else None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None, *,
+                 full: bool = False) -> argparse.ArgumentParser:
+    """The parser; with `full`, every verb's module is
+    imported and registers its options. Otherwise only the named verb's module is imported
+    and the other verbs are listed by name and help."""
     parser = argparse.ArgumentParser(
         prog="copeca-action",
         description="Cost per correct answer of CLI coding agents, with and without your tool.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in command_modules():
-        importlib.import_module(f"copeca_action._cli.{name}").register(sub)
+    wanted = None if full else command_in(sys.argv[1:] if argv is None else argv)
+    for name, help_text in COMMANDS.items():
+        if full or name == wanted:
+            importlib.import_module(module_of(name)).register(sub)
+        else:
+            sub.add_parser(name, help=help_text)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from copeca_action._util.scrub import capture_env, drop_harness_secrets
+
     capture_env()  # the environment's secrets stay known to the scrubber once removed
     drop_harness_secrets()  # tokens the CLI never uses: no child process inherits them
-    args = build_parser().parse_args(argv)
+    args = build_parser(argv).parse_args(argv)
+    from copeca_action._cli._output import report_error
+    from copeca_action.errors import CopecaError, os_error
+
     try:
         code: int = args.func(args)
         return code

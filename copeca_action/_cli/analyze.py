@@ -114,12 +114,11 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
         raise ConfigError("no such results file (expected a .jsonl written by `copeca-action "
                           "run` or `copeca run`, a run's output folder, or a .copeca bundle)",
                           args.results)
-    rows, fmt = read_rows(args.results)
+    notes: list[str] = []
+    rows, fmt = read_rows(args.results, notes)
     points = run_points(rows) if args.format == "html" else []
     curves = (read_coverage(args.coverage) or coverage_curves(rows)
               if args.format == "html" else [])
-    notes = ["copeca records carry no control flag and no CLI version: control delta and "
-             "version checks are unavailable"] if fmt == "copeca" else []
     table = table_from_rows(rows, scenario.name if scenario else "", notes,
                             source=str(args.results))
     del rows  # the columns hold what is needed; free the rows before the bootstrap

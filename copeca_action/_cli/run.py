@@ -91,11 +91,11 @@ def add_run_arguments(p: argparse.ArgumentParser, *, demo: bool = False) -> None
 def prepare(args: argparse.Namespace, scenario_path: Path,
             out_default: Path | None = None) -> Prepared:
     if args.workers is not None and not 1 <= args.workers <= 256:
-        raise ConfigError(f"--workers {args.workers}: expected 1 to 256", file="--workers")
+        raise ConfigError(f"--workers {args.workers}: expected 1 to 256")
     if args.budget_usd is not None and not (math.isfinite(args.budget_usd)
                                             and args.budget_usd > 0):
         raise ConfigError(f"--budget-usd {args.budget_usd}: expected a positive number of "
-                          "dollars", file="--budget-usd")
+                          "dollars")
     check_paths(args)
     prep = prepare_scenario(
         scenario_path, out=args.out, out_default=out_default, compare=args.compare,

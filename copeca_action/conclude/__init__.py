@@ -1,18 +1,22 @@
 """Conclude a run: the Report, its rendered files and the signed, verified bundle."""
 
-from copeca_action.conclude._conclude import (
-    REPORT_FILES,
-    Concluded,
-    check_bundle,
-    conclude,
-    merged_report,
-    report_and_files,
-    report_of,
-    reuse_note,
-    settings_for,
-    summary_of,
-)
-from copeca_action.conclude._merge import Merged, ShardScenario, merge_shards, shard_scenario
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from copeca_action.conclude._conclude import (
+        REPORT_FILES,
+        Concluded,
+        check_bundle,
+        conclude,
+        merged_report,
+        report_and_files,
+        report_of,
+        reuse_note,
+        settings_for,
+        summary_of,
+    )
+    from copeca_action.conclude._merge import Merged, ShardScenario, merge_shards, shard_scenario
 
 __all__ = [
     "REPORT_FILES",
@@ -30,3 +34,35 @@ __all__ = [
     "shard_scenario",
     "summary_of",
 ]
+
+_LAZY: dict[str, str] = {
+    "Concluded": "copeca_action.conclude._conclude",
+    "Merged": "copeca_action.conclude._merge",
+    "REPORT_FILES": "copeca_action.conclude._conclude",
+    "ShardScenario": "copeca_action.conclude._merge",
+    "check_bundle": "copeca_action.conclude._conclude",
+    "conclude": "copeca_action.conclude._conclude",
+    "merge_shards": "copeca_action.conclude._merge",
+    "merged_report": "copeca_action.conclude._conclude",
+    "report_and_files": "copeca_action.conclude._conclude",
+    "report_of": "copeca_action.conclude._conclude",
+    "reuse_note": "copeca_action.conclude._conclude",
+    "settings_for": "copeca_action.conclude._conclude",
+    "shard_scenario": "copeca_action.conclude._merge",
+    "summary_of": "copeca_action.conclude._conclude",
+}
+"""Each public name and its module, imported on first use (PEP 562): importing one
+submodule of this package does not load the others."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

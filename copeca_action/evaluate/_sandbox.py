@@ -72,12 +72,26 @@ def register_sandbox(name: str, factory: SandboxFactory) -> None:
     _REGISTRY[name] = factory
 
 
+_BUILTIN = ("copeca_action.evaluate._local", "copeca_action.evaluate._docker")
+"""Modules that register the built-in sandboxes when imported (the package's names load
+lazily, so nothing else guarantees they were)."""
+
+
+def _load_builtin() -> None:
+    import importlib
+
+    for module in _BUILTIN:
+        importlib.import_module(module)
+
+
 def sandbox_names() -> list[str]:
+    _load_builtin()
     return sorted(_REGISTRY)
 
 
 def make_sandbox(name: str, **options: Any) -> Sandbox:
     """A sandbox by name; an unknown name is a config error listing the known ones."""
+    _load_builtin()
     if name not in _REGISTRY:
         raise ConfigError(f"--backend: unknown sandbox {name!r}; known: "
                           + ", ".join(sandbox_names()), file="--backend")

@@ -1,28 +1,32 @@
 """RunRecord and results.jsonl: the append-only log every report is computed from."""
 
-from copeca_action.records._foreign import Format, detect_format, from_copeca, read_rows
-from copeca_action.records._io import (
-    append_record,
-    append_records,
-    iter_records,
-    latest_by_run_id,
-    read_records,
-    write_records,
-)
-from copeca_action.records._record import (
-    OUTCOMES,
-    CostSource,
-    Endpoint,
-    Outcome,
-    RunRecord,
-    Tokens,
-    ViewedSpan,
-)
-from copeca_action.records._retrieval import (
-    RetrievalScore,
-    RetrievalSummary,
-    RetrievalTrajectory,
-)
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from copeca_action.records._foreign import Format, detect_format, from_copeca, read_rows
+    from copeca_action.records._io import (
+        append_record,
+        append_records,
+        iter_records,
+        latest_by_run_id,
+        read_records,
+        write_records,
+    )
+    from copeca_action.records._record import (
+        OUTCOMES,
+        CostSource,
+        Endpoint,
+        Outcome,
+        RunRecord,
+        Tokens,
+        ViewedSpan,
+    )
+    from copeca_action.records._retrieval import (
+        RetrievalScore,
+        RetrievalSummary,
+        RetrievalTrajectory,
+    )
 
 __all__ = [
     "OUTCOMES",
@@ -46,3 +50,41 @@ __all__ = [
     "read_rows",
     "write_records",
 ]
+
+_LAZY: dict[str, str] = {
+    "CostSource": "copeca_action.records._record",
+    "Endpoint": "copeca_action.records._record",
+    "Format": "copeca_action.records._foreign",
+    "OUTCOMES": "copeca_action.records._record",
+    "Outcome": "copeca_action.records._record",
+    "RetrievalScore": "copeca_action.records._retrieval",
+    "RetrievalSummary": "copeca_action.records._retrieval",
+    "RetrievalTrajectory": "copeca_action.records._retrieval",
+    "RunRecord": "copeca_action.records._record",
+    "Tokens": "copeca_action.records._record",
+    "ViewedSpan": "copeca_action.records._record",
+    "append_record": "copeca_action.records._io",
+    "append_records": "copeca_action.records._io",
+    "detect_format": "copeca_action.records._foreign",
+    "from_copeca": "copeca_action.records._foreign",
+    "iter_records": "copeca_action.records._io",
+    "latest_by_run_id": "copeca_action.records._io",
+    "read_records": "copeca_action.records._io",
+    "read_rows": "copeca_action.records._foreign",
+    "write_records": "copeca_action.records._io",
+}
+"""Each public name and its module, imported on first use (PEP 562): importing one
+submodule of this package does not load the others."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

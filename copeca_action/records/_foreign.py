@@ -36,10 +36,13 @@ def detect_format(row: dict[str, Any]) -> Format:
     return "copeca-action"
 
 
-def read_rows(path: Path) -> tuple[list[dict[str, Any]], Format]:
+def read_rows(path: Path, notes: list[str] | None = None
+              ) -> tuple[list[dict[str, Any]], Format]:
     """Every record of a results file as a RunRecord-shaped dict, and the file's format.
     Streams the file in slices, so memory holds the slim rows, not the file. A truncated
-    last line (a crash mid-append: no newline, not JSON) is skipped, as in read_records."""
+    last line (a crash mid-append: no newline, not JSON) is skipped, as in read_records.
+    What the reader had to decide about a copeca file (repeated cells counted as further
+    repetitions, fields copeca did not write) is appended to `notes` when given."""
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -52,7 +55,49 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], Format]:
             fmt = fmt or detect_format(_first(part[0][1]))
             rows += (_copeca_slice(path, part) if fmt == "copeca"
                      else _slice(path, part))
+    if fmt == "copeca":
+        found = copeca_notes(rows)
+        if notes is not None:
+            notes += found
     return rows, fmt or "copeca-action"
+
+
+def copeca_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """Number repeated copeca cells as further repetitions (file order) and say what the
+    copeca records could not tell.
+
+    copeca's single-task `run` appends every run of a cell with `repetition: 0`, so one cell
+    (task, mode, model, repetition) can appear many times. Each line is a run that was paid
+    for: the first keeps its repetition, each repeat takes the next number after the largest
+    the cell uses anywhere in the file, in file order, so no run replaces another."""
+    used: dict[tuple[str, str, str], int] = {}
+    for row in rows:
+        cell = (row["task_id"], row["arm"], row["model"])
+        used[cell] = max(used.get(cell, -1), row["repetition"])
+    seen: set[tuple[str, str, str, int]] = set()
+    repeats = 0
+    for row in rows:
+        cell = (row["task_id"], row["arm"], row["model"])
+        key = (*cell, row["repetition"])
+        if key in seen:
+            repeats += 1
+            used[cell] += 1
+            row["repetition"] = used[cell]
+            row["run_id"] = "copeca:{}:{}:{}:{}".format(*cell, used[cell])
+            key = (*cell, used[cell])
+        seen.add(key)
+    notes = []
+    if repeats:
+        notes.append(f"{repeats} copeca records repeated a cell (task, mode, model, "
+                     "repetition) already seen: each was counted as a further repetition, in "
+                     "file order (copeca's single-task run writes repetition 0 every time)")
+    if rows and not any("control" in r for r in rows):
+        notes.append("these copeca records carry no control flag (copeca writes one since "
+                     "June 2026): the control delta is unavailable")
+    if rows and not any(r.get("cli_version") for r in rows):
+        notes.append("these copeca records carry no CLI version: version checks are "
+                     "unavailable")
+    return notes
 
 
 def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
@@ -180,6 +225,8 @@ class _CopecaRow(TypedDict, total=False):
     exit_code: Any
     adversarial_flags: Any
     metadata: Any
+    control: Any
+    cli_version: Any
 
 
 @functools.cache
@@ -229,8 +276,9 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
     total_cost_usd, cost_source (vendor|modeled), input/output/cache_creation/cache_read
     _tokens, num_turns, num_tool_calls, duration_ms, tool_adopted, error, exit_code,
     adversarial_flags`. A run that raised in its harness has no `total_cost_usd`: an
-    infra error. copeca has no control flag, no CLI version and no task hash: those keys are
-    left out (RunRecord's defaults apply), which keeps 100k rows small.
+    infra error. `control` and `cli_version` (copeca writes both since June 2026) are kept
+    when present; copeca has no task hash. Keys copeca did not write are left out
+    (RunRecord's defaults apply), which keeps 100k rows small.
     """
     g = row.get
     flags_in = g("adversarial_flags") or {}
@@ -261,6 +309,13 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
         "tool_calls": g("num_tool_calls") or 0, "tool_adopted": g("tool_adopted"),
         "flags": flags,
     }
+    if g("control") is True:
+        out["control"] = True
+    elif "control" in row:
+        out["control"] = False
+    version = g("cli_version")
+    if isinstance(version, str) and version:
+        out["cli_version"] = version
     if scenario:
         out["scenario"] = scenario
     return out

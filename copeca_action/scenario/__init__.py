@@ -1,52 +1,56 @@
 """Inputs: tasks, scenarios, modes, runners, repository pins; loading and validation."""
 
-from copeca_action.scenario._config import (
-    KNOWN_PARSERS,
-    Adaptive,
-    BuildCacheSpec,
-    DebianPin,
-    GitPin,
-    LocalPin,
-    Mode,
-    Pricing,
-    RepoIndex,
-    RepoSpec,
-    Runner,
-    Scenario,
-    SdistPin,
-    TaskSelection,
-    Thresholds,
-    Validity,
-)
-from copeca_action.scenario._load import (
-    Corpus,
-    check_references,
-    find_corpus_root,
-    load_corpus,
-    load_mode,
-    load_repos,
-    load_runner,
-    load_scenario,
-    load_task,
-)
-from copeca_action.scenario._task import (
-    ALLOWED_CATEGORIES,
-    AnswerGrading,
-    Grading,
-    Mutation,
-    PatchGrading,
-    Span,
-    Task,
-    TaskSource,
-    TestGrading,
-)
-from copeca_action.scenario._validate import (
-    ValidationResult,
-    contamination_of,
-    lint_prompt,
-    select_task_ids,
-    validate_paths,
-)
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from copeca_action.scenario._config import (
+        KNOWN_PARSERS,
+        Adaptive,
+        BuildCacheSpec,
+        DebianPin,
+        GitPin,
+        LocalPin,
+        Mode,
+        Pricing,
+        RepoIndex,
+        RepoSpec,
+        Runner,
+        Scenario,
+        SdistPin,
+        TaskSelection,
+        Thresholds,
+        Validity,
+    )
+    from copeca_action.scenario._load import (
+        Corpus,
+        check_references,
+        find_corpus_root,
+        load_corpus,
+        load_mode,
+        load_repos,
+        load_runner,
+        load_scenario,
+        load_task,
+    )
+    from copeca_action.scenario._task import (
+        ALLOWED_CATEGORIES,
+        AnswerGrading,
+        Grading,
+        Mutation,
+        PatchGrading,
+        Span,
+        Task,
+        TaskSource,
+        TestGrading,
+    )
+    from copeca_action.scenario._validate import (
+        ValidationResult,
+        contamination_of,
+        lint_prompt,
+        select_task_ids,
+        validate_paths,
+    )
 
 __all__ = [
     "ALLOWED_CATEGORIES",
@@ -89,3 +93,60 @@ __all__ = [
     "select_task_ids",
     "validate_paths",
 ]
+
+_LAZY: dict[str, str] = {
+    "ALLOWED_CATEGORIES": "copeca_action.scenario._task",
+    "Adaptive": "copeca_action.scenario._config",
+    "AnswerGrading": "copeca_action.scenario._task",
+    "BuildCacheSpec": "copeca_action.scenario._config",
+    "Corpus": "copeca_action.scenario._load",
+    "DebianPin": "copeca_action.scenario._config",
+    "GitPin": "copeca_action.scenario._config",
+    "Grading": "copeca_action.scenario._task",
+    "KNOWN_PARSERS": "copeca_action.scenario._config",
+    "LocalPin": "copeca_action.scenario._config",
+    "Mode": "copeca_action.scenario._config",
+    "Mutation": "copeca_action.scenario._task",
+    "PatchGrading": "copeca_action.scenario._task",
+    "Pricing": "copeca_action.scenario._config",
+    "RepoIndex": "copeca_action.scenario._config",
+    "RepoSpec": "copeca_action.scenario._config",
+    "Runner": "copeca_action.scenario._config",
+    "Scenario": "copeca_action.scenario._config",
+    "SdistPin": "copeca_action.scenario._config",
+    "Span": "copeca_action.scenario._task",
+    "Task": "copeca_action.scenario._task",
+    "TaskSelection": "copeca_action.scenario._config",
+    "TaskSource": "copeca_action.scenario._task",
+    "TestGrading": "copeca_action.scenario._task",
+    "Thresholds": "copeca_action.scenario._config",
+    "ValidationResult": "copeca_action.scenario._validate",
+    "Validity": "copeca_action.scenario._config",
+    "check_references": "copeca_action.scenario._load",
+    "contamination_of": "copeca_action.scenario._validate",
+    "find_corpus_root": "copeca_action.scenario._load",
+    "lint_prompt": "copeca_action.scenario._validate",
+    "load_corpus": "copeca_action.scenario._load",
+    "load_mode": "copeca_action.scenario._load",
+    "load_repos": "copeca_action.scenario._load",
+    "load_runner": "copeca_action.scenario._load",
+    "load_scenario": "copeca_action.scenario._load",
+    "load_task": "copeca_action.scenario._load",
+    "select_task_ids": "copeca_action.scenario._validate",
+    "validate_paths": "copeca_action.scenario._validate",
+}
+"""Each public name and its module, imported on first use (PEP 562): importing one
+submodule of this package does not load the others."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

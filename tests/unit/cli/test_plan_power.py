@@ -53,9 +53,10 @@ def test_a_pilot_sets_the_population_and_the_cost(tmp_path: Path,
 def test_an_adaptive_scenario_is_sized_at_its_maximum_with_its_looks(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = tmp_path / "adaptive.yaml"
-    scenario.write_text(DEMO.read_text().replace(
-        "repetitions: 2\n", "repetitions: 2\nadaptive: {min_repetitions: 2, max_repetitions: 4}\n"))
     corpus = DEMO.parents[1]
+    scenario.write_text(DEMO.read_text().replace(
+        "repetitions: 2\n", "repetitions: 2\nadaptive: {min_repetitions: 2, max_repetitions: 4}\n"
+    ).replace("scripts: ../scripts", f"scripts: {corpus / 'scripts'}"))
     assert main(["plan", str(scenario), "--corpus", str(corpus), "--power", "--experiments",
                  "200", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

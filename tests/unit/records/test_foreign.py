@@ -116,3 +116,77 @@ def test_errors_are_located_past_the_first_slice(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as err:
         read_rows(path)
     assert err.value.problems[0].line == 8501 and err.value.problems[0].field == "cost_usd"
+
+
+def copeca_2026_record(**over: Any) -> dict[str, Any]:
+    """Shaped like a line of copeca at fc9c5b9 (June 2026 on): `control`, `cli_version`,
+    `tool_version`, `tool_path`, `tool_under_test`, `mode_append_system_prompt`."""
+    row = copeca_record(control=False, cli_version="2.1.197 (Claude Code)",
+                        tool_version=None, tool_path=None, tool_under_test=None,
+                        mode_append_system_prompt=None, repetition=0)
+    row.update(over)
+    return row
+
+
+def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_copeca_control_and_cli_version_are_kept(tmp_path: Path) -> None:
+    path = _write(tmp_path / "r.jsonl", [
+        copeca_2026_record(task="a", control=True),
+        copeca_2026_record(task="b", control=False)])
+    notes: list[str] = []
+    rows, fmt = read_rows(path, notes)
+    assert fmt == "copeca"
+    assert [r["control"] for r in rows] == [True, False]
+    assert {r["cli_version"] for r in rows} == {"2.1.197 (Claude Code)"}
+    assert notes == []  # nothing was missing or renumbered
+
+
+def test_old_copeca_records_say_what_they_lack(tmp_path: Path) -> None:
+    notes: list[str] = []
+    rows, _ = read_rows(_write(tmp_path / "r.jsonl", [copeca_record()]), notes)
+    assert "control" not in rows[0] and "cli_version" not in rows[0]
+    assert any("no control flag" in n for n in notes)
+    assert any("no CLI version" in n for n in notes)
+
+
+def test_repeated_single_task_runs_become_repetitions_in_file_order(tmp_path: Path) -> None:
+    """copeca's single-task mode writes repetition 0 for every run: 12 runs of two cells are
+    12 runs, not 2 (each was paid for)."""
+    lines = []
+    for i in range(6):
+        for mode in ("baseline", "indexed"):
+            lines.append(copeca_2026_record(mode=mode, total_cost_usd=0.01 * (i + 1)))
+    notes: list[str] = []
+    rows, _ = read_rows(_write(tmp_path / "r.jsonl", lines), notes)
+    assert len(rows) == 12
+    assert len({r["run_id"] for r in rows}) == 12
+    for mode in ("baseline", "indexed"):
+        mine = [r for r in rows if r["arm"] == mode]
+        assert [r["repetition"] for r in mine] == [0, 1, 2, 3, 4, 5]
+        assert [round(r["cost_usd"], 2) for r in mine] == [0.01, 0.02, 0.03, 0.04, 0.05, 0.06]
+    assert any("10 copeca records repeated a cell" in n for n in notes)
+
+
+def test_a_repeat_never_takes_a_repetition_the_file_uses_later(tmp_path: Path) -> None:
+    rows, _ = read_rows(_write(tmp_path / "r.jsonl", [
+        copeca_2026_record(repetition=0), copeca_2026_record(repetition=0),
+        copeca_2026_record(repetition=1)]))
+    assert [r["repetition"] for r in rows] == [0, 2, 1]
+
+
+def test_analyze_counts_every_repeated_copeca_run(tmp_path: Path) -> None:
+    from copeca_action.cli import main
+
+    lines = [copeca_2026_record(task=t, mode=m, correct=True, total_cost_usd=c)
+             for t in ("t1", "t2", "t3") for m, c in (("baseline", 0.02), ("indexed", 0.01))
+             for _ in range(3)]
+    out = tmp_path / "report.json"
+    assert main(["analyze", str(_write(tmp_path / "r.jsonl", lines)), "--format", "json",
+                 "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["records"] == 18
+    assert {a["arm"]: a["runs"] for a in report["arms"]} == {"baseline": 9, "indexed": 9}
