@@ -134,9 +134,10 @@ badge, nothing else (run folders hold the agent's raw output)."""
 
 
 def stage_upload(output_dir: Path, values: Mapping[str, str]) -> Path:
-    """Copy what a user needs (bundle, report.json/.md/.html, badge.json/.svg) into
-    `output_dir/upload/`, text files once more through the scrubber; the bundle as it is (its
-    members were scrubbed when it was written, and it is signed)."""
+    """Copy what a user needs (bundle, report.json/.md/.html, badge.json/.svg, and the history
+    page when this run wrote one) into `output_dir/upload/`, text files once more through the
+    scrubber; the bundle as it is (its members were scrubbed when it was written, and it is
+    signed)."""
     dest = output_dir / UPLOAD_DIR
     if dest.exists():
         shutil.rmtree(dest)
@@ -149,6 +150,7 @@ def stage_upload(output_dir: Path, values: Mapping[str, str]) -> Path:
                           ("badge-path", ("badge.svg",))):
         if values.get(key):
             wanted += [Path(values[key]).with_name(name) for name in siblings]
+    wanted.append(output_dir / "history.html")  # written by _history on recording events
     scrubber = shared_scrubber()
     for src in wanted:
         if not src.is_file() or src.is_symlink():
