@@ -22,7 +22,6 @@ from copeca_action.scenario import (
     find_corpus_root,
     load_corpus,
     load_scenario,
-    validate_paths,
 )
 
 
@@ -52,13 +51,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    checked = validate_paths([args.scenario], args.corpus)
-    if checked.errors:  # modes, runners, scripts: the same checks as `validate`
-        raise ConfigError(list(checked.errors))
-    scenario = load_scenario(args.scenario)
+    scenario = load_scenario(args.scenario)  # the file's own errors first, precisely
     root = args.corpus or find_corpus_root(args.scenario.resolve())
     corpus = load_corpus(root).require_ok()
-    check_references(scenario, corpus, args.scenario)
+    check_references(scenario, corpus, args.scenario)  # modes, runners, scripts: as validate
     plan = build_plan(scenario, corpus.tasks, compare=args.compare)
     if args.pilot and not args.power:
         raise ConfigError("--pilot: only with --power")

@@ -162,7 +162,7 @@ def _hidden_view() -> list[str]:
     hidden |= {Path.home().resolve(), *private_dirs()}
     hidden = {h for h in hidden if h.is_dir() and h != Path("/")}
     shown = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-             Path(sys.executable).resolve().parent, *readable_dirs()}
+             Path(sys.executable).resolve().parent, *readable_dirs(), *_tool_roots(hidden)}
     args: list[str] = []
     for place in sorted(hidden, key=lambda p: len(p.parts)):
         args += ["--tmpfs", str(place)]
@@ -173,6 +173,22 @@ def _hidden_view() -> list[str]:
         if key.is_file():
             args += ["--ro-bind", "/dev/null", str(key)]
     return args
+
+
+def _tool_roots(hidden: set[Path]) -> set[Path]:
+    """The installs the PATH's programs live in when they sit inside a hidden place (pyenv's
+    shims in /root/.pyenv, a user's ~/.cargo/bin): the first folder below the hidden place,
+    shown read-only, so `python -m pytest` or `cargo test` still start. Only PATH entries:
+    the rest of HOME stays blank."""
+    roots: set[Path] = set()
+    for entry in os.environ.get("PATH", "").split(os.pathsep):
+        if not entry or not os.path.isabs(entry):
+            continue
+        path = Path(entry).resolve()
+        for place in hidden:
+            if path != place and path.is_relative_to(place):
+                roots.add(place / path.relative_to(place).parts[0])
+    return roots
 
 
 def _resolvable(program: str, tree: Path, path: str | None) -> bool:

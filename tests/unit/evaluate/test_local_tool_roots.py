@@ -1,0 +1,23 @@
+"""Programs on PATH that live inside a place graded code sees blank (pyenv's shims under
+/root) are shown again, read-only, from their install's folder only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copeca_action.evaluate._local import _tool_roots
+
+
+def test_path_entries_inside_hidden_places_show_their_install(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    shims = home / ".pyenv" / "shims"
+    shims.mkdir(parents=True)
+    (home / "secrets").mkdir()
+    outside = tmp_path / "usr" / "bin"
+    outside.mkdir(parents=True)
+    monkeypatch.setenv("PATH", f"{shims}:{outside}:relative/bin:")
+    assert _tool_roots({home.resolve()}) == {home.resolve() / ".pyenv"}
+    assert _tool_roots(set()) == set()
