@@ -112,7 +112,11 @@ def job(tmp: Path, isolation: str, model: str = "claude-sonnet-4-5",
          "steps": [{"tools": [{"bash": c} for c in commands]},
                    {"answer": "It is generate_unique_id in fastapi/utils.py."}]},
         {"id": "test", "match": {"prompt_contains": "SEALED-TEST"},
-         "steps": [{"tools": [{"bash": commands[0]}]}, {"answer": "Done."}]}]}))
+         # a change to grade: edit tasks are graded on a clean checkout plus the agent's
+         # diff, so an agent that changed nothing is never run (docs/patch-evaluation.md)
+         "steps": [{"tools": [{"bash": commands[0]},
+                              {"bash": "echo '# sealed' >> fastapi/__init__.py"}]},
+                   {"answer": "Done."}]}]}))
     scenario = tmp / "scenario.yaml"
     scenario.write_text(yaml.safe_dump({
         "name": "sealed", "tasks": {"include": ["fastapi/hunt-*"]}, "modes": ["baseline"],
