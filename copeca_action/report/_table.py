@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from copeca_action.records import OUTCOMES, RetrievalSummary, RunRecord
+from copeca_action.report._spend import SpendAccount, account_spend
 
 OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 INFRA = OUTCOME_CODE["infra_error"]
@@ -75,6 +76,9 @@ class RecordTable:
     extra_warnings: tuple[str, ...] = field(default=())
     retrieval: tuple[RetrievalSummary | None, ...] = field(default=())
     """Per row, the run's retrieval metrics (None: not scored); empty when no row has any."""
+    spend: SpendAccount = field(default_factory=SpendAccount)
+    """Spend outside the rows: excluded and retried attempts, and counted runs whose cost
+    is unknown (those are not rows: the statistics never see an unknown cost)."""
 
     def __len__(self) -> int:
         return len(self.run_id)
@@ -98,11 +102,13 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
                     warnings: Sequence[str] = ()) -> RecordTable:
     """Columns from dicts shaped like RunRecord (already checked by the caller)."""
     latest: dict[str, Mapping[str, Any]] = {}
-    total = 0
+    every: list[Mapping[str, Any]] = []
     for row in rows:
         latest[str(row["run_id"])] = row
-        total += 1
-    kept = list(latest.values())
+        every.append(row)
+    total = len(every)
+    kept, spend = account_spend(every, latest)
+    total -= len(spend.unknown_runs)
     if not scenario and kept:
         scenario = str(kept[0].get("scenario", ""))
 
@@ -119,7 +125,7 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
 
     adopted = [-1 if a is None else int(bool(a)) for a in col("tool_adopted", None)]
     return RecordTable(
-        run_id=tuple(latest),
+        run_id=tuple(str(r["run_id"]) for r in kept),
         task=Labels.of(col("task_id")),
         arm=Labels.of(col("arm")),
         model=Labels.of(col("model")),
@@ -140,6 +146,7 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         flags=tuple(map(tuple, col("flags", ()))),
         scenario=scenario,
         attempts_superseded=total - len(kept),
+        spend=spend,
         extra_warnings=tuple(warnings),
         retrieval=_retrieval_column(col("retrieval", None)),
     )
@@ -160,4 +167,5 @@ def table_from_records(records: Iterable[RunRecord], scenario: str = "") -> Reco
 
 _FIELDS = {"run_id", "scenario", "task_id", "arm", "model", "runner", "cli_version",
            "repetition", "control", "category", "language", "outcome", "correct", "tokens",
-           "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags"}
+           "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags",
+           "cost_source", "cost_unknown_reason", "served_model"}

@@ -6,9 +6,13 @@ from copeca_action.transcript._cost import (
     DIVERGENCE,
     PRICING_MAX_AGE_DAYS,
     RunCost,
+    canonical,
     cost_of,
     price_for,
     pricing_age_warning,
+    tokens_usd,
+    unpriced_message,
+    unpriced_models,
 )
 from copeca_action.transcript._model import ToolCall, Transcript, Turn
 from copeca_action.transcript._registry import PARSERS, Parser, parse_transcript
@@ -23,10 +27,14 @@ __all__ = [
     "ToolCall",
     "Transcript",
     "Turn",
+    "canonical",
     "cost_of",
     "parse_codex_json",
     "parse_stream_json",
     "parse_transcript",
     "price_for",
     "pricing_age_warning",
+    "tokens_usd",
+    "unpriced_message",
+    "unpriced_models",
 ]
