@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from copeca_action.plan import build_plan, parse_shard, shard_plan
-from copeca_action.scenario import find_corpus_root, load_corpus, load_scenario
+from copeca_action.scenario import find_corpus_root, load_corpus, load_scenario, require_prices
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,6 +29,8 @@ def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     root = args.corpus or find_corpus_root(args.scenario.resolve())
     corpus = load_corpus(root).require_ok()
+    for warning in require_prices(scenario, args.scenario, corpus):
+        print(f"warning: {warning}", file=sys.stderr)
     plan = build_plan(scenario, corpus.tasks, compare=args.compare)
     if args.shard:
         plan = shard_plan(plan, parse_shard(args.shard))

@@ -25,7 +25,14 @@ from copeca_action.engine import (
 )
 from copeca_action.errors import ConfigError, CopecaError
 from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
-from copeca_action.scenario import Corpus, Scenario, find_corpus_root, load_corpus, load_scenario
+from copeca_action.scenario import (
+    Corpus,
+    Scenario,
+    find_corpus_root,
+    load_corpus,
+    load_scenario,
+    require_prices,
+)
 from copeca_action.workspace import SnapshotStore, default_cache_dir
 
 
@@ -62,6 +69,10 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
         scenario = Scenario.model_validate({**scenario.model_dump(), **changes})
     root = corpus or find_corpus_root(scenario_path.resolve())
     loaded: Corpus = load_corpus(root).require_ok()
+    # Refuse before the first paid run: a model no table prices and no CLI reports.
+    price_warnings = [str(w) for w in require_prices(scenario, scenario_path, loaded)]
+    for warning in price_warnings:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     plan = build_plan(scenario, loaded.tasks, compare=compare)
     if shard:
         plan = shard_plan(plan, parse_shard(shard))

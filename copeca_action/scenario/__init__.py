@@ -43,7 +43,10 @@ from copeca_action.scenario._validate import (
     ValidationResult,
     contamination_of,
     lint_prompt,
+    price_problems,
+    require_prices,
     select_task_ids,
+    unpriced_message,
     validate_paths,
 )
 
@@ -84,6 +87,9 @@ __all__ = [
     "load_runner",
     "load_scenario",
     "load_task",
+    "price_problems",
+    "require_prices",
     "select_task_ids",
+    "unpriced_message",
     "validate_paths",
 ]

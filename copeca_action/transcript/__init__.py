@@ -11,7 +11,6 @@ from copeca_action.transcript._cost import (
     price_for,
     pricing_age_warning,
     tokens_usd,
-    unpriced_message,
     unpriced_models,
 )
 from copeca_action.transcript._model import ToolCall, Transcript, Turn
@@ -35,6 +34,5 @@ __all__ = [
     "price_for",
     "pricing_age_warning",
     "tokens_usd",
-    "unpriced_message",
     "unpriced_models",
 ]

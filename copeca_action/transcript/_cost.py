@@ -126,16 +126,6 @@ def unpriced_models(runner: Runner, models: list[str]) -> list[str]:
     return [m for m in models if price_for(runner, m) is None]
 
 
-def unpriced_message(runner: Runner, model: str, where: str | None = None) -> str:
-    """The refusal for a model a runner that reports no cost of its own cannot price."""
-    path = where or f"runners/{runner.name}.yaml"
-    return (f"model {model!r} has no price in {path} (runner {runner.name!r}), and "
-            f"{runner.binary} reports no cost of its own: every run's cost would be unknown. "
-            f"Add an entry under `pricing:` with input, output, cache_read, cache_write_5m, "
-            f"cache_write_1h, source and checked (docs/runners.md, 'The price table'), or "
-            f"list {model!r} in the `aliases` of the entry it is served as")
-
-
 def pricing_age_warning(runner: Runner, today: dt.date | None = None) -> str | None:
     """A warning when the runner's prices were last checked more than 60 days before
     `today` (the run's date; default: today)."""
