@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from copeca_action.scenario import (
     find_corpus_root,
     load_corpus,
     load_scenario,
+    require_prices,
 )
 
 
@@ -55,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     root = args.corpus or find_corpus_root(args.scenario.resolve())
     corpus = load_corpus(root).require_ok()
     check_references(scenario, corpus, args.scenario)  # modes, runners, scripts: as validate
+    for warning in require_prices(scenario, args.scenario, corpus):
+        print(f"warning: {warning}", file=sys.stderr)
     plan = build_plan(scenario, corpus.tasks, compare=args.compare)
     if args.pilot and not args.power:
         raise ConfigError("--pilot: only with --power")

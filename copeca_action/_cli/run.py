@@ -184,7 +184,7 @@ def summary_rows(records: list[RunRecord]) -> list[tuple[str, str, int, int, int
     out = []
     for (arm, model), recs in sorted(rows.items()):
         finished = [r for r in recs if r.outcome in ("ok", "agent_error", "timeout")]
-        spend = sum(r.cost_usd for r in recs if r.reached_agent)
+        spend = sum(r.cost_usd for r in recs if r.cost_usd is not None)  # every attempt
         out.append((arm, model, len(recs), len(finished),
                     sum(r.outcome == "infra_error" for r in recs), spend,
                     sum(r.correct for r in recs)))

@@ -20,6 +20,8 @@ class Budget:
         self._in_flight: dict[str, float] = {}
         self.stopped = False
         self._settled: set[str] = set()
+        self.unknown = 0
+        """Attempts whose cost is unknown (counted at their expected cost)."""
         for key, cost in history or []:
             self._costs[key].append(cost)
 
@@ -47,14 +49,20 @@ class Budget:
             self._in_flight[run_id] = expected
             return True
 
-    def settle(self, run_id: str, key: str, cost_usd: float) -> None:
+    def settle(self, run_id: str, key: str, cost_usd: float | None) -> None:
         """The run reached the agent and cost this much: count it once, free its reservation.
-        Called as soon as the cost is known (before grading), so the next decision sees it."""
+        Called as soon as the cost is known (before grading), so the next decision sees it.
+        `run_id` names one attempt (a retry is a new attempt and is counted again). An
+        unknown cost (None) keeps its reservation counted as spent: never 0."""
         with self._lock:
             if run_id in self._settled:
                 return
             self._settled.add(run_id)
-            self._in_flight.pop(run_id, None)
+            reserved = self._in_flight.pop(run_id, 0.0)
+            if cost_usd is None:
+                self.spent += reserved
+                self.unknown += 1
+                return
             self.spent += cost_usd
             self._costs[key].append(cost_usd)
 

@@ -146,13 +146,14 @@ def start_agent(cfg: EngineConfig, res: Resolved, prep: Prepared,
     except InfraError as exc:
         return AgentOutcome(skipped="infra_error", error=str(exc))
     prep.timings["agent_s"] = result.duration_s
-    if not result.cancelled:
-        t0 = time.perf_counter()
-        runner = res.runners[prep.run.runner]
-        prep.transcript = parse_transcript(runner.parser, result.stdout_path,
-                                           prep.invocation.config_dir)
-        prep.cost = cost_of(prep.transcript, runner, prep.run.model)
-        prep.timings["parse_s"] = time.perf_counter() - t0
+    # Parsed whatever happened (an interrupted run spent money too): from here on the
+    # run's tokens and cost travel with it, into whichever record it ends as.
+    t0 = time.perf_counter()
+    runner = res.runners[prep.run.runner]
+    prep.transcript = parse_transcript(runner.parser, result.stdout_path,
+                                       prep.invocation.config_dir)
+    prep.cost = cost_of(prep.transcript, runner, prep.run.model)
+    prep.timings["parse_s"] = time.perf_counter() - t0
     return AgentOutcome(result=result)
 
 
@@ -163,8 +164,14 @@ def finish(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome
         record = _record(cfg, res, prep, agent)
     except (CopecaError, OSError) as exc:  # the harness broke while finishing: infra
         record = _base_record(cfg, res, prep, "infra_error", f"finishing failed: {exc}")
-    finally:
+    except Exception as exc:  # a grader or evaluator bug: still the harness's, still infra
+        _LOG.exception("finishing %s failed", prep.run.run_id)
+        record = _base_record(cfg, res, prep, "infra_error",
+                              f"finishing failed ({type(exc).__name__}): {exc}")
+    try:
         cleanup(prep)
+    except Exception as exc:  # the record (and its spend) is kept; the worktree is pruned later
+        _LOG.warning("cleaning up %s failed: %s", prep.run.run_id, exc)
     prep.timings["finish_s"] = time.perf_counter() - t0
     run_dir = cfg.out.run_dir(prep.run.run_id)
     if run_dir.is_dir():
@@ -186,9 +193,11 @@ def cleanup(prep: Prepared) -> None:
 
 def _base_record(cfg: EngineConfig, res: Resolved, prep: Prepared, outcome: Outcome,
                  error: str | None) -> RunRecord:
+    """The record of any run; once the agent has run, its tokens and cost are in it
+    whatever the outcome (a grader crash, an interrupt, a failed evaluation)."""
     run = prep.run
     wt = prep.worktree
-    return RunRecord(
+    record = RunRecord(
         run_id=run.run_id, scenario=cfg.scenario.name, task_id=run.task_id,
         task_hash=run.task_hash, arm=run.arm, model=run.model, runner=run.runner,
         cli_version=res.cli_versions.get(run.runner), repetition=run.repetition,
@@ -197,6 +206,24 @@ def _base_record(cfg: EngineConfig, res: Resolved, prep: Prepared, outcome: Outc
         flags=list(prep.flags), error=error, started_at=prep.started_at,
         run_dir=f"runs/{run.run_id}", fingerprint=res.fingerprints.get(run.run_id),
         endpoint=cfg.endpoint_kind)
+    return record.model_copy(update=spend_of(prep.transcript, prep.cost, record.flags))
+
+
+def spend_of(transcript: Transcript | None, cost: RunCost | None,
+             flags: list[str]) -> dict[str, object]:
+    """The record fields that say what a run spent (empty: the agent never ran)."""
+    if transcript is None or cost is None:
+        return {}
+    extra = [f for f, on in (("cost_unknown", cost.used_usd is None),
+                             ("cost_divergence", cost.diverged),
+                             ("model_remapped", cost.remapped)) if on and f not in flags]
+    return {"tokens": transcript.tokens, "vendor_cost_usd": cost.vendor_usd,
+            "computed_cost_usd": cost.computed_usd, "cost_usd": cost.used_usd,
+            "cost_source": cost.source, "cost_unknown_reason": cost.unknown_reason,
+            "served_model": cost.served_model,
+            "subagent_sessions": transcript.subagent_sessions,
+            "turns": transcript.num_turns or len(transcript.turns),
+            "tool_calls": len(transcript.tool_calls), "flags": [*flags, *extra]}
 
 
 def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome) -> RunRecord:
@@ -210,10 +237,8 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     if result.cancelled:
         return _base_record(cfg, res, prep, "infra_error", "interrupted (SIGINT/SIGTERM); "
                             "the run is repeated by --resume")
-    runner = res.runners[prep.run.runner]
-    transcript = prep.transcript or parse_transcript(runner.parser, result.stdout_path,
-                                                     prep.invocation.config_dir)
-    cost = prep.cost or cost_of(transcript, runner, prep.run.model)
+    transcript, cost = prep.transcript, prep.cost
+    assert transcript is not None and cost is not None  # parsed by start_agent
     outcome, error = _outcome(result, transcript, prep.task)
     started = _tool_start_failure(res.modes[prep.run.arm], result, transcript)
     if started is not None:  # the tool under test never ran: not the agent's answer
@@ -227,27 +252,21 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     (run_dir / "grade.json").write_text(grade.model_dump_json(indent=2) + "\n")
     retrieval = _retrieval(cfg, prep, transcript, patch_text)
     correct = grade.correct and outcome == "ok"
-    flags = list(prep.flags) + flags_for(
-        transcript, correct=correct, cost_usd=cost.used_usd,
+    prep.flags += flags_for(
+        transcript, correct=correct, cost_usd=cost.used_usd or 0.0,
         run_budget_usd=cfg.scenario.run_budget_usd, timed_out=result.timed_out,
         rules=cfg.rules)
-    if cost.diverged:
-        flags.append("cost_divergence")
     if grade.detail.get("tests_modified"):
-        flags.append("tests_modified")  # the run changed test or protected files (dropped)
+        prep.flags.append("tests_modified")  # the run changed test or protected files (dropped)
     if "pidns" not in result.isolation:
-        flags.append("agent_not_isolated")  # it could read the harness's /proc
+        prep.flags.append("agent_not_isolated")  # it could read the harness's /proc
     base = _base_record(cfg, res, prep, outcome, error)
     return base.model_copy(update={
         "cli_version": transcript.cli_version or base.cli_version,
-        "correct": correct, "grading": grade.as_record(), "tokens": transcript.tokens,
-        "vendor_cost_usd": cost.vendor_usd, "computed_cost_usd": cost.computed_usd,
-        "cost_usd": cost.used_usd, "cost_source": cost.source, "duration_s": result.duration_s,
-        "turns": transcript.num_turns or len(transcript.turns),
-        "tool_calls": len(transcript.tool_calls),
+        "correct": correct, "grading": grade.as_record(), "duration_s": result.duration_s,
         "tool_adopted": tool_adopted(res.modes[prep.run.arm].validity, transcript, workdir),
         "viewed_spans": list(getattr(transcript, "viewed_spans", []) or []),
-        "retrieval": retrieval, "flags": flags})
+        "retrieval": retrieval})
 
 
 def _retrieval(cfg: EngineConfig, prep: Prepared, transcript: Transcript,

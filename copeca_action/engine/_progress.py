@@ -32,8 +32,12 @@ class _Tally:
         if final:
             self.done += 1
             self.correct += record.correct
-        if record.reached_agent:
+        if record.cost_usd is not None:  # every attempt's spend, retried ones too
             self.spent += record.cost_usd
+
+
+def _usd(cost: float | None) -> str:
+    return "$?" if cost is None else f"${cost:.4f}"
 
 
 class PlainProgress:
@@ -57,7 +61,7 @@ class PlainProgress:
         retry = "" if final else f" (attempt {record.attempt}, retrying)"
         err = f" — {record.error}" if record.error and not record.correct else ""
         print(f"[{t.done:>{width}}/{t.total}] {record.task_id} {record.arm} {record.model} "
-              f"#{record.repetition}: {record.outcome} {verdict} ${record.cost_usd:.4f} "
+              f"#{record.repetition}: {record.outcome} {verdict} {_usd(record.cost_usd)} "
               f"{record.duration_s:.1f}s{retry}{err[:200]} | spent ${t.spent:.4f}, "
               f"correct {t.correct}", file=self.stream, flush=True)
 

@@ -162,7 +162,7 @@ class _Scheduler:
                 self.done.put((prep, AgentOutcome()))
                 continue
             key = f"{prep.run.arm}|{prep.run.model}"
-            if not self.budget.try_start(prep.run.run_id, key):
+            if not self.budget.try_start(_attempt(prep), key):
                 self.stats.budget_stopped = True
                 self.done.put((prep, AgentOutcome(skipped="budget_stop", error=_BUDGET_MSG)))
                 continue
@@ -173,7 +173,7 @@ class _Scheduler:
             outcome = start_agent(self.cfg, self.res, prep, self.cancel)
             last_end = time.perf_counter()
             if prep.cost is not None:
-                self.budget.settle(prep.run.run_id, key, prep.cost.used_usd)
+                self.budget.settle(_attempt(prep), key, prep.cost.used_usd)
             self.done.put((prep, outcome))
 
     def finisher(self) -> None:
@@ -205,10 +205,10 @@ class _Scheduler:
                     self.cancel.set()
             elif record.outcome in FINISHED:
                 self.endpoint_streak = 0
-            if record.reached_agent:
-                self.budget.settle(prep.run.run_id, key, record.cost_usd)
+            if prep.cost is not None:  # the agent ran: this attempt's spend counts
+                self.budget.settle(_attempt(prep), key, record.cost_usd)
             else:
-                self.budget.release(prep.run.run_id)
+                self.budget.release(_attempt(prep))
             self.stats.records.append(record)
             self.stats.timings.append(dict(prep.timings))
             self.progress.update(record, final=not retry)
@@ -280,6 +280,11 @@ def _fatal_error(exc: BaseException) -> CopecaError:
                           "kept: fix it, then run again with --resume")
     return InfraError(f"the harness failed ({type(exc).__name__}: {exc}); the runs recorded "
                       "so far are kept, --resume continues them")
+
+
+def _attempt(prep: Prepared) -> str:
+    """The budget's key for one attempt of a run: every attempt's spend counts."""
+    return f"{prep.run.run_id}#{prep.attempt}"
 
 
 @contextlib.contextmanager
@@ -366,11 +371,12 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         latest = latest_by_run_id(out.records())
         finished = {rid for rid, r in latest.items() if r.outcome in FINISHED}
         history = [(f"{r.arm}|{r.model}", r.cost_usd) for r in latest.values()
-                   if r.reached_agent]
-        # Reused runs cost nothing now: they inform the expected cost of a run but do not
-        # use up this invocation's budget (their measured cost still counts in spend).
-        spent = sum(r.cost_usd for r in latest.values()
-                    if r.reached_agent and r.reused_from is None)
+                   if r.reached_agent and r.cost_usd is not None]
+        # Every attempt ever recorded counts (an infra error after the agent ran, an
+        # interrupted run, a superseded retry spent money too). Reused runs cost nothing
+        # now: they inform the expected cost but do not use up this invocation's budget.
+        spent = sum(r.cost_usd for r in out.records()
+                    if r.cost_usd is not None and r.reused_from is None)
         budget = Budget(cfg.scenario.budget_usd, spent, history)
         todo = [r for r in plan.runs if r.run_id not in finished]
         if cfg.reuse_worktrees:

@@ -36,6 +36,7 @@ from copeca_action.scenario import (
     find_corpus_root,
     load_corpus,
     load_scenario,
+    require_prices,
 )
 from copeca_action.workspace import SnapshotStore, default_cache_dir
 
@@ -115,6 +116,10 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
         scenario = Scenario.model_validate({**scenario.model_dump(), **changes})
     loaded: Corpus = load_corpus(root).require_ok()
     check_references(scenario, loaded, scenario_path)
+    # Refuse before the first paid run: a model no table prices and no CLI reports.
+    price_warnings = [str(w) for w in require_prices(scenario, scenario_path, loaded)]
+    for warning in price_warnings:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     plan = build_plan(scenario, loaded.tasks, compare=compare)
     if shard:
         plan = shard_plan(plan, parse_shard(shard))

@@ -186,7 +186,10 @@ class _Row(TypedDict):
     category: NotRequired[str]
     language: NotRequired[str]
     correct: NotRequired[bool]
-    cost_usd: NotRequired[Annotated[float, Field(ge=0, allow_inf_nan=False)]]
+    cost_usd: NotRequired[Annotated[float, Field(ge=0, allow_inf_nan=False)] | None]
+    cost_source: NotRequired[str]
+    cost_unknown_reason: NotRequired[str | None]
+    served_model: NotRequired[str | None]
     tokens: NotRequired[_Tokens]
     turns: NotRequired[NonNegInt]
     tool_calls: NotRequired[NonNegInt]
@@ -256,7 +259,8 @@ def _quick_ok(rows: list[dict[str, Any]]) -> bool:
             return False
         if {type(r.get("repetition", 0)) for r in rows} - {int}:
             return False
-        costs = np.array([r.get("cost_usd", 0.0) for r in rows], dtype=np.float64)
+        costs = np.array([c for r in rows if (c := r.get("cost_usd", 0.0)) is not None],
+                         dtype=np.float64)
     except (KeyError, TypeError, ValueError):
         return False
     return bool(np.all(np.isfinite(costs)) and np.all(costs >= 0))
@@ -304,7 +308,8 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
         "tokens": {"input": g("input_tokens") or 0, "output": g("output_tokens") or 0,
                    "cache_write": g("cache_creation_tokens") or 0,
                    "cache_read": g("cache_read_tokens") or 0},
-        "cost_usd": float(cost or 0.0), "cost_source": _SOURCES.get(str(g("cost_source")), "none"),
+        "cost_usd": None if cost is None else float(cost),
+        "cost_source": _SOURCES.get(str(g("cost_source")), "none"),
         "duration_s": (g("duration_ms") or 0) / 1000, "turns": g("num_turns") or 0,
         "tool_calls": g("num_tool_calls") or 0, "tool_adopted": g("tool_adopted"),
         "flags": flags,
@@ -316,6 +321,8 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
     version = g("cli_version")
     if isinstance(version, str) and version:
         out["cli_version"] = version
+    if cost is None:  # spent or not, nobody knows: never 0
+        out["cost_unknown_reason"] = "the copeca record has no total_cost_usd"
     if scenario:
         out["scenario"] = scenario
     return out

@@ -28,7 +28,11 @@ class Tokens(RecordModel):
     output: NonNeg = 0
     """Output tokens (reasoning included)."""
     cache_write: NonNeg = 0
+    """Input tokens written to the prompt cache (every lifetime)."""
     cache_read: NonNeg = 0
+    cache_write_1h: NonNeg = 0
+    """Of `cache_write`, the tokens written with a 1-hour lifetime (priced apart); the rest
+    of `cache_write` is priced as 5-minute writes. 0 when the CLI reports no split."""
 
     @property
     def total(self) -> int:
@@ -76,9 +80,20 @@ class RunRecord(RecordModel):
     """What the CLI reported, when it reports a cost."""
     computed_cost_usd: Annotated[float, Field(ge=0)] | None = None
     """Σ tokens × the runner's pricing."""
-    cost_usd: Annotated[float, Field(ge=0)] = 0.0
-    """The cost counted in spend (see cost_source)."""
+    cost_usd: Annotated[float, Field(ge=0)] | None = 0.0
+    """The cost counted in spend (see cost_source). None: unknown (never 0), with
+    `cost_unknown_reason`; a report that counts such a run is `invalid`. 0 for a run that
+    never reached the agent."""
     cost_source: CostSource = "none"
+    cost_unknown_reason: str | None = None
+    """Why `cost_usd` is None: the models without a price, a token class the price table
+    leaves null, or usage the CLI did not report."""
+    served_model: str | None = None
+    """The model the endpoint said it served (`model` is the one requested); the cost follows
+    it. None: the CLI's output does not say. Differs from `model` → flag `model_remapped`."""
+    subagent_sessions: NonNeg = 0
+    """Sub-agent sessions the CLI wrote beside the main one (Codex); their usage is in
+    `tokens` and the cost."""
     duration_s: Annotated[float, Field(ge=0)] = 0.0
     turns: NonNeg = 0
     tool_calls: NonNeg = 0

@@ -29,6 +29,7 @@ from copeca_action.report._model import (
 )
 from copeca_action.report._power import Design, Pilot, power
 from copeca_action.report._retrieval import retrieval_section
+from copeca_action.report._spend import judge_spend, spend_warnings
 from copeca_action.report._spending import current_look, look_alpha, schedule, spent
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
@@ -128,6 +129,8 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
                    if len(table) else "no records"]
     else:
         verdict, reasons = comparisons[headline].verdict, comparisons[headline].reasons
+    verdict, reasons, comparisons = judge_spend(table.spend, verdict, reasons, comparisons)
+    warnings += spend_warnings(table.spend)
     warnings += _run_warnings(table, arms, s)
     infra = table.outcome == INFRA
     stopped = table.outcome == NOT_RUN
@@ -138,7 +141,11 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
         exclusions=Exclusions(
             infra_error_runs=sorted(table.run_id[i] for i in np.flatnonzero(infra)),
             not_run=sorted(table.run_id[i] for i in np.flatnonzero(stopped)),
-            superseded_attempts=table.attempts_superseded),
+            superseded_attempts=table.attempts_superseded,
+            spend_usd=table.spend.excluded_usd, spend_attempts=table.spend.excluded_attempts,
+            spend_unknown_attempts=table.spend.excluded_unknown,
+            unknown_cost_runs=list(table.spend.unknown_runs),
+            unknown_cost_models=list(table.spend.unknown_models)),
         thresholds=s.thresholds, seed=s.seed, resamples=s.resamples, alpha=s.alpha,
         interval_method=s.method,
         source_format="copeca" if source_format == "copeca" else "copeca-action",

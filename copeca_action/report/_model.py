@@ -197,6 +197,18 @@ class Exclusions(ReportModel):
     """Run ids stopped by the budget before they started."""
     superseded_attempts: int
     """Earlier records of a run id replaced by a later attempt."""
+    spend_usd: float = 0.0
+    """Known spend of attempts outside the statistics (infra errors after the agent ran,
+    interrupted runs, attempts a retry superseded): spent, but not in any arm's spend."""
+    spend_attempts: int = 0
+    """Attempts behind `spend_usd` (including those whose cost is unknown)."""
+    spend_unknown_attempts: int = 0
+    """Of `spend_attempts`, those whose cost is unknown (not in `spend_usd`)."""
+    unknown_cost_runs: list[str] = []
+    """Counted runs whose cost is unknown: left out of the statistics (never counted as 0);
+    the verdict is `invalid` while there are any."""
+    unknown_cost_models: list[str] = []
+    """The models (served, else requested) of those runs."""
 
 
 class RetrievalArm(ReportModel):

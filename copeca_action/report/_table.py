@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 
 from copeca_action.errors import ConfigError
 from copeca_action.records import OUTCOMES, RetrievalSummary, RunRecord
+from copeca_action.report._spend import SpendAccount, account_spend
 
 OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
 INFRA = OUTCOME_CODE["infra_error"]
@@ -88,6 +89,9 @@ class RecordTable:
     """Per row, the run's retrieval metrics (None: not scored); empty when no row has any."""
     endpoints: tuple[tuple[str, int], ...] = field(default=())
     """Rows per RunRecord `endpoint` (`unknown` for records without one), sorted by name."""
+    spend: SpendAccount = field(default_factory=SpendAccount)
+    """Spend outside the rows: excluded and retried attempts, and counted runs whose cost
+    is unknown (those are not rows: the statistics never see an unknown cost)."""
 
     def __len__(self) -> int:
         return len(self.run_id)
@@ -116,15 +120,17 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
     model or repetition, or two different results of one run, is a ConfigError naming the
     run id (`source`: the file, for the message), never a silent replacement."""
     latest: dict[str, Mapping[str, Any]] = {}
-    total = 0
+    every: list[Mapping[str, Any]] = []
     for row in rows:
         rid = str(row["run_id"])
         prev = latest.get(rid)
         if prev is not None:
             _check_repeat(rid, prev, row, source)
         latest[rid] = row
-        total += 1
-    kept = list(latest.values())
+        every.append(row)
+    total = len(every)
+    kept, spend = account_spend(every, latest)
+    total -= len(spend.unknown_runs)
     if not scenario and kept:
         scenario = str(kept[0].get("scenario", ""))
 
@@ -146,7 +152,7 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
     models = col("model")
     served = [r.get("served_model") or m for r, m in zip(kept, models, strict=True)]
     return RecordTable(
-        run_id=tuple(latest),
+        run_id=tuple(str(r["run_id"]) for r in kept),
         task=Labels.of(col("task_id")),
         arm=Labels.of(col("arm")),
         model=Labels.of(models),
@@ -169,6 +175,7 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         scenario=scenario,
         attempts_superseded=total - len(kept),
         correct_agent_errors=int((graded & failed).sum()),
+        spend=spend,
         extra_warnings=tuple(warnings),
         retrieval=_retrieval_column(col("retrieval", None)),
         endpoints=tuple(sorted(Counter(e or "unknown" for e in col("endpoint", None)).items())),
@@ -210,4 +217,5 @@ def table_from_records(records: Iterable[RunRecord], scenario: str = "") -> Reco
 _FIELDS = {"run_id", "scenario", "task_id", "arm", "model", "served_model", "runner",
            "cli_version",
            "repetition", "control", "category", "language", "outcome", "correct", "tokens",
-           "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags", "endpoint"}
+           "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags", "endpoint",
+           "cost_source", "cost_unknown_reason"}

@@ -48,7 +48,10 @@ if _typing.TYPE_CHECKING:
         ValidationResult,
         contamination_of,
         lint_prompt,
+        price_problems,
+        require_prices,
         select_task_ids,
+        unpriced_message,
         validate_paths,
     )
 
@@ -90,7 +93,10 @@ __all__ = [
     "load_runner",
     "load_scenario",
     "load_task",
+    "price_problems",
+    "require_prices",
     "select_task_ids",
+    "unpriced_message",
     "validate_paths",
 ]
 
@@ -132,7 +138,10 @@ _LAZY: dict[str, str] = {
     "load_runner": "copeca_action.scenario._load",
     "load_scenario": "copeca_action.scenario._load",
     "load_task": "copeca_action.scenario._load",
+    "price_problems": "copeca_action.scenario._validate",
+    "require_prices": "copeca_action.scenario._validate",
     "select_task_ids": "copeca_action.scenario._validate",
+    "unpriced_message": "copeca_action.scenario._validate",
     "validate_paths": "copeca_action.scenario._validate",
 }
 """Each public name and its module, imported on first use (PEP 562): importing one

@@ -204,13 +204,38 @@ class Mode(InputModel):
 # ---------------------------------------------------------------- runner
 
 
-class Pricing(InputModel):
-    """USD per million tokens."""
+Price = Annotated[float, Field(ge=0)]
 
-    input: Annotated[float, Field(ge=0)]
-    output: Annotated[float, Field(ge=0)]
-    cache_write: Annotated[float, Field(ge=0)] = 0
-    cache_read: Annotated[float, Field(ge=0)] = 0
+
+class Pricing(InputModel):
+    """One model's list prices, USD per million tokens. Every field is required: a price
+    that is not written down is an error, never 0. `null` says the vendor has no such token
+    class for this model (e.g. no 1-hour cache); tokens of a `null` class make the run's
+    cost unknown rather than free."""
+
+    input: Price
+    """Uncached input tokens."""
+    output: Price
+    """Output tokens (reasoning included)."""
+    cache_read: Price | None
+    """Input tokens read from the prompt cache (cache hits)."""
+    cache_write_5m: Price | None
+    """Input tokens written to the prompt cache with the default (5-minute) lifetime. A
+    vendor that does not bill cache writes apart bills them as input: write the input
+    price here."""
+    cache_write_1h: Price | None
+    """Input tokens written to the 1-hour prompt cache, where the vendor bills them apart
+    (Anthropic: 2 × input); `null` where the vendor has no such cache."""
+    aliases: list[NonEmpty] = []
+    """Other ids the same model is served under (dated snapshots, `[1m]` variants) and
+    priced the same. No prefix is ever guessed: an id that is neither a key nor an alias
+    has no price."""
+    source: Annotated[str, Field(pattern=r"^https?://\S+$")]
+    """The vendor's page these prices were read from."""
+    checked: dt.date
+    """When they were last checked against `source`."""
+    note: str = ""
+    """What is not modelled (long-context or regional surcharges, priority tiers, ...)."""
 
 
 class Runner(InputModel):
@@ -242,10 +267,42 @@ class Runner(InputModel):
     parser: NonEmpty
     """Transcript parser: one of stream_json, codex_json, gemini_json, qwen_json, opencode_json
     (the name also picks how the CLI's config files are written)."""
+    vendor_cost: bool
+    """Whether the CLI reports a cost of its own (Claude Code's `total_cost_usd`). A runner
+    without one cannot run a model that has no price: `validate`, `plan` and `run` refuse."""
+    cost_headline: Literal["computed", "vendor"]
+    """Which cost a record counts: `computed` (tokens × this table; the vendor figure is kept
+    beside it) or `vendor` (the CLI's figure; the computed one kept beside it)."""
     pricing: dict[NonEmpty, Pricing]
-    """Per model id, USD per 1M tokens."""
+    """Per exact model id (plus each entry's `aliases`), USD per 1M tokens."""
     pricing_updated: dt.date
-    """When the prices were last checked; older than 60 days warns."""
+    """When the table as a whole was last checked; more than 60 days before a run's date
+    warns."""
+
+    @model_validator(mode="after")
+    def _aliases_unique(self) -> Runner:
+        owner: dict[str, str] = {model: model for model in self.pricing}
+        for model, price in self.pricing.items():
+            for alias in price.aliases:
+                if alias in owner:
+                    what = ("a model id" if owner[alias] == alias
+                            else f"an alias of {owner[alias]!r}")
+                    raise ValueError(f"pricing: {alias!r} (an alias of {model!r}) is already "
+                                     f"{what}")
+                owner[alias] = model
+        if self.cost_headline == "vendor" and not self.vendor_cost:
+            raise ValueError("cost_headline is vendor but vendor_cost is false: the CLI "
+                             "reports no cost to count")
+        return self
+
+    def price_of(self, model: str) -> tuple[str, Pricing] | None:
+        """The priced id and price of `model` (an exact id or an alias); None: unpriced."""
+        if model in self.pricing:
+            return model, self.pricing[model]
+        for key, price in self.pricing.items():
+            if model in price.aliases:
+                return key, price
+        return None
 
     @field_validator("parser")
     @classmethod

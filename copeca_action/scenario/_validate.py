@@ -180,10 +180,9 @@ def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,
             result.errors.append(doc.problem(("model_runner_map", model),
                                              f"unknown runner {runner!r}; known: "
                                              + (", ".join(sorted(corpus.runners)) or "none")))
-        elif model not in corpus.runners[runner].pricing:
-            result.warnings.append(doc.problem(("model_runner_map", model),
-                                               f"runner {runner!r} has no pricing for {model!r}:"
-                                               " computed cost will be missing"))
+    errors, warnings = price_problems(scenario, doc, corpus)
+    result.errors += errors
+    result.warnings += warnings
     ids = sorted(corpus.tasks)
     for i, pattern in enumerate(scenario.tasks.include):
         if not fnmatch.filter(ids, pattern):
@@ -201,6 +200,52 @@ def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,
     if "baseline" not in scenario.modes:
         result.warnings.append(doc.problem(("modes",), "no baseline mode: no delta can be "
                                            "computed against a baseline"))
+
+
+def unpriced_message(runner: Runner, model: str, runner_file: Path | str) -> str:
+    """Why a model a runner cannot price is refused, and how to add its price."""
+    return (f"model {model!r} has no price in {runner_file} (runner {runner.name!r}), and "
+            f"{runner.binary} reports no cost of its own (vendor_cost: false): every run's "
+            "cost would be unknown. Add an entry under `pricing:` with input, output, "
+            "cache_read, cache_write_5m, cache_write_1h, source and checked (see "
+            f"docs/runners.md, 'The price table'), or list {model!r} in the `aliases` of the "
+            "entry it is served as")
+
+
+def price_problems(scenario: Scenario, doc: YamlDoc,
+                   corpus: Corpus) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) for the scenario's models and their runners' price tables: a
+    model without a price is an error for a runner that reports no cost of its own, a
+    warning for one that does (its own figure is then the cost)."""
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+    for model in scenario.models:
+        name = scenario.model_runner_map.get(model)
+        runner = corpus.runners.get(name or "")
+        if runner is None or runner.price_of(model) is not None:
+            continue
+        where = ("model_runner_map", model)
+        runner_file = corpus.runners_root / f"{runner.name}.yaml"
+        if not runner.vendor_cost:
+            errors.append(doc.problem(where, unpriced_message(runner, model, runner_file)))
+        else:
+            warnings.append(doc.problem(where, (
+                f"model {model!r} has no price in {runner_file}: its cost will be the CLI's "
+                f"own figure ({runner.binary} reports one), not checked against a table")))
+    return errors, warnings
+
+
+def require_prices(scenario: Scenario, scenario_path: Path, corpus: Corpus) -> list[Problem]:
+    """Refuse before any run: raises ConfigError naming every model a runner without a cost
+    of its own cannot price; returns the warnings (models priced by the CLI alone).
+
+    Raises:
+        ConfigError: a scenario model has no price and its runner reports no cost.
+    """
+    errors, warnings = price_problems(scenario, load_yaml(scenario_path), corpus)
+    if errors:
+        raise ConfigError(errors)
+    return warnings
 
 
 def select_task_ids(scenario: Scenario, ids: list[str]) -> list[str]:

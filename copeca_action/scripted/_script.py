@@ -234,6 +234,9 @@ class Script(InputModel):
     steps: list[Step] = Field(min_length=1)
     variation: Variation = Variation()
     faults: list[Fault] = []
+    serves_model: str | None = None
+    """The model the replies say they come from (`model` in the response); unset: the
+    requested one. Plays an endpoint that answers with another model than asked for."""
     tool_search_usage: Usage | None = None
     """Usage of the extra `ToolSearch` turn Claude Code needs before calling a deferred (MCP)
     tool; unset: derived from the request size like any step without `usage`."""

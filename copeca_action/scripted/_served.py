@@ -43,6 +43,9 @@ class ServedConversation(RecordModel):
     script: str
     api: str
     model: str
+    """The model the CLI asked for (its first request)."""
+    served_model: str | None = None
+    """The model the replies named (the script's `serves_model`, else `model`)."""
     variant: int
     wrong_answer: bool
     extra_step: bool

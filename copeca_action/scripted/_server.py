@@ -276,6 +276,10 @@ class _Handler(BaseHTTPRequestHandler):
             name, args = translate(action, view.api, view.tools + view.deferred, view.cwd,
                                    view.params)
             namespace, inner = view.namespaces.get(name, (None, name))
+            if namespace is None and view.api == "openai" and "__" in name.strip("_"):
+                # a tool of a group the request lists outside `tools` (Codex's
+                # `collaboration` tools): `group__tool` is sent as namespace + name
+                namespace, inner = name.rsplit("__", 1)
             calls.append(ToolUse(make_id(view.api, conv.conv, plan.variant, step, k), inner,
                                  args, namespace))
         to_load = [c.name for c in calls if c.name in view.deferred]
@@ -288,14 +292,16 @@ class _Handler(BaseHTTPRequestHandler):
                                             "max_results": len(to_load)})
             usage = (plan.script.tool_search_usage or tool_search_default(spec.usage)
                      or _fallback_usage(view, None, [search]))
-            return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}a", text=None,
+            return Reply(model=plan.script.serves_model or view.model,
+                         message_id=f"cpc_{conv.conv}_{step}a", text=None,
                          calls=[search], usage=usage), True
         text = spec.answer if spec.answer is not None else spec.text
         usage = plan.usage(step, _fallback_usage(view, text, calls))
         carried = getattr(WIRES[view.api], "carried", None)
         if carried is not None:  # the wire has no cache-write figure: served as input
             usage = carried(usage)
-        return Reply(model=view.model, message_id=f"cpc_{conv.conv}_{step}", text=text,
+        return Reply(model=plan.script.serves_model or view.model,
+                     message_id=f"cpc_{conv.conv}_{step}", text=text,
                      calls=calls, usage=usage), False
 
     def _send(self, api: str, stream: bool, reply: Reply, fault: Fault | None,

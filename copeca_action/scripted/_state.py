@@ -73,7 +73,9 @@ class Conversation:
                                     text=reply.text if reply else None, tool_calls=step_calls,
                                     final=bool(reply and reply.final)))
         return ServedConversation(conv=self.conv, script=self.script.id, api=self.api,
-                                  model=self.model, variant=self.plan.variant,
+                                  model=self.model,
+                                  served_model=self.script.serves_model or self.model,
+                                  variant=self.plan.variant,
                                   wrong_answer=self.plan.wrong_answer,
                                   extra_step=self.plan.extra_step, steps=steps, tokens=total,
                                   tool_calls=calls, answer=answer, completed=answer is not None)

@@ -10,9 +10,12 @@ if _typing.TYPE_CHECKING:
         DIVERGENCE,
         PRICING_MAX_AGE_DAYS,
         RunCost,
+        canonical,
         cost_of,
         price_for,
         pricing_age_warning,
+        tokens_usd,
+        unpriced_models,
     )
     from copeca_action.transcript._gemini_json import parse_gemini_json
     from copeca_action.transcript._model import ToolCall, Transcript, Turn
@@ -30,6 +33,7 @@ __all__ = [
     "ToolCall",
     "Transcript",
     "Turn",
+    "canonical",
     "cost_of",
     "parse_codex_json",
     "parse_gemini_json",
@@ -39,6 +43,8 @@ __all__ = [
     "parse_transcript",
     "price_for",
     "pricing_age_warning",
+    "tokens_usd",
+    "unpriced_models",
 ]
 
 _LAZY: dict[str, str] = {
@@ -50,6 +56,7 @@ _LAZY: dict[str, str] = {
     "ToolCall": "copeca_action.transcript._model",
     "Transcript": "copeca_action.transcript._model",
     "Turn": "copeca_action.transcript._model",
+    "canonical": "copeca_action.transcript._cost",
     "cost_of": "copeca_action.transcript._cost",
     "parse_codex_json": "copeca_action.transcript._codex_json",
     "parse_gemini_json": "copeca_action.transcript._gemini_json",
@@ -59,6 +66,8 @@ _LAZY: dict[str, str] = {
     "parse_transcript": "copeca_action.transcript._registry",
     "price_for": "copeca_action.transcript._cost",
     "pricing_age_warning": "copeca_action.transcript._cost",
+    "tokens_usd": "copeca_action.transcript._cost",
+    "unpriced_models": "copeca_action.transcript._cost",
 }
 """Each public name and its module, imported on first use (PEP 562): importing one
 submodule of this package does not load the others."""

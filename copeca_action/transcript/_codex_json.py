@@ -32,6 +32,7 @@ from copeca_action.transcript._model import ToolCall, Transcript, Turn
 
 _STDOUT_IGNORED = frozenset({"turn.started", "item.updated"})
 _ROLLOUT_TYPES = frozenset({"session_meta", "response_item", "event_msg", "token_usage_record",
+                            "inter_agent_communication_metadata",
                             "turn_context", "world_state", "compacted"})
 _STATUS_RE = re.compile(r"\b(?:status(?: code)?:?\s*|HTTP\s*)([1-5]\d\d)\b", re.IGNORECASE)
 _ERROR_INFO_STATUS = {"internal_server_error": 500, "server_overloaded": 529,
@@ -74,7 +75,8 @@ def parse_codex_json(stdout_path: Path, config_dir: Path | None = None) -> Trans
     rollout = _find_rollout(config_dir, out.thread_id) if config_dir else None
     if rollout is None:
         return _from_stdout(out)
-    return _from_rollout(out, rollout)
+    assert config_dir is not None
+    return _with_subagents(_from_rollout(out, rollout), rollout, config_dir / "sessions")
 
 
 # ---------------------------------------------------------------- stdout
@@ -167,10 +169,13 @@ def _from_stdout(out: _Stdout) -> Transcript:
     completed = bool(out.turn_tokens) and not out.failed
     if not out.turn_tokens and not out.failed:
         problems.append("no `turn.completed` line: the run ended before the CLI finished")
+    # Items without any usage line: model responses were served whose tokens are unknown.
+    usage_complete = bool(out.turn_tokens) or not (out.calls or out.messages)
     answer = out.messages[-1] if completed and out.messages and \
         out.last_kind == "agent_message" else None
     error = "; ".join(dict.fromkeys(out.errors)) or None
     return Transcript(parser="codex_json", turns=turns, tool_calls=calls, tokens=tokens,
+                      usage_complete=usage_complete,
                       answer=answer, num_turns=len(turns), is_error=not completed,
                       api_error_status=_status(error, None), error=error,
                       session_id=out.thread_id, problems=problems)
@@ -229,8 +234,10 @@ def _from_rollout(out: _Stdout, path: Path) -> Transcript:
         elif kind not in _ROLLOUT_TYPES:
             rollout_problems.append(f"line {number}: unknown record type {kind!r}")
     problems.extend(f"rollout {p}" for p in rollout_problems)
+    usage_complete = not pending
     if pending:
-        problems.append("the last model response has no usage record (the run was cut off)")
+        problems.append("the last model response has no usage record (the run was cut off): "
+                        "its tokens are unknown")
         turns.append(Turn(index=len(turns), text="\n".join(pending.texts),
                           tool_calls=pending.calls))
     # Results arrive after their call's turn was closed: attach them now.
@@ -256,6 +263,7 @@ def _from_rollout(out: _Stdout, path: Path) -> Transcript:
         tool_calls=tool_calls,
         tokens=tokens,
         tokens_by_model={model: tokens} if model and tokens.total else {},
+        usage_complete=usage_complete,
         answer=as_str(complete.get("last_agent_message")) if finished and complete else None,
         duration_ms=as_int(duration) if duration is not None else None,
         num_turns=len(turns),
@@ -267,6 +275,72 @@ def _from_rollout(out: _Stdout, path: Path) -> Transcript:
         session_id=as_str(meta.get("id")) or out.thread_id,
         problems=problems,
     )
+
+
+def _with_subagents(main: Transcript, rollout: Path, sessions: Path) -> Transcript:
+    """Add the usage of every sub-agent session (`spawn_agent`) to the main one: each writes
+    its own rollout file (`session_meta.parent_thread_id`) and stdout's `turn.completed`
+    holds the main thread's usage only. Their turns and tool calls stay their own."""
+    others = [p for p in sorted(sessions.rglob("rollout-*.jsonl"))
+              if p != rollout]
+    if not others:
+        return main
+    by_model = dict(main.tokens_by_model)
+    total = main.tokens
+    problems = list(main.problems)
+    complete = main.usage_complete
+    found = 0
+    for path in others:
+        sub = _subagent_usage(path)
+        if sub is None:
+            problems.append(f"{path.name}: a session that is not a sub-agent of this run "
+                            "(left out)")
+            continue
+        found += 1
+        model, tokens, sub_complete, sub_problems = sub
+        problems.extend(f"sub-agent {path.name}: {p}" for p in sub_problems)
+        complete = complete and sub_complete
+        if not tokens.total:
+            continue
+        total = sum_tokens([total, tokens])
+        if model is None:
+            complete = False
+            problems.append(f"sub-agent {path.name}: no model named; its tokens cannot be "
+                            "priced")
+            continue
+        by_model[model] = sum_tokens([by_model.get(model, Tokens()), tokens])
+    return main.model_copy(update={"tokens": total, "tokens_by_model": by_model,
+                                   "subagent_sessions": found, "usage_complete": complete,
+                                   "problems": problems})
+
+
+def _subagent_usage(path: Path) -> tuple[str | None, Tokens, bool, list[str]] | None:
+    """(model, summed usage, usage complete, problems) of one sub-agent rollout, or None
+    when it is not a sub-agent session."""
+    problems: list[str] = []
+    model: str | None = None
+    parent: str | None = None
+    used: list[Tokens] = []
+    open_items = False
+    for _number, event in read_events(path, problems):
+        kind, payload = event["type"], as_dict(event.get("payload"))
+        if kind == "session_meta":
+            parent = as_str(payload.get("parent_thread_id"))
+        elif kind == "turn_context":
+            model = as_str(payload.get("model")) or model
+        elif kind == "event_msg" and payload.get("type") == "thread_settings_applied":
+            model = as_str(as_dict(payload.get("thread_settings")).get("model")) or model
+        elif kind == "response_item":
+            ptype = payload.get("type")
+            if ptype in ("function_call", "custom_tool_call", "local_shell_call") or (
+                    ptype == "message" and payload.get("role") == "assistant"):
+                open_items = True
+        elif kind == "token_usage_record":
+            used.append(openai_tokens(as_dict(payload.get("usage"))))
+            open_items = False
+    if parent is None:  # the config dir is the run's own: every child session is its own
+        return None
+    return model, sum_tokens(used), not open_items, problems
 
 
 def _response_item(payload: dict[str, Any], pending: _Pending, calls: dict[str, ToolCall],

@@ -1,9 +1,11 @@
-"""What a run cost: Σ tokens × the runner's prices, beside what the CLI itself reported."""
+"""What a run cost: Σ tokens × the runner's prices, beside what the CLI itself reported.
+
+No unknown ever becomes a number: a model without a price, tokens of a class the table
+leaves `null`, or usage the CLI did not report make the cost None with a reason."""
 
 from __future__ import annotations
 
 import datetime as dt
-import re
 from typing import Annotated
 
 from pydantic import Field
@@ -16,7 +18,6 @@ from copeca_action.transcript._model import Transcript
 DIVERGENCE = 0.05
 """Vendor and computed cost differing by more than this share of the larger is flagged."""
 PRICING_MAX_AGE_DAYS = 60
-_DATE_SUFFIX = re.compile(r"(-\d{8}|@\d{8}|-latest|\[1m\])$")
 
 Usd = Annotated[float, Field(ge=0)]
 
@@ -27,59 +28,91 @@ class RunCost(RecordModel):
     vendor_usd: Usd | None = None
     """What the CLI reported (Claude Code's `total_cost_usd`); None when it reports none."""
     computed_usd: Usd | None = None
-    """Σ tokens × pricing; None when a model the run used has no price in the runner."""
-    used_usd: Usd = 0.0
+    """Σ tokens × pricing; None when a model the run used has no price in the runner, or
+    tokens of a class its price leaves null."""
+    used_usd: Usd | None = None
+    """The runner's `cost_headline` (the other one when the headline is unknown); None:
+    unknown, see `unknown_reason`."""
     source: CostSource = "none"
-    """`vendor` when the CLI reported a cost, else `computed`, else `none`."""
+    """Which one `used_usd` is: `vendor`, `computed`, or `none` (unknown)."""
+    unknown_reason: str | None = None
     diverged: bool = False
     """Both known and more than 5% apart: a pricing table or a parser is wrong."""
     unpriced_models: list[str] = []
+    served_model: str | None = None
+    """The model the endpoint served (the CLI's naming), when the transcript shows it."""
+    remapped: bool = False
+    """The served model is not the requested one (nor one of its aliases)."""
 
 
 def price_for(runner: Runner, model: str) -> Pricing | None:
-    """The runner's price for a model id: exact, then without a date/alias suffix, then the
-    longest priced id the model id starts with (`claude-sonnet-4-5-20250929`)."""
-    if model in runner.pricing:
-        return runner.pricing[model]
-    base = _DATE_SUFFIX.sub("", model)
-    if base in runner.pricing:
-        return runner.pricing[base]
-    prefixes = [k for k in runner.pricing if base.startswith(k + "-")]
-    return runner.pricing[max(prefixes, key=len)] if prefixes else None
+    """The runner's price for an exact model id or an alias; never a guess."""
+    found = runner.price_of(model)
+    return found[1] if found else None
 
 
-def tokens_usd(tokens: Tokens, price: Pricing) -> float:
-    return (tokens.input * price.input + tokens.output * price.output
-            + tokens.cache_write * price.cache_write
-            + tokens.cache_read * price.cache_read) / 1_000_000
+def canonical(runner: Runner, model: str) -> str:
+    """The priced id `model` stands for (itself when unpriced)."""
+    found = runner.price_of(model)
+    return found[0] if found else model
+
+
+def tokens_usd(tokens: Tokens, price: Pricing) -> tuple[float | None, list[str]]:
+    """The tokens' cost, or None and the token classes the price leaves null."""
+    parts = {"input": (tokens.input, price.input), "output": (tokens.output, price.output),
+             "cache_read": (tokens.cache_read, price.cache_read),
+             "cache_write_5m": (max(0, tokens.cache_write - tokens.cache_write_1h),
+                                price.cache_write_5m),
+             "cache_write_1h": (min(tokens.cache_write_1h, tokens.cache_write),
+                                price.cache_write_1h)}
+    missing = [name for name, (n, p) in parts.items() if n and p is None]
+    if missing:
+        return None, missing
+    return sum(n * (p or 0.0) for n, p in parts.values()) / 1_000_000, []
 
 
 def cost_of(transcript: Transcript, runner: Runner, model: str) -> RunCost:
-    """Price every model's tokens (the requested `model` when the CLI named none)."""
+    """Price every model's tokens: the ones the transcript names (the served models), else
+    the requested `model`. The runner's `cost_headline` says which cost counts."""
+    served = transcript.served_model
+    named = served or transcript.model or model
     usage = dict(transcript.tokens_by_model) or (
-        {transcript.model or model: transcript.tokens} if transcript.tokens.total else {})
+        {named: transcript.tokens} if transcript.tokens.total else {})
     computed: float | None = 0.0
     unpriced: list[str] = []
+    reasons: list[str] = []
     for name, tokens in sorted(usage.items()):
-        price = price_for(runner, name) or (price_for(runner, model)
-                                            if name == transcript.model else None)
+        price = price_for(runner, name)
         if price is None:
             unpriced.append(name)
+            continue
+        usd, missing = tokens_usd(tokens, price)
+        if usd is None:
+            reasons.append(f"{name} used {', '.join(missing)} tokens, which "
+                           f"runners/{runner.name}.yaml leaves null (no such price)")
         elif computed is not None:
-            computed += tokens_usd(tokens, price)
+            computed += usd
     if unpriced:
+        reasons.insert(0, f"no price for {', '.join(unpriced)} in runners/{runner.name}.yaml")
+    if not transcript.usage_complete:
+        reasons.append("the CLI's output names model responses without their usage")
+    if reasons:
         computed = None
     vendor = transcript.vendor_cost_usd
-    source: CostSource
-    if vendor is not None:
-        used, source = vendor, "vendor"
-    elif computed is not None:
-        used, source = computed, "computed"
-    else:
-        used, source = 0.0, "none"
-    return RunCost(vendor_usd=vendor, computed_usd=computed, used_usd=used,
-                   source=source,
-                   diverged=diverges(vendor, computed), unpriced_models=unpriced)
+    costs: dict[CostSource, float | None] = {"computed": computed, "vendor": vendor}
+    order: tuple[CostSource, CostSource] = (
+        ("computed", "vendor") if runner.cost_headline == "computed" else ("vendor", "computed"))
+    source: CostSource = next((k for k in order if costs[k] is not None), "none")
+    used = costs.get(source)
+    unknown = None
+    if used is None:
+        unknown = "; ".join(reasons) or "the CLI reported no cost and no usage"
+        if not runner.vendor_cost:
+            unknown += " (the CLI reports no cost of its own)"
+    remapped = served is not None and canonical(runner, served) != canonical(runner, model)
+    return RunCost(vendor_usd=vendor, computed_usd=computed, used_usd=used, source=source,
+                   unknown_reason=unknown, diverged=diverges(vendor, computed),
+                   unpriced_models=unpriced, served_model=served, remapped=remapped)
 
 
 def diverges(vendor: float | None, computed: float | None) -> bool:
@@ -88,11 +121,17 @@ def diverges(vendor: float | None, computed: float | None) -> bool:
     return abs(vendor - computed) > DIVERGENCE * max(vendor, computed)
 
 
+def unpriced_models(runner: Runner, models: list[str]) -> list[str]:
+    """The models a runner has no price for (exact id or alias)."""
+    return [m for m in models if price_for(runner, m) is None]
+
+
 def pricing_age_warning(runner: Runner, today: dt.date | None = None) -> str | None:
-    """A warning when the runner's prices were last checked more than 60 days ago."""
+    """A warning when the runner's prices were last checked more than 60 days before
+    `today` (the run's date; default: today)."""
     age = ((today or dt.date.today()) - runner.pricing_updated).days
     if age <= PRICING_MAX_AGE_DAYS:
         return None
     return (f"runner {runner.name!r}: pricing_updated is {runner.pricing_updated} ({age} days "
-            f"ago, more than {PRICING_MAX_AGE_DAYS}); computed costs may be wrong. Check the "
-            f"vendor's price page and update runners/{runner.name}.yaml")
+            f"before the run, more than {PRICING_MAX_AGE_DAYS}); computed costs may be wrong. "
+            f"Check the vendor's price pages and update runners/{runner.name}.yaml")

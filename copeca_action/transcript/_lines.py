@@ -71,7 +71,8 @@ def as_str(value: Any) -> str | None:
 def add_tokens(a: Tokens, b: Tokens) -> Tokens:
     return Tokens(input=a.input + b.input, output=a.output + b.output,
                   cache_write=a.cache_write + b.cache_write,
-                  cache_read=a.cache_read + b.cache_read)
+                  cache_read=a.cache_read + b.cache_read,
+                  cache_write_1h=a.cache_write_1h + b.cache_write_1h)
 
 
 def sum_tokens(items: list[Tokens]) -> Tokens:

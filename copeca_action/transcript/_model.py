@@ -41,6 +41,14 @@ class Transcript(RecordModel):
     """Totals over all turns."""
     tokens_by_model: dict[str, Tokens] = {}
     """Totals per model id (a CLI may call a second model, e.g. for sub-agents); priced apart."""
+    served_model: str | None = None
+    """The model the endpoint said it served, when the CLI's output shows it (Claude Code:
+    each response's `model`); None when it does not (Codex)."""
+    subagent_sessions: int = 0
+    """Sub-agent sessions found beside the main one and added to the usage (Codex)."""
+    usage_complete: bool = True
+    """False when the output names model responses whose usage it does not give (the cost is
+    then unknown, never 0)."""
     answer: str | None = None
     """The final result text, not intermediate narration."""
     vendor_cost_usd: float | None = None

@@ -36,10 +36,13 @@ _IGNORED_TYPES = frozenset({"system", "rate_limit_event", "keep_alive", "control
 
 
 def _usage_tokens(usage: dict[str, Any]) -> Tokens:
+    written = as_int(usage.get("cache_creation_input_tokens"))
+    split = as_dict(usage.get("cache_creation"))
     return Tokens(input=as_int(usage.get("input_tokens")),
                   output=as_int(usage.get("output_tokens")),
-                  cache_write=as_int(usage.get("cache_creation_input_tokens")),
-                  cache_read=as_int(usage.get("cache_read_input_tokens")))
+                  cache_write=written,
+                  cache_read=as_int(usage.get("cache_read_input_tokens")),
+                  cache_write_1h=min(written, as_int(split.get("ephemeral_1h_input_tokens"))))
 
 
 @dataclass
@@ -167,6 +170,9 @@ def _stream_event(state: _State, event: dict[str, Any]) -> None:
                           "cache_write"), ("cache_read_input_tokens", "cache_read")):
             if key in usage:
                 update[name] = as_int(usage[key])
+        if "cache_creation" in usage:
+            update["cache_write_1h"] = as_int(
+                as_dict(usage["cache_creation"]).get("ephemeral_1h_input_tokens"))
         msg.tokens = msg.tokens.model_copy(update=update)
         msg.output_final = True
 
@@ -187,8 +193,12 @@ def _finish(state: _State) -> Transcript:
                         "(killed, crashed or timed out); tokens are the per-message sums")
     by_model = _model_usage(as_dict(result.get("modelUsage")))
     tokens = _totals(result, by_model, turn_sum, problems)
-    if not by_model and model and tokens.total:
-        by_model = {model: tokens}
+    served = _served(state)
+    by_model = _by_served_model(by_model, state, served, problems)
+    if not by_model and tokens.total:
+        named = served[0] if served else model
+        if named:
+            by_model = {named: tokens}
     if state.result is not None and turns:
         if not all(m.output_final for m in state.messages.values()):
             problems.append("per-step output tokens are placeholders (no partial messages "
@@ -210,6 +220,7 @@ def _finish(state: _State) -> Transcript:
         parser="stream_json",
         cli_version=as_str(init.get("claude_code_version")),
         model=model,
+        served_model=served[0] if served else None,
         turns=turns,
         tool_calls=tool_calls,
         tokens=tokens,
@@ -268,6 +279,36 @@ def _totals(result: dict[str, Any], by_model: dict[str, Tokens], turn_sum: Token
     return total
 
 
+def _served(state: _State) -> list[str]:
+    """The models the endpoint named in its responses, the main agent's first."""
+    return list(dict.fromkeys(m.model for m in state.messages.values()
+                              if m.model and m.model != SYNTHETIC_MODEL))
+
+
+def _by_served_model(by_model: dict[str, Tokens], state: _State, served: list[str],
+                     problems: list[str]) -> dict[str, Tokens]:
+    """Claude Code keys `modelUsage` by the model it asked for; the cost follows the model
+    the endpoint answered with. A key no response named is renamed to the one served model
+    no key names; without `modelUsage` the per-message usage is grouped by served model."""
+    if not by_model:
+        grouped: dict[str, Tokens] = {}
+        for m in state.messages.values():
+            if m.model and m.model != SYNTHETIC_MODEL:
+                grouped[m.model] = sum_tokens([grouped.get(m.model, Tokens()), m.tokens])
+        return {k: v for k, v in grouped.items() if v.total}
+    unnamed = [k for k in by_model if k not in served]
+    unkeyed = [m for m in served if m not in by_model]
+    if not unnamed or not unkeyed:
+        return by_model
+    if len(unnamed) == 1 and len(unkeyed) == 1:
+        out = dict(by_model)
+        out[unkeyed[0]] = out.pop(unnamed[0])
+        return out
+    problems.append(f"the endpoint served {', '.join(unkeyed)} but usage is reported for "
+                    f"{', '.join(unnamed)}: priced as reported")
+    return by_model
+
+
 def _model_usage(model_usage: dict[str, Any]) -> dict[str, Tokens]:
     """`modelUsage` (camelCase, per model) as Tokens; models with no tokens are left out."""
     out: dict[str, Tokens] = {}
@@ -276,7 +317,10 @@ def _model_usage(model_usage: dict[str, Any]) -> dict[str, Tokens]:
         tokens = Tokens(input=as_int(usage.get("inputTokens")),
                         output=as_int(usage.get("outputTokens")),
                         cache_write=as_int(usage.get("cacheCreationInputTokens")),
-                        cache_read=as_int(usage.get("cacheReadInputTokens")))
+                        cache_read=as_int(usage.get("cacheReadInputTokens")),
+                        cache_write_1h=min(as_int(usage.get("cacheCreationInputTokens")),
+                                           as_int(usage.get(
+                                               "cacheCreationEphemeral1hInputTokens"))))
         if tokens.total:
             out[name] = tokens
     return out

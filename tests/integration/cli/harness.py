@@ -80,6 +80,7 @@ def run_cli(server: ScriptedServer, name: str, prompt: str, tmp: Path, *,
 def expected_usd(name: str, tokens: Tokens) -> float:
     price = price_for(runner(name), MODELS[name])
     assert price is not None
+    assert price.cache_read is not None and price.cache_write_5m is not None
     return (tokens.input * price.input + tokens.output * price.output
-            + tokens.cache_write * price.cache_write
+            + tokens.cache_write * price.cache_write_5m
             + tokens.cache_read * price.cache_read) / 1_000_000

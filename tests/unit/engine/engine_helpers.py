@@ -22,6 +22,15 @@ def fake(**spec: Any) -> str:
     return "Answer the question. FAKE" + json.dumps(spec)
 
 
+def price(input: float, output: float, cache_read: float | None = 0.0,
+          cache_write_5m: float | None = 0.0,
+          cache_write_1h: float | None = None) -> dict[str, Any]:
+    """A complete price-table entry (every field is required)."""
+    return {"input": input, "output": output, "cache_read": cache_read,
+            "cache_write_5m": cache_write_5m, "cache_write_1h": cache_write_1h,
+            "source": "https://example.invalid/prices", "checked": "2026-11-01"}
+
+
 def write(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -53,8 +62,9 @@ def make_corpus(root: Path, tasks: dict[str, dict[str, Any]],
     write(root / "runners" / "fake.yaml", {
         "name": "fake", "binary": str(script), "argv": ["-p", "{prompt}"],
         "model_args": ["--model", "{model}"], "config_dir_env": "FAKE_CONFIG_DIR",
-        "parser": "stream_json", "pricing_updated": "2026-11-01",
-        "pricing": {"fake-model": {"input": 1.0, "output": 2.0}}})
+        "parser": "stream_json", "vendor_cost": True, "cost_headline": "vendor",
+        "pricing_updated": "2026-11-01",
+        "pricing": {"fake-model": price(1.0, 2.0)}})
     return corpus
 
 

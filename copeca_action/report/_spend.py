@@ -1,0 +1,118 @@
+"""Spend the statistics do not see: attempts that were excluded or retried (their money was
+still spent), and counted runs whose cost is unknown (left out of the statistics, never
+counted as 0, and the verdict is then `invalid`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from copeca_action.report._model import Comparison, Verdict
+
+_NOT_COUNTED = ("infra_error", "budget_stop")
+
+
+@dataclass(frozen=True)
+class SpendAccount:
+    excluded_usd: float = 0.0
+    """Known spend of attempts outside the statistics: infra errors after the agent ran,
+    interrupted runs, attempts a retry superseded."""
+    excluded_attempts: int = 0
+    """Such attempts that spent anything (or whose spend is unknown)."""
+    excluded_unknown: int = 0
+    """Of those, attempts whose cost is unknown (not in `excluded_usd`)."""
+    unknown_runs: tuple[str, ...] = ()
+    """Counted runs (they reached the agent) whose cost is unknown: left out of the
+    statistics."""
+    unknown_models: tuple[str, ...] = ()
+    unknown_arms: tuple[str, ...] = ()
+    unknown_reasons: tuple[str, ...] = ()
+    sources: tuple[tuple[str, int], ...] = ()
+    """(cost_source, counted runs) over the counted runs."""
+
+
+def _spent(row: Mapping[str, Any]) -> bool:
+    cost = row.get("cost_usd", 0.0)
+    return cost is None or cost > 0
+
+
+def account_spend(rows: Sequence[Mapping[str, Any]],
+                  latest: Mapping[str, Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]],
+                                                                    SpendAccount]:
+    """The rows the statistics may read (unknown-cost runs left out) and the account."""
+    final = {id(r) for r in latest.values()}
+    excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
+    for row in rows:
+        counted = id(row) in final and row.get("outcome") not in _NOT_COUNTED
+        if counted or not _spent(row):
+            continue
+        attempts += 1
+        cost = row.get("cost_usd", 0.0)
+        if cost is None:
+            unknown_excluded += 1
+        else:
+            excluded_usd += float(cost)
+    kept: list[Mapping[str, Any]] = []
+    unknown: list[Mapping[str, Any]] = []
+    sources: dict[str, int] = {}
+    for row in latest.values():
+        counted = row.get("outcome") not in _NOT_COUNTED
+        if counted and "cost_usd" in row and row["cost_usd"] is None:
+            unknown.append(row)
+            continue
+        if counted:
+            source = str(row.get("cost_source") or "none")
+            sources[source] = sources.get(source, 0) + 1
+        kept.append(row)
+    return kept, SpendAccount(
+        excluded_usd=excluded_usd, excluded_attempts=attempts,
+        excluded_unknown=unknown_excluded,
+        unknown_runs=tuple(sorted(str(r["run_id"]) for r in unknown)),
+        unknown_models=tuple(sorted({str(r.get("served_model") or r.get("model"))
+                                     for r in unknown})),
+        unknown_arms=tuple(sorted({str(r.get("arm")) for r in unknown})),
+        unknown_reasons=tuple(sorted({str(r.get("cost_unknown_reason") or "no reason given")
+                                      for r in unknown})),
+        sources=tuple(sorted(sources.items())))
+
+
+def unknown_cost_reason(account: SpendAccount) -> str | None:
+    if not account.unknown_runs:
+        return None
+    return (f"{len(account.unknown_runs)} counted run(s) have no known cost (models: "
+            f"{', '.join(account.unknown_models)}): spend and cost per correct cannot be "
+            f"established; {'; '.join(account.unknown_reasons)}")
+
+
+def judge_spend(account: SpendAccount, verdict: Verdict, reasons: list[str],
+                comparisons: list[Comparison]) -> tuple[Verdict, list[str], list[Comparison]]:
+    """Any comparison with an unknown-cost run in one of its arms is `invalid`, and so is
+    the headline verdict when any counted run has no known cost."""
+    why = unknown_cost_reason(account)
+    if why is None:
+        return verdict, reasons, comparisons
+    arms = set(account.unknown_arms)
+    out = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
+           if {c.tool, c.base} & arms else c for c in comparisons]
+    if verdict == "skipped" and not comparisons:
+        return verdict, reasons, out
+    return "invalid", [why, *reasons], out
+
+
+def spend_warnings(account: SpendAccount) -> list[str]:
+    out = []
+    if account.excluded_attempts:
+        unknown = (f"; {account.excluded_unknown} of them with unknown cost"
+                   if account.excluded_unknown else "")
+        out.append(f"${account.excluded_usd:.4f} spent on {account.excluded_attempts} "
+                   f"excluded or retried attempt(s) (infra errors after the agent ran, "
+                   f"interrupted runs): real spend, outside cost per correct{unknown}")
+    if account.unknown_runs:
+        out.append(f"{len(account.unknown_runs)} run(s) left out of the statistics: cost "
+                   f"unknown ({', '.join(account.unknown_models)})")
+    sources = dict(account.sources)
+    if sources.get("vendor") and sources.get("computed"):
+        out.append(f"cost basis differs between runs: {sources['computed']} priced from the "
+                   f"runners' tables, {sources['vendor']} from the CLI's own figure")
+    return out
