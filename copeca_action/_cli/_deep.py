@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from copeca_action._util.scrub import register_readable_dir
 from copeca_action.errors import CopecaError
 from copeca_action.evaluate import CacheUse, TestFileRules, check_task
 from copeca_action.evaluate._git import base_repo, clone_tree
@@ -125,7 +126,10 @@ def build_cache_for(corpus: Corpus, task: Task, checkout: Path, backend: str,
 def deep_check(corpus: Corpus, repos_dir: Path, backend: str = "local",
                image: str | None = None, cache_root: Path | None = None
                ) -> Iterator[DeepResult]:
-    """Check every edit task of the corpus, in id order, yielding each result as it is known."""
+    """Check every edit task of the corpus, in id order, yielding each result as it is known.
+    The checkouts hold what the tests need beside the tree (express's node_modules): the
+    sandbox shows them read-only even when they sit in a place it blanks (/tmp)."""
+    register_readable_dir(repos_dir.resolve())
     for task_id in sorted(corpus.tasks):
         task = corpus.tasks[task_id]
         if task.grading.kind == "answer":

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from copeca_action._cli._deep import build_cache_for
+from copeca_action._util.scrub import register_readable_dir
 from copeca_action.errors import ConfigError
 from copeca_action.evaluate import check_task, sandbox_names
 from copeca_action.evaluate._resolve import CorpusResolver
@@ -42,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
                           "task file", file="TASK")
     if not args.repo_dir.is_dir():
         raise ConfigError(f"--repo-dir {args.repo_dir}: not a directory", file="--repo-dir")
+    register_readable_dir(args.repo_dir.resolve())  # its node_modules etc., even under /tmp
     resolver = CorpusResolver(corpus, {"": args.repo_dir}, args.backend, args.image)
     try:
         cache = build_cache_for(corpus, task, args.repo_dir, args.backend)

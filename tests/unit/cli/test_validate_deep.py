@@ -108,3 +108,14 @@ def test_deep_check_uses_the_shared_warm_build_cache(tmp_path: Path) -> None:
     assert [e["event"] for e in read_warm_log(root)] == ["start", "end"]
     (warm,) = [p for p in root.iterdir() if p.is_dir()]
     assert (warm / "built").read_text() == "warm\n"
+
+
+def test_the_checkouts_stay_readable_inside_the_sandbox(tmp_path: Path) -> None:
+    """The sandbox blanks /tmp; a checkout there (and express's node_modules beside its tree)
+    must stay readable to the tests, so deep checks show the repos folder read-only."""
+    from copeca_action._util.scrub import readable_dirs
+
+    corpus_dir, repos = _setup(tmp_path, [_task("toy/fix-good", "python", "a + b", "a - b",
+                                                CHECK)])
+    assert main(["validate", str(corpus_dir), "--deep", "--repos-dir", str(repos)]) == 0
+    assert repos.resolve() in readable_dirs()
