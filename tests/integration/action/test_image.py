@@ -138,6 +138,17 @@ def test_dry_run_in_the_image_uses_its_snapshots_and_signs_a_verifiable_bundle(
 
 @pytest.mark.skipif(shutil.which("docker") is None,
                     reason="no docker CLI for act's job container")
+def _uploaded_bundle(ws: Path) -> Path:
+    """The bundle in the artifact the upload stand-in received. The artifact is the output
+    folder's `upload/` only (docs/action.md): the bundle, the reports and the badge, never
+    the run folders or results.jsonl with the agents' raw output."""
+    artifact = ws / "uploaded" / "copeca"
+    assert not list(artifact.rglob("results.jsonl")) and not list(artifact.rglob("runs"))
+    found = list(artifact.rglob("pr-dry.copeca"))
+    assert len(found) == 1, sorted(str(p) for p in artifact.rglob("*"))
+    return found[0]
+
+
 def test_act_runs_the_example_workflow_with_uses_dot(
         podman_env: dict[str, str], docker_host: str, action_image: str,
         tmp_path: Path) -> None:
@@ -153,8 +164,7 @@ def test_act_runs_the_example_workflow_with_uses_dot(
     assert proc.returncode == 0 and "Job succeeded" in log, log[-4000:]
     shown = re.search(r"\| verdict=(\w+) delta=(\S*)", log)
     assert shown and shown.group(1) in {"improvement", "regression", "inconclusive"}, log[-4000:]
-    uploaded = ws / "uploaded" / "copeca" / ".copeca" / "pr-dry.copeca"
-    verified = verify_bundle(uploaded)
+    verified = verify_bundle(_uploaded_bundle(ws))
     assert len(verified.records) == 8 and verified.keyid is None  # no signing key given
     assert not list(ws.glob(".copeca-io.*"))
 
@@ -178,4 +188,4 @@ def test_act_runs_the_action_nested_in_a_users_composite_action(
     assert proc.returncode == 0 and "Job succeeded" in log, log[-4000:]
     shown = re.search(r"\| verdict=(\w+) delta=(\S*)", log)
     assert shown and shown.group(1) in {"improvement", "regression", "inconclusive"}, log[-4000:]
-    assert verify_bundle(ws / "uploaded" / "copeca" / ".copeca" / "pr-dry.copeca").records
+    assert verify_bundle(_uploaded_bundle(ws)).records
