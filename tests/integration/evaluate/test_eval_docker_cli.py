@@ -43,7 +43,11 @@ def test_eval_with_the_docker_backend(docker_host: str, busybox_image: str, tmp_
     checks = {1: "grep -q 'colour = blue' app.txt", 2: "grep -q 'size = large' app.txt"}
     for n, check in checks.items():
         (corpus / f"tasks/app/t/tests_{n}.patch").write_text(
-            diff(repo, tmp_path, f"t{n}", {f"tests/check_{n}.sh": f"{check}\n"}))
+            # a pass needs a test runner's summary (TAP counts), not only exit 0
+            diff(repo, tmp_path, f"t{n}", {f"tests/check_{n}.sh": (
+                f"if {check}; then r=1; else r=0; fi\n"
+                "printf '# tests 1\\n# pass %d\\n# fail %d\\n' $r $((1 - r))\n"
+                "exit $((1 - r))\n")}))
         (corpus / f"tasks/app/t/f{n}.yaml").write_text(
             f"id: app/t/f{n}\nrepo: app\ntype: edit\ncategory: fix\nlanguage: shell\n"
             "prompt: Change the settings file as the feature asks.\nsource: {origin: original}\n"
