@@ -395,8 +395,10 @@ def outcomes(request: pytest.FixtureRequest,
              tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     """The selected cases, run concurrently (COPECA_BAD_INPUT_WORKERS at once, default 3)."""
     root = tmp_path_factory.mktemp("bad-inputs")
+    # Only this module's parametrised items: other modules name a parameter "case" too.
     chosen = {item.callspec.params["case"].id for item in request.session.items
-              if hasattr(item, "callspec") and "case" in item.callspec.params}
+              if item.module is request.module and hasattr(item, "callspec")
+              and isinstance(item.callspec.params.get("case"), Case)}
     workers = int(os.environ.get("COPECA_BAD_INPUT_WORKERS", "3"))
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
         futures = {c.id: pool.submit(_run, c, root / c.id) for c in CASES if c.id in chosen}
