@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import select
 import socket
 import threading
 import time
@@ -251,8 +252,11 @@ class _Handler(BaseHTTPRequestHandler):
             st.attempts += 1
             attempt = st.attempts
         reply = replace(reply, message_id=f"{reply.message_id}_{attempt}")
+        # What this reply states on the wire (the tokens a vendor would bill once it is
+        # `completed`) and the model it names: the log alone prices a run.
         entry.update(script=script.id, conv=conv.conv, variant=plan.variant, step=step,
-                     aux=aux, attempt=attempt)
+                     aux=aux, attempt=attempt, served_model=reply.model,
+                     usage=reply.usage.model_dump())
         fault = None if aux else plan.fault_for(step, attempt)
         if fault is not None:
             entry["fault"] = fault.kind if fault.kind != "http" else f"http {fault.status}"
@@ -262,6 +266,10 @@ class _Handler(BaseHTTPRequestHandler):
             with self.state.lock:
                 st.reply = reply if done else None
             entry["completed"] = done
+            if done:
+                entry["billed"] = entry["usage"]
+            else:
+                entry.pop("billed", None)
 
         entry["completed"] = False
         self._on_commit = commit
@@ -339,7 +347,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _fault_stream(self, fault: Fault, events: list[Event]) -> None:
         if fault.kind == "stall":
             self._chunk(self._frame(events[0]))
-            if self.state.stop.wait(fault.seconds):
+            self._note_billed(events[:1])
+            if self._stalled(fault.seconds):
                 self.close_connection = True
                 return
             for event in events[1:]:
@@ -349,6 +358,7 @@ class _Handler(BaseHTTPRequestHandler):
         half = max(1, len(events) // 2) if len(events) > 1 else 0
         for event in events[:half]:
             self._chunk(self._frame(event))
+        self._note_billed(events[:half])
         if fault.kind == "malformed":
             name = events[min(half, len(events) - 1)][0]
             head = f"event: {name}\n" if name and name != "[DONE]" else ""
@@ -359,9 +369,47 @@ class _Handler(BaseHTTPRequestHandler):
             self._drop()
         self.close_connection = True
 
+    def _stalled(self, seconds: float) -> bool:
+        """Silence for `seconds`; True (give up) as soon as the server stops or the client
+        hangs up (a killed CLI), so the request is logged when it ends, not an hour on."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            if self.state.stop.wait(min(left, 0.1)):
+                return True
+            if self._client_gone():
+                return True
+        return False
+
+    def _client_gone(self) -> bool:
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _note_billed(self, sent: list[Event]) -> None:
+        """The usage a cut stream stated before it stopped (Anthropic's `message_start`
+        carries the input figures and one output token; `message_delta` the output so far):
+        a vendor bills a started request, and the CLI saw these figures. The other wires
+        state usage only in their last event, so a cut stream of theirs states none."""
+        entry = self._entry
+        if entry is None:
+            return
+        stated: dict[str, Any] | None = None
+        for name, data in sent:
+            if name == "message_start":
+                stated = dict(data["message"]["usage"])
+            elif name == "message_delta" and stated is not None:
+                stated.update(data.get("usage") or {})
+        if stated is not None:
+            entry["billed"] = {"input": stated.get("input_tokens", 0),
+                               "output": stated.get("output_tokens", 0),
+                               "cache_read": stated.get("cache_read_input_tokens", 0),
+                               "cache_write": stated.get("cache_creation_input_tokens", 0)}
+
     def _fault_plain(self, fault: Fault, raw: bytes) -> None:
         if fault.kind == "stall":
-            if self.state.stop.wait(fault.seconds):
+            if self._stalled(fault.seconds):
                 self.close_connection = True
                 return
             self._json(200, json.loads(raw), commit=True)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import http.client
+import json
+import socket
 import threading
 import time
 from typing import Any
@@ -119,3 +121,35 @@ def test_short_stall_then_the_full_reply() -> None:
         [conv] = srv.served()
     assert elapsed >= 0.2
     assert events[-1][0] == "message_stop" and conv.completed
+
+
+def test_a_client_hanging_up_on_a_stall_is_logged_at_once_with_what_it_was_billed() -> None:
+    """A killed CLI: the server sees the hang-up, logs the request (not an hour later), and
+    `billed` holds the usage `message_start` stated (input figures, one output token)."""
+    script = faulty({"kind": "stall"}, steps=[{"answer": "done", "usage": {
+        "input": 10, "output": 7, "cache_read": 30, "cache_write": 4}}])
+    with ScriptedServer([script]) as srv:
+        conn = http.client.HTTPConnection(srv.url.removeprefix("http://").split("/")[0],
+                                          timeout=10)
+        conn.request("POST", "/v1/messages", body=json.dumps(anthropic_body("go")),
+                     headers={"content-type": "application/json"})
+        resp = conn.getresponse()
+        assert b"message_start" in resp.fp.readline() + resp.fp.readline()
+        conn.sock.shutdown(socket.SHUT_RDWR)
+        conn.close()
+        deadline = time.monotonic() + 5
+        while not srv.requests() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        [entry] = srv.requests()
+    assert entry["fault"] == "stall" and entry["completed"] is False
+    assert entry["billed"] == {"input": 10, "output": 1, "cache_read": 30, "cache_write": 4}
+    assert entry["usage"] == {"input": 10, "output": 7, "cache_read": 30, "cache_write": 4}
+
+
+def test_a_completed_reply_is_billed_its_whole_usage() -> None:
+    with ScriptedServer([faulty()]) as srv:
+        post(srv.url, "/v1/responses", openai_body("go"))
+        [entry] = srv.requests()
+    assert entry["completed"] is True and entry["served_model"]
+    assert entry["billed"] == entry["usage"] == {"input": 10, "output": 2, "cache_read": 0,
+                                                 "cache_write": 0}
