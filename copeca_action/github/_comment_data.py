@@ -127,7 +127,13 @@ class RunFacts(RecordModel):
     """What this run was: its cost, time, models and CLIs, and the commits it compared."""
 
     spend_usd: float
-    """Every run that reached the agent, all arms and tasks (control included)."""
+    """Every attempt that reached the agent, all arms and tasks (control included), excluded
+    and retried attempts too (the report's `spend.total_usd`)."""
+    excluded_usd: float = 0.0
+    """Of `spend_usd`, what attempts outside cost per correct spent."""
+    excluded_attempts: int = 0
+    unknown_attempts: int = 0
+    """Attempts of unknown cost, not in `spend_usd` (then a lower bound)."""
     duration_s: float
     """Agent time summed over runs."""
     runs: int

@@ -196,7 +196,12 @@ def shared_note(rows: list[TaskRow]) -> str:
 
 
 def run_facts(report: Report, commits: list[tuple[str, str]]) -> RunFacts:
-    return RunFacts(spend_usd=sum(a.spend_usd for a in report.arms),
+    sp = report.spend
+    counted = sum(a.spend_usd for a in report.arms)
+    return RunFacts(spend_usd=sp.total_usd if sp is not None else counted,
+                    excluded_usd=sp.excluded_usd if sp is not None else 0.0,
+                    excluded_attempts=sp.excluded_attempts if sp is not None else 0,
+                    unknown_attempts=sp.unknown_attempts if sp is not None else 0,
                     duration_s=sum(a.duration_s for a in report.arms),
                     runs=sum(a.runs for a in report.arms),
                     models=sorted({m for a in report.arms for m in a.models}),

@@ -118,7 +118,8 @@ def history_entry(report: Report, *, commit: str, date: dt.datetime, ref: str = 
         tool=c.tool if c else "", base=c.base if c else "",
         delta=_num(c.delta.estimate) if c else None, delta_low=_num(c.delta.low) if c else None,
         delta_high=_num(c.delta.high) if c else None, arms=arms,
-        spend_usd=sum(a.spend_usd for a in report.arms), scenario=report.scenario,
+        spend_usd=(report.spend.total_usd if report.spend is not None
+                   else sum(a.spend_usd for a in report.arms)), scenario=report.scenario,
         scenario_digest=scenario_digest, bundle_sha256=bundle_sha256,
         simulated=report.simulated, run_url=run_url)
 

@@ -141,8 +141,15 @@ def run_text(data: CommentData) -> Safe:
     r = data.run
     parts = []
     if r is not None:
-        parts.append(f"**This run**: {value_text(r.spend_usd, 'usd')} on {r.runs:,} runs (all "
-                     f"arms and tasks), {_duration(r.duration_s)} of agent time")
+        spent = f"**This run**: {value_text(r.spend_usd, 'usd')} on {r.runs:,} runs (all arms "
+        if r.excluded_attempts:
+            spent += (f"and tasks; {value_text(r.excluded_usd, 'usd')} of it on "
+                      f"{r.excluded_attempts:,} excluded or retried attempts)")
+        else:
+            spent += "and tasks)"
+        if r.unknown_attempts:
+            spent += f", plus {r.unknown_attempts:,} attempts of unknown cost"
+        parts.append(f"{spent}, {_duration(r.duration_s)} of agent time")
         if r.models:
             parts.append("models " + ", ".join(escape_md(m, 80) for m in r.models[:6]))
         if r.cli_versions:

@@ -131,6 +131,24 @@ def population_table(c: Comparison) -> str:
             "\n\n" + "\n".join(rows))
 
 
+def spend_text(report: Report) -> str:
+    """The run's whole spend in one sentence: the arms' counted runs plus the attempts the
+    statistics leave out (never hidden), and what is not in the total. "" for reports written
+    before `Report.spend` existed."""
+    sp = report.spend
+    if sp is None:
+        return ""
+    text = f"**Spend**: {usd(sp.total_usd)} in all"
+    if sp.excluded_attempts:
+        text += (f": {usd(sp.counted_usd)} on the runs the arms count, "
+                 f"{usd(sp.excluded_usd)} on {sp.excluded_attempts} excluded or retried "
+                 "attempt(s) outside cost per correct")
+    if sp.unknown_attempts:
+        text += (f"; {sp.unknown_attempts} attempt(s) of unknown cost are not in it "
+                 "(the total is a lower bound)")
+    return text + "."
+
+
 def arms_table(arms: list[ArmSummary]) -> str:
     """Per arm over every task it ran (control included); brackets: the arm's own interval
     (`ArmInterval`: its level, the tasks resampled)."""
@@ -262,6 +280,8 @@ def render_markdown(report: Report, *, tasks: bool = True) -> str:
                   f"</summary>\n\n{arms_table(report.arms)}\n\n</details>"]
     else:
         parts += ["#### Arms", arms_table(report.arms)]
+    if spend := spend_text(report):
+        parts.append(spend)
     if report.warnings:
         parts += ["#### Warnings", warnings_md(report)]
     if report.comparisons:

@@ -22,6 +22,7 @@ if _typing.TYPE_CHECKING:
         RetrievalComparison,
         RetrievalLine,
         RetrievalSection,
+        Spend,
         Verdict,
     )
     from copeca_action.report._power import (
@@ -75,6 +76,7 @@ __all__ = [
     "RetrievalLine",
     "RetrievalSection",
     "Settings",
+    "Spend",
     "Verdict",
     "accuracy_interval",
     "alpha_for",
@@ -106,6 +108,7 @@ _LAZY: dict[str, str] = {
     "Decision": "copeca_action.report._adaptive",
     "Design": "copeca_action.report._power",
     "Exclusions": "copeca_action.report._model",
+    "Spend": "copeca_action.report._model",
     "INTERVAL_METHODS": "copeca_action.report._stats",
     "Interval": "copeca_action.report._model",
     "IntervalMethod": "copeca_action.report._stats",

@@ -25,6 +25,7 @@ from copeca_action.report._model import (
     Look,
     Power,
     Report,
+    Spend,
     Verdict,
 )
 from copeca_action.report._power import Design, Pilot, power
@@ -134,6 +135,11 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     warnings += _run_warnings(table, arms, s)
     infra = table.outcome == INFRA
     stopped = table.outcome == NOT_RUN
+    counted = float(sum(a.spend_usd for a in arms))
+    spend = Spend(total_usd=counted + table.spend.excluded_usd, counted_usd=counted,
+                  excluded_usd=table.spend.excluded_usd,
+                  excluded_attempts=table.spend.excluded_attempts,
+                  unknown_attempts=len(table.spend.unknown_runs) + table.spend.excluded_unknown)
     return Report(
         scenario=scenario or table.scenario, records=len(table), verdict=verdict,
         verdict_reasons=reasons, headline=headline, comparisons=comparisons, arms=arms,
@@ -146,6 +152,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
             spend_unknown_attempts=table.spend.excluded_unknown,
             unknown_cost_runs=list(table.spend.unknown_runs),
             unknown_cost_models=list(table.spend.unknown_models)),
+        spend=spend,
         thresholds=s.thresholds, seed=s.seed, resamples=s.resamples, alpha=s.alpha,
         interval_method=s.method,
         source_format="copeca" if source_format == "copeca" else "copeca-action",
@@ -574,6 +581,13 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
         if arm.flags.get("cost_divergence"):
             out.append(f"arm {arm.arm}: {arm.flags['cost_divergence']} run(s) where the vendor "
                        "cost and the token-priced cost diverge")
+        if arm.flags.get("model_remapped"):
+            code = t.arm.code(arm.arm)
+            served = sorted({t.served.names[t.served.codes[i]] for i in range(len(t))
+                             if t.arm.codes[i] == code and "model_remapped" in t.flags[i]})
+            out.append(f"arm {arm.arm}: {arm.flags['model_remapped']} run(s) were answered by "
+                       f"another model than the one asked for ({', '.join(served)}); their "
+                       "cost follows the model served")
         if arm.flags.get("tests_modified"):
             out.append(f"arm {arm.arm}: {arm.flags['tests_modified']} run(s) changed test or "
                        "test-runner files (dropped before grading)")

@@ -211,6 +211,22 @@ class Exclusions(ReportModel):
     """The models (served, else requested) of those runs."""
 
 
+class Spend(ReportModel):
+    """Every dollar the records account for, in one line: the arms' counted runs plus the
+    attempts outside the statistics. This is what the run cost, whatever happened to it."""
+
+    total_usd: float
+    """`counted_usd` + `excluded_usd`."""
+    counted_usd: float
+    """The arms' spend (runs that reached the agent and count, their cost known)."""
+    excluded_usd: float
+    """Known spend of attempts outside the statistics (`Exclusions.spend_usd`)."""
+    excluded_attempts: int
+    unknown_attempts: int
+    """Attempts that spent an unknown amount (counted runs with no known cost plus excluded
+    attempts with none): not in `total_usd`, which is then a lower bound."""
+
+
 class RetrievalArm(ReportModel):
     """Retrieval point estimates of one arm over all its scored runs (docs/retrieval.md)."""
 
@@ -295,6 +311,8 @@ class Report(ReportModel):
     arms: list[ArmSummary]
     warnings: list[str]
     exclusions: Exclusions
+    spend: Spend | None = None
+    """What the run cost in all (None in reports written before it existed)."""
     thresholds: Thresholds
     seed: int
     resamples: int

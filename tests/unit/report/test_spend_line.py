@@ -1,0 +1,76 @@
+"""The spend line: every dollar the records account for, counted runs plus excluded and
+retried attempts; unknown costs never become a number."""
+
+from __future__ import annotations
+
+import pytest
+from report_factory import record
+
+from copeca_action.github._comment_data import CommentData
+from copeca_action.github._from_report import run_facts
+from copeca_action.github._render import run_text
+from copeca_action.records import RunRecord
+from copeca_action.render import render_markdown
+from copeca_action.report import build_report
+
+
+def _runs() -> list[RunRecord]:
+    out = []
+    for task in ("a", "b", "c"):
+        for arm, cost in (("baseline", 0.10), ("tool", 0.08)):
+            out.append(record(task_id=task, arm=arm, cost_usd=cost, correct=True))
+    return out
+
+
+def test_the_spend_line_adds_excluded_and_retried_attempts_to_the_arms() -> None:
+    runs = _runs()
+    # a grader crash after the agent ran (superseded by a retry), and a run interrupted
+    # for good: both spent, neither is in any arm's cost per correct
+    runs.insert(0, record(task_id="a", arm="tool", cost_usd=0.05, outcome="infra_error",
+                          correct=False, attempt=1, error="finishing failed"))
+    runs.append(record(task_id="d", arm="tool", cost_usd=0.03, outcome="infra_error",
+                       correct=False, error="interrupted"))
+    report = build_report(runs)
+    sp = report.spend
+    assert sp is not None
+    assert sp.counted_usd == pytest.approx(3 * 0.10 + 3 * 0.08)
+    assert sp.excluded_usd == pytest.approx(0.08) and sp.excluded_attempts == 2
+    assert sp.total_usd == pytest.approx(0.54 + 0.08)
+    assert sp.unknown_attempts == 0
+    assert sum(a.spend_usd for a in report.arms) == pytest.approx(sp.counted_usd)
+    md = render_markdown(report)
+    assert ("**Spend**: $0.6200 in all: $0.5400 on the runs the arms count, $0.0800 on 2 "
+            "excluded or retried attempt(s) outside cost per correct.") in md
+    facts = run_facts(report, [])
+    assert facts.spend_usd == pytest.approx(0.62) and facts.excluded_attempts == 2
+    line = str(run_text(CommentData(verdict=report.verdict, run=facts)))
+    assert "**This run**: $0.62 on 6 runs (all arms and tasks; $0.0800 of it on 2 " \
+           "excluded or retried attempts)" in line
+
+
+def test_unknown_cost_is_not_in_the_total_and_says_so() -> None:
+    runs = _runs()
+    runs.append(record(task_id="d", arm="tool", cost_usd=None, correct=True,
+                       cost_unknown_reason="no price for gpt-9 in runners/codex.yaml"))
+    report = build_report(runs)
+    assert report.verdict == "invalid"
+    sp = report.spend
+    assert sp is not None and sp.unknown_attempts == 1
+    assert sp.total_usd == pytest.approx(0.54)  # never a $0 added as if known
+    assert "1 attempt(s) of unknown cost are not in it (the total is a lower bound)" in (
+        render_markdown(report))
+
+
+def test_no_excluded_spend_reads_as_one_figure() -> None:
+    report = build_report(_runs())
+    assert report.spend is not None and report.spend.excluded_attempts == 0
+    assert "**Spend**: $0.5400 in all." in render_markdown(report)
+
+
+def test_a_remapped_model_is_named_in_the_warnings() -> None:
+    runs = _runs()
+    runs[1] = record(task_id="a", arm="tool", cost_usd=0.08, served_model="claude-haiku-4-5",
+                     model="claude-sonnet-4-5", flags=["model_remapped"])
+    report = build_report(runs)
+    assert any("answered by another model than the one asked for (claude-haiku-4-5)" in w
+               for w in report.warnings), report.warnings
