@@ -235,8 +235,7 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     assert result is not None and prep.invocation is not None and prep.task is not None
     assert prep.worktree is not None
     if result.cancelled:
-        return _base_record(cfg, res, prep, "infra_error", "interrupted (SIGINT/SIGTERM); "
-                            "the run is repeated by --resume")
+        return _base_record(cfg, res, prep, "infra_error", INTERRUPTED)
     transcript, cost = prep.transcript, prep.cost
     assert transcript is not None and cost is not None  # parsed by start_agent
     outcome, error = _outcome(result, transcript, prep.task)
@@ -302,6 +301,8 @@ def _tool_start_failure(mode: Mode, result: AgentResult,
     return None
 
 
+INTERRUPTED = "interrupted (SIGINT/SIGTERM); the run is repeated by --resume"
+"""The error of a run whose agent a signal stopped."""
 ENDPOINT_ERROR = "the model endpoint failed"
 """How an `infra_error` record caused by the endpoint starts (the scheduler counts them)."""
 _ENDPOINT_STATUSES = (401, 403, 407, 408, 429)

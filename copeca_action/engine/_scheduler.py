@@ -32,6 +32,7 @@ from copeca_action.engine._budget import Budget
 from copeca_action.engine._context import EngineConfig, Resolved, resolve
 from copeca_action.engine._execute import (
     ENDPOINT_ERROR,
+    INTERRUPTED,
     AgentOutcome,
     Prepared,
     cleanup,
@@ -254,7 +255,11 @@ class _Scheduler:
             prep, _ = self.done.get_nowait()
             with contextlib.suppress(Exception):
                 cleanup(prep)
-        self.stats.interrupted = self.cancel.is_set() and not self.all_done.is_set()
+        # Interrupted: a signal stopped the run before every run was done, or stopped agents
+        # (their runs were settled as interrupted, so the plan can look done; it is not).
+        self.stats.interrupted = self.cancel.is_set() and (
+            not self.all_done.is_set()
+            or any(r.error == INTERRUPTED for r in self.stats.records))
         self.stats.wall_s = time.perf_counter() - start
         if self.fatal is not None:
             raise _fatal_error(self.fatal)
