@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from copeca_action.records import Tokens
 from copeca_action.transcript import parse_codex_json
 
@@ -117,3 +119,46 @@ def test_mcp_tool_calls_are_named_like_claudes(fixtures: Path) -> None:
     stdout_only = _parse(fixtures, "mcp", rollout=False)
     assert [(c.name, c.result) for c in stdout_only.tool_calls] == [
         ("mcp__codesearch__search", "no match")]
+
+
+def _subagent_of(src: Path, dest: Path, parent: str, model: str | None) -> None:
+    """The main rollout rewritten as a sub-agent session of `parent` (Codex's `spawn_agent`
+    writes one such file per sub-agent), its model named by its turn context."""
+    out = []
+    for line in src.read_text().splitlines():
+        event = json.loads(line)
+        if event["type"] == "session_meta":
+            event["payload"]["id"] = event["payload"]["session_id"] = "sub-1"
+            event["payload"]["parent_thread_id"] = parent
+        if event["type"] == "turn_context":
+            if model is None:
+                event["payload"].pop("model", None)
+            else:
+                event["payload"]["model"] = model
+        if event["type"] == "event_msg" and event["payload"].get("type") == \
+                "thread_settings_applied":
+            continue
+        out.append(json.dumps(event))
+    dest.write_text("\n".join(out) + "\n")
+
+
+@pytest.mark.parametrize("model", ["gpt-5-mini", None])
+def test_subagent_sessions_add_their_usage(tmp_path: Path, fixtures: Path,
+                                           model: str | None) -> None:
+    src = next((fixtures / "codex_ok" / "codex_home").rglob("rollout-*.jsonl"))
+    home = tmp_path / "home" / "sessions"
+    home.mkdir(parents=True)
+    (home / src.name).write_bytes(src.read_bytes())
+    stdout = tmp_path / "stdout.jsonl"
+    stdout.write_text((fixtures / "codex_ok" / "stdout.jsonl").read_text())
+    alone = parse_codex_json(stdout, tmp_path / "home")
+    parent = json.loads(src.read_text().splitlines()[0])["payload"]["id"]
+    _subagent_of(src, home / "rollout-2026-11-21T20-02-00-sub.jsonl", parent, model)
+    t = parse_codex_json(stdout, tmp_path / "home")
+    assert alone.subagent_sessions == 0 and t.subagent_sessions == 1
+    assert t.tokens.input == 2 * alone.tokens.input and t.tokens.output == 2 * alone.tokens.output
+    assert len(t.turns) == len(alone.turns)  # the sub-agent's turns stay its own
+    if model is None:  # tokens that cannot be priced make the usage incomplete, not free
+        assert not t.usage_complete and any("no model named" in p for p in t.problems)
+    else:
+        assert t.usage_complete and t.tokens_by_model[model] == alone.tokens
