@@ -200,7 +200,8 @@ def _base_record(cfg: EngineConfig, res: Resolved, prep: Prepared, outcome: Outc
     record = RunRecord(
         run_id=run.run_id, scenario=cfg.scenario.name, task_id=run.task_id,
         task_hash=run.task_hash, arm=run.arm, model=run.model, runner=run.runner,
-        cli_version=res.cli_versions.get(run.runner), repetition=run.repetition,
+        cli_version=res.cli_versions.get(run.runner),
+        pricing_updated=res.runners[run.runner].pricing_updated, repetition=run.repetition,
         attempt=prep.attempt, snapshot_commit=wt.snapshot_commit if wt else None,
         control=run.control, category=run.category, language=run.language, outcome=outcome,
         flags=list(prep.flags), error=error, started_at=prep.started_at,

@@ -63,6 +63,9 @@ class RunRecord(RecordModel):
     model: str
     runner: str
     cli_version: str | None = None
+    pricing_updated: dt.date | None = None
+    """When the runner's price table was last checked (its `pricing_updated`), kept so a
+    report can judge staleness against the run's date for any runner, bundled or custom."""
     repetition: NonNeg
     attempt: Annotated[int, Field(ge=1)] = 1
     """1 + the number of infra-error retries before this record."""

@@ -597,12 +597,16 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
         if per_cell[per_cell > 0].max() == 1:
             out.append("a single repetition per task and arm: run-to-run noise is not measured "
                        "apart from task differences")
-    today = s.today or dt.date.today()
+    # against the run's date (a report read a year later does not go stale), with the dates
+    # the records carry (any runner, bundled or custom), else the bundled tables' own
+    today = s.today or t.run_date or dt.date.today()
+    carried = dict(t.pricing)
     for runner in t.runner.names:
-        updated = s.pricing_updated.get(runner)
+        updated = carried.get(runner) or s.pricing_updated.get(runner)
         if updated and (today - updated).days > STALE_PRICING_DAYS:
             out.append(f"runner {runner}: prices last checked {updated.isoformat()}, more than "
-                       f"{STALE_PRICING_DAYS} days ago (computed costs may be stale)")
+                       f"{STALE_PRICING_DAYS} days before the run ({today.isoformat()}): "
+                       "computed costs may be stale")
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -89,6 +90,11 @@ class RecordTable:
     """Per row, the run's retrieval metrics (None: not scored); empty when no row has any."""
     endpoints: tuple[tuple[str, int], ...] = field(default=())
     """Rows per RunRecord `endpoint` (`unknown` for records without one), sorted by name."""
+    pricing: tuple[tuple[str, dt.date], ...] = field(default=())
+    """Runner → the oldest price-table date its records carry (`pricing_updated`)."""
+    run_date: dt.date | None = None
+    """The day the last run started (records' `started_at`): staleness is judged against
+    it, not against the day the report is read."""
     spend: SpendAccount = field(default_factory=SpendAccount)
     """Spend outside the rows: excluded and retried attempts, and counted runs whose cost
     is unknown (those are not rows: the statistics never see an unknown cost)."""
@@ -179,7 +185,38 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         extra_warnings=tuple(warnings),
         retrieval=_retrieval_column(col("retrieval", None)),
         endpoints=tuple(sorted(Counter(e or "unknown" for e in col("endpoint", None)).items())),
+        pricing=_pricing_dates(every),
+        run_date=_run_date(every),
     )
+
+
+def _as_date(value: Any) -> dt.date | None:
+    """A date from a record field (a date or datetime object, or ISO text); None if none."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            return dt.date.fromisoformat(value[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def _pricing_dates(rows: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, dt.date], ...]:
+    oldest: dict[str, dt.date] = {}
+    for row in rows:
+        day = _as_date(row.get("pricing_updated"))
+        runner = str(row.get("runner", ""))
+        if day is not None and (runner not in oldest or day < oldest[runner]):
+            oldest[runner] = day
+    return tuple(sorted(oldest.items()))
+
+
+def _run_date(rows: Sequence[Mapping[str, Any]]) -> dt.date | None:
+    days = [d for d in map(_as_date, (r.get("started_at") for r in rows)) if d is not None]
+    return max(days) if days else None
 
 
 def _check_repeat(rid: str, prev: Mapping[str, Any], row: Mapping[str, Any],
@@ -215,7 +252,7 @@ def table_from_records(records: Iterable[RunRecord], scenario: str = "") -> Reco
 
 
 _FIELDS = {"run_id", "scenario", "task_id", "arm", "model", "served_model", "runner",
-           "cli_version",
+           "cli_version", "pricing_updated", "started_at",
            "repetition", "control", "category", "language", "outcome", "correct", "tokens",
            "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags", "endpoint",
            "cost_source", "cost_unknown_reason"}

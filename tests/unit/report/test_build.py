@@ -9,7 +9,8 @@ import math
 import pytest
 from report_factory import Make, record
 
-from copeca_action.report import Report, Settings, build_report
+from copeca_action.records import RunRecord
+from copeca_action.report import Report, Settings, build_report, table_from_rows
 from copeca_action.scenario import Thresholds
 
 FAST = Settings(resamples=500, breakdown_resamples=200)
@@ -170,6 +171,26 @@ def test_version_and_pricing_warnings() -> None:
     report = build_report(recs, declared)
     assert report.verdict != "invalid"
     assert any("CLI versions differ" in w and "declared" in w for w in report.warnings)
+
+
+def test_staleness_is_judged_at_the_run_date_with_the_dates_the_records_carry() -> None:
+    """A custom runner's price date travels in its records; a report read long after the
+    run does not call fresh prices stale, and a run made with old prices says so."""
+    def recs(updated: dt.date, started: dt.datetime) -> list[RunRecord]:
+        return [r.model_copy(update={"runner": "my-proxy", "pricing_updated": updated,
+                                     "started_at": started})
+                for r in two_arms(True, True)]
+
+    fresh = recs(dt.date(2026, 3, 1), dt.datetime(2026, 3, 20, tzinfo=dt.UTC))
+    report = build_report(fresh, Settings(resamples=300))
+    assert not any("prices last checked" in w for w in report.warnings), report.warnings
+    old = recs(dt.date(2026, 1, 1), dt.datetime(2026, 3, 20, tzinfo=dt.UTC))
+    report = build_report(old, Settings(resamples=300))
+    assert any("runner my-proxy: prices last checked 2026-01-01, more than 60 days before the "
+               "run (2026-03-20)" in w for w in report.warnings), report.warnings
+    rows = [r.model_dump(mode="json") for r in old]  # as read back from results.jsonl
+    assert build_report(table_from_rows(rows), Settings(resamples=300)).warnings == \
+        report.warnings
 
 
 def test_reports_are_reproducible_and_carry_their_settings(simulated: Make) -> None:
