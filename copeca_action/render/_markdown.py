@@ -146,7 +146,15 @@ def spend_text(report: Report) -> str:
     if sp.unknown_attempts:
         text += (f"; {sp.unknown_attempts} attempt(s) of unknown cost are not in it "
                  "(the total is a lower bound)")
+    basis = [f"{n} {_BASIS.get(source, source)}" for source, n in sorted(sp.cost_sources.items())
+             if source != "none"]
+    if basis:
+        text += f". Cost of the counted runs: {', '.join(basis)}"
     return text + "."
+
+
+_BASIS = {"computed": "priced from the runners' price tables (tokens × price)",
+          "vendor": "as the CLI itself reported"}
 
 
 def arms_table(arms: list[ArmSummary]) -> str:

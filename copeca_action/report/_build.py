@@ -139,7 +139,8 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     spend = Spend(total_usd=counted + table.spend.excluded_usd, counted_usd=counted,
                   excluded_usd=table.spend.excluded_usd,
                   excluded_attempts=table.spend.excluded_attempts,
-                  unknown_attempts=len(table.spend.unknown_runs) + table.spend.excluded_unknown)
+                  unknown_attempts=len(table.spend.unknown_runs) + table.spend.excluded_unknown,
+                  cost_sources=dict(table.spend.sources))
     return Report(
         scenario=scenario or table.scenario, records=len(table), verdict=verdict,
         verdict_reasons=reasons, headline=headline, comparisons=comparisons, arms=arms,

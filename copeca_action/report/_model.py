@@ -225,6 +225,9 @@ class Spend(ReportModel):
     unknown_attempts: int
     """Attempts that spent an unknown amount (counted runs with no known cost plus excluded
     attempts with none): not in `total_usd`, which is then a lower bound."""
+    cost_sources: dict[str, int] = {}
+    """Counted runs by where their cost came from: `computed` (tokens × the runner's price
+    table), `vendor` (the CLI's own figure), `none` (nothing spent, e.g. no usage)."""
 
 
 class RetrievalArm(ReportModel):

@@ -67,6 +67,16 @@ def test_no_excluded_spend_reads_as_one_figure() -> None:
     assert "**Spend**: $0.5400 in all." in render_markdown(report)
 
 
+def test_the_spend_line_says_where_the_costs_came_from() -> None:
+    runs = [r.model_copy(update={"cost_source": "vendor" if r.task_id == "a" else "computed"})
+            for r in _runs()]
+    report = build_report(runs)
+    assert report.spend is not None
+    assert report.spend.cost_sources == {"computed": 4, "vendor": 2}
+    assert ("Cost of the counted runs: 4 priced from the runners' price tables (tokens × "
+            "price), 2 as the CLI itself reported.") in render_markdown(report)
+
+
 def test_a_remapped_model_is_named_in_the_warnings() -> None:
     runs = _runs()
     runs[1] = record(task_id="a", arm="tool", cost_usd=0.08, served_model="claude-haiku-4-5",
