@@ -233,6 +233,50 @@ def encodings(value: bytes) -> set[bytes]:
     return {v for v in found if len(v) >= MIN_VALUE_LEN}
 
 
+_LINE_BREAK = rb"(?:\r?\n|\\r\\n|\\n)"
+_B64_RUN = rb"[A-Za-z0-9+/_\-]"
+_WRAPPED = re.compile(
+    rb"(?<!" + _B64_RUN + rb")" + _B64_RUN + rb"{16,}+(?:" + _LINE_BREAK + _B64_RUN
+    + rb"{16,}+)*+={0,2}+(?:" + _LINE_BREAK + _B64_RUN + rb"*+={0,2}+(?=" + _LINE_BREAK
+    + rb"|\Z|[\"\s]))?")
+"""Base64 wrapped over lines (`base64` wraps at 76 columns, PEM at 64), with real line
+breaks or, inside a JSON string (a transcript's tool output), escaped ones."""
+_BREAKS = re.compile(_LINE_BREAK)
+_B64_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
+
+
+def _before_wrapped_block(buffer: bytes, cut: int) -> int:
+    """`cut` moved back to the start of a base64 block wrapped over lines that ends just
+    before it, so the block is scrubbed whole in the next piece (at most 256 lines back).
+    Only real line breaks matter: a piece is cut after a newline, space, quote or comma,
+    none of which is inside a block whose breaks are escaped in a JSON string."""
+    pos = cut
+    for _ in range(256):
+        if pos < 2 or buffer[pos - 1:pos] != b"\n":
+            break
+        end = pos - 2 if buffer[pos - 2:pos - 1] == b"\r" else pos - 1
+        i = end
+        while i > 0 and buffer[i - 1] in _B64_BYTES:
+            i -= 1
+        if end - i < 16:
+            break
+        pos = i
+    if pos == 0:  # the whole buffer is the block so far: wait for its end (up to 1 MiB)
+        return 0 if len(buffer) <= _MAX_CARRY else cut
+    return pos
+
+
+def _b64_needles(secrets: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
+    """(base64 core, replacement) of every secret, for blocks wrapped over lines."""
+    out: dict[bytes, bytes] = {}
+    for name, value in secrets.items():
+        data = value.encode() if isinstance(value, str) else value
+        rule = name if ":" in name else f"env:{name}"
+        for core in _b64_cores(data):
+            out.setdefault(core, redaction(rule))
+    return sorted(out.items(), key=lambda kv: -len(kv[0]))
+
+
 def _literals(secrets: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
     """(needle, replacement) pairs: each value in each of its `encodings`, longest first so a
     value is never half-replaced by one of its own parts."""
@@ -254,6 +298,7 @@ class Scrubber:
 
     def __post_init__(self) -> None:
         self._literals = _literals(self.secrets)
+        self._b64 = _b64_needles(self.secrets)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None,
@@ -272,6 +317,8 @@ class Scrubber:
             if needle in data:
                 self.counts[replacement[10:-1].decode()] += data.count(needle)
                 data = data.replace(needle, replacement)
+        if self._b64 and _BREAKS.search(data):
+            data = _WRAPPED.sub(self._unwrap, data)
         seen: dict[object, bool] = {}
         for pattern in PATTERNS:
             if pattern.prefilter not in seen:
@@ -281,6 +328,19 @@ class Scrubber:
                 if n:
                     self.counts[pattern.name] += n
         return data
+
+    def _unwrap(self, match: re.Match[bytes]) -> bytes:
+        """A base64 block wrapped over lines: redacted whole when, joined, it holds a
+        secret's encoding (a wrapped line break may fall anywhere inside it)."""
+        block = match.group(0)
+        joined = _BREAKS.sub(b"", block)
+        if len(joined) == len(block):  # one line: the literal needles have seen it
+            return block
+        for needle, replacement in self._b64:
+            if needle in joined:
+                self.counts[replacement[10:-1].decode()] += 1
+                return replacement
+        return block
 
     def scrub_text(self, text: str) -> str:
         """For log lines and error messages."""
@@ -322,6 +382,7 @@ def _cut_point(buffer: bytes) -> int:
             cut = begin
         elif end is not None and end.end() > cut:
             cut = end.end()  # never split the END line
+    cut = _before_wrapped_block(buffer, cut)
     for marker in (b"ws_secret_access_key", b"WS_SECRET_ACCESS_KEY"):
         at = buffer.rfind(marker, max(0, cut - 120), cut)
         if at >= 0:

@@ -77,3 +77,37 @@ def test_scrub_tree_rewrites_files_and_counts(tmp_path: Path) -> None:
     assert base64.b64encode(b"x" + SECRET)[4:-4] not in text
     assert count_redactions(tmp_path) == 1  # the symlink is not followed, nor counted twice
     assert (tmp_path / "clean.txt").read_text() == "nothing here\n"
+
+
+KEY = "sk-ant-api03-" + "Qm9vN" * 20
+
+
+@pytest.mark.parametrize("width", [76, 64, 19])
+@pytest.mark.parametrize("escaped", [False, True])
+def test_base64_wrapped_over_lines_is_redacted(width: int, escaped: bool) -> None:
+    """`env | base64` wraps at 76 columns (PEM at 64): the key's encoding is split by line
+    breaks at a place nobody can predict; in a transcript the breaks are JSON escapes."""
+    raw = base64.b64encode(b"PATH=/usr/bin\nANTHROPIC_API_KEY=" + KEY.encode() + b"\n")
+    block = b"\n".join(raw[i:i + width] for i in range(0, len(raw), width))
+    if escaped:
+        block = block.replace(b"\n", b"\\n")
+    scrubber = Scrubber({"ANTHROPIC_API_KEY": KEY})
+    out = scrubber.scrub(b'{"out":"' + block + b'"}\n')
+    assert out == b'{"out":"[REDACTED:env:ANTHROPIC_API_KEY]"}\n'
+    assert scrubber.counts["env:ANTHROPIC_API_KEY"] == 1
+
+
+def test_wrapped_base64_without_a_secret_is_left_alone() -> None:
+    other = base64.encodebytes(bytes(range(256)) * 3)
+    assert Scrubber({"ANTHROPIC_API_KEY": KEY}).scrub(other) == other
+
+
+@pytest.mark.parametrize("chunk", [7, 100, 333, 4096])
+def test_a_wrapped_block_split_across_stream_pieces_is_still_redacted(chunk: int) -> None:
+    encoded = base64.encodebytes(b"ANTHROPIC_API_KEY=" + KEY.encode() + b"\n")
+    head = b"a log line, then the agent's `env | base64`\n" * 20
+    data = head + encoded + b"done.\n"
+    scrubber = Scrubber({"ANTHROPIC_API_KEY": KEY})
+    pieces = [data[i:i + chunk] for i in range(0, len(data), chunk)]
+    out = b"".join(scrubber.scrub_stream(pieces))
+    assert out == head + b"[REDACTED:env:ANTHROPIC_API_KEY]\ndone.\n"
