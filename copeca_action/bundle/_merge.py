@@ -31,8 +31,9 @@ from copeca_action.plan import PlannedRun, RunPlan, build_plan
 from copeca_action.records import RunRecord
 from copeca_action.scenario import Scenario, Task
 
-ReportFn = Callable[[RunPlan, list[RunRecord]], RenderedReport]
-"""The report stage: the merged plan and records in, the rendered report out."""
+ReportFn = Callable[[RunPlan, list[RunRecord], int], RenderedReport]
+"""The report stage: the merged plan and records, and the secret values the shards' reports
+say were redacted from the files their runs left, in; the rendered report out."""
 
 
 def _incomplete(message: str) -> VerificationError:
@@ -124,6 +125,14 @@ def _run_files(archive: SafeZip, manifest: Manifest) -> dict[str, dict[str, Sour
     return files
 
 
+def _redactions(shard: VerifiedBundle) -> int:
+    """What the shard's signed summary says was redacted from its run's files (0 for
+    bundles written before the summary said)."""
+    summary = shard.statement.predicate.summary
+    value = summary.extra.get("redactions", 0) if summary is not None else 0
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
 def merge_bundles(paths: Sequence[Path], out: Path, key: Ed25519PrivateKey | None = None,
                   pubkey: Ed25519PublicKey | None = None, report: ReportFn | None = None,
                   scrubber: Scrubber | None = None, limits: Limits | None = None,
@@ -166,6 +175,7 @@ def merge_bundles(paths: Sequence[Path], out: Path, key: Ed25519PrivateKey | Non
         contents = BundleContents(
             scenario_yaml=scenario_yaml, plan=plan, records=records, environment=environment,
             thresholds=first.statement.predicate.thresholds, run_files=run_files,
-            report=report(plan, records) if report else None)
+            report=report(plan, records, sum(_redactions(s) for s in shards))
+            if report else None)
         manifest = write_bundle(contents, out, key, scrubber)
     return manifest, shards

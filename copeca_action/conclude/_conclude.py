@@ -59,6 +59,10 @@ def summary_of(report: Report) -> Summary:
     head = report.headline_comparison
     extra: dict[str, object] = {"records": report.records, "verdict_reasons":
                                 report.verdict_reasons}
+    if report.redactions:
+        extra["redactions"] = report.redactions
+    if report.spend is not None:
+        extra["spend_total"] = report.spend.total_usd
     if head is None:
         return Summary(verdict=report.verdict, cpc={a.arm: _finite(a.cpc_usd)
                                                     for a in report.arms}, extra=extra)
@@ -217,9 +221,10 @@ def merged_report(scenario: Scenario, scenario_yaml: str, *,
     Report is also left there under "report"."""
     keyid = keyid_of(key.public_key()) if key is not None else None
 
-    def make(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
+    def make(plan: RunPlan, records: list[RunRecord], redactions: int) -> RenderedReport:
         report, files = report_and_files(records, scenario, scenario_yaml,
-                                         runners=runners or {}, keyid=keyid, notes=notes)
+                                         runners=runners or {}, keyid=keyid, notes=notes,
+                                         redactions=redactions)
         if made is not None:
             made["report"] = report
         summary = summary_of(report)

@@ -112,8 +112,9 @@ def merge_shards(paths: Sequence[Path], out: Path, *, key: Ed25519PrivateKey | N
         inner = merged_report(which.scenario, which.yaml, runners=runners, key=key, made=made,
                               notes=notes)
 
-        def report_fn(plan: RunPlan, records: list[RunRecord]) -> RenderedReport:
-            result = inner(plan, records)
+        def report_fn(plan: RunPlan, records: list[RunRecord],
+                      redactions: int) -> RenderedReport:
+            result = inner(plan, records, redactions)
             rendered.update(result.files)
             return result
 

@@ -39,16 +39,16 @@ def test_merged_shards_hold_the_whole_plan_in_its_order(
 
 def test_merge_computes_the_report_with_the_report_stage(
         build: Build, plan: RunPlan, key: Ed25519PrivateKey, tmp_path: Path) -> None:
-    seen: list[int] = []
+    seen: list[tuple[int, int]] = []
 
-    def report(p: RunPlan, records: list) -> RenderedReport:  # type: ignore[type-arg]
-        seen.append(len(records))
+    def report(p: RunPlan, records: list, redactions: int) -> RenderedReport:  # type: ignore[type-arg]
+        seen.append((len(records), redactions))
         return RenderedReport(Summary(verdict="improvement", delta=-0.2),
                               {"report.md": b"# merged\n"})
 
     out = tmp_path / "all.copeca"
     merge(shards(build, plan), out, key, report=report)
-    assert seen == [len(plan.runs)]
+    assert seen == [(len(plan.runs), 0)]  # the shards' summaries name no redaction
     summary = verify_bundle(out).statement.predicate.summary
     assert summary is not None and summary.verdict == "improvement"
     assert read_all(out)["report.md"] == b"# merged\n"

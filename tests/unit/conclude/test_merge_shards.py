@@ -64,3 +64,27 @@ def test_an_unreadable_shard_is_named_by_the_merge(tmp_path: Path, corpus_root: 
     paths[0].write_bytes(b"not a zip")
     with pytest.raises(VerificationError):
         merge_shards(paths, tmp_path / "all.copeca", key=key, runners={})
+
+
+def test_a_merge_keeps_the_redactions_its_shards_reported(tmp_path: Path,
+                                                           corpus_root: Path) -> None:
+    """Each shard's run left redacted secrets (its signed summary says how many): the merged
+    report says so too, as an unsharded run would."""
+    key = Ed25519PrivateKey.generate()
+    path = corpus_root / "scenarios" / "demo.yaml"
+    plan = build_plan(load_scenario(path), load_corpus(corpus_root).tasks)
+    paths = []
+    for i, found in ((1, 2), (2, 3)):
+        contents = contents_for(shard_plan(plan, Shard(index=i, count=2)), path)
+        assert contents.report is not None
+        summary = contents.report.summary.model_copy(update={"extra": {"redactions": found}})
+        contents = dataclasses.replace(
+            contents, report=dataclasses.replace(contents.report, summary=summary))
+        write_bundle(contents, tmp_path / f"s{i}.copeca", key, Scrubber())
+        paths.append(tmp_path / f"s{i}.copeca")
+    merged = merge_shards(paths, tmp_path / "all.copeca", key=key,
+                          runners=load_corpus(corpus_root).runners)
+    assert merged.report is not None and merged.report.redactions == 5
+    assert any("5 secret value(s) were redacted" in w for w in merged.report.warnings)
+    summary = verify_bundle(tmp_path / "all.copeca", key.public_key()).statement.predicate.summary
+    assert summary is not None and summary.extra["redactions"] == 5
