@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+import yaml
+
 from copeca_action._util.scrub import register_private_dir, register_readable_dir
 from copeca_action.engine._adaptive import adaptive_of, run_rounds
 from copeca_action.engine._budget import Budget
@@ -311,8 +313,13 @@ def _signals(handler: signal.Handlers | object) -> Iterator[None]:
 def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
              scenario_text: str = "", progress: ProgressSink | None = None) -> RunStats:
     """Run (or continue) a plan into cfg.out. Raises before any run when preflight fails.
+    `scenario_text`: the scenario file as the user wrote it, kept beside the results (by
+    default the scenario as loaded, so `analyze` of the folder reads its settings).
     With `adaptive:` in the scenario the plan's repetitions are replaced by rounds (see
     engine/_adaptive.py); `RunStats.plan` is then the effective plan."""
+    if not scenario_text.strip():
+        scenario_text = yaml.safe_dump(cfg.scenario.model_dump(mode="json", exclude_unset=True),
+                                       sort_keys=False)
     adaptive = adaptive_of(cfg)
     if adaptive is None:
         stats = _run_once(cfg, plan, resume, scenario_text, progress)

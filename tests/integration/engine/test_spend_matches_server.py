@@ -227,7 +227,7 @@ def test_spend_equals_what_the_server_served(tmp_path: Path, corpus_root: Path,
     cfg = EngineConfig(scenario=scenario, corpus=loaded, out=out,
                        store=SnapshotStore(tmp_path / "cache", loaded.repos),
                        base_url=server.url, host_env={"PATH": "/usr/bin:/bin"})
-    run_plan(cfg, build_plan(scenario, loaded.tasks), scenario_text=yaml.safe_dump(spec))
+    run_plan(cfg, build_plan(scenario, loaded.tasks))  # writes the scenario beside results
     records = read_records(out.results)
     last = {(r.task_id.split("/")[1], r.runner): r for r in records}
 
