@@ -376,3 +376,25 @@ def test_test_grader_finds_the_setup_node_modules_by_node_path(tmp_path: Path) -
     _run(cfg)
     (record,) = read_records(cfg.out.results)
     assert record.correct, record.grading
+
+
+def test_resume_counts_the_spend_of_interrupted_and_failed_attempts(tmp_path: Path) -> None:
+    """Money spent by an attempt that did not finish (interrupted, grader crash) is spent:
+    a resumed run's budget starts from it, not from the finished runs alone."""
+    corpus = make_corpus(tmp_path, {f"t{i}": {"prompt": fake(answer="42", cost=0.30)}
+                                    for i in range(4)})
+    cfg = config(tmp_path, corpus, scenario(budget_usd=0.35, workers=1))
+    _run(cfg)
+    first = read_records(cfg.out.results)
+    assert [r.outcome for r in first].count("ok") == 1
+    stopped = next(r for r in first if r.outcome == "budget_stop")
+    with cfg.out.results.open("a") as handle:  # as an interrupted attempt leaves it
+        handle.write(stopped.model_copy(update={
+            "outcome": "infra_error", "attempt": 2, "cost_usd": 0.5,
+            "cost_source": "computed", "error": "interrupted (SIGINT/SIGTERM)"})
+            .model_dump_json() + "\n")
+    cfg.scenario = scenario(budget_usd=1.0, workers=1)
+    _, stats = _run(cfg, resume=True)
+    # spent 0.30 + 0.50; the next run is expected to cost 0.30: 1.10 > 1.00, so none starts
+    assert stats.budget_stopped
+    assert [r.outcome for r in read_records(cfg.out.results)].count("ok") == 1
