@@ -91,14 +91,11 @@ def _upper_lower(pop: Population | None, pilot: Pilot | None, design: Design,
     looks (one look without adaptive sampling)."""
     looks = [r * design.models for r in (schedule(adaptive) if adaptive is not None
                                            and adaptive.enabled else [design.repetitions])]
-    max_reps = looks[-1]
-    spend_t, correct_t, spend_b, correct_b = _draw(pop, pilot, design.tasks, max_reps,
-                                                   experiments, rng)
+    looked = _look_sums(pop, pilot, design.tasks, looks, experiments, rng)
     best_high = np.full(experiments, np.inf)
     best_low = np.full(experiments, -np.inf)
-    for k, reps in enumerate(looks, 1):
+    for k, (reps, sums) in enumerate(zip(looks, looked, strict=True), 1):
         a = look_alpha(adaptive, k) if adaptive is not None and adaptive.enabled else alpha
-        sums = [x[..., :reps].sum(axis=-1) for x in (spend_t, correct_t, spend_b, correct_b)]
         runs = np.full(sums[0].shape, float(reps))
         bs = paired_bootstrap(*sums, alpha=a, resamples=resamples, seed=rng, runs_t=runs,
                               runs_b=runs, task_means=True)
@@ -109,29 +106,52 @@ def _upper_lower(pop: Population | None, pilot: Pilot | None, design: Design,
     return best_high, best_low
 
 
-def _draw(pop: Population | None, pilot: Pilot | None, tasks: int, reps: int,
-          experiments: int, rng: np.random.Generator) -> tuple[FloatArray, ...]:
-    if pilot is None:
-        d = draw(pop or DEFAULT_POPULATION, experiments, tasks, reps, rng)
-        return d.spend_t, d.correct_t, d.spend_b, d.correct_b
+def _look_sums(pop: Population | None, pilot: Pilot | None, tasks: int, looks: list[int],
+               experiments: int, rng: np.random.Generator) -> list[list[FloatArray]]:
+    """For each look (its repetitions so far), the per-task sums (spend_t, correct_t,
+    spend_b, correct_b) of every experiment, each (experiments, tasks)."""
+    if pilot is not None:
+        return _pilot_sums(pilot, (pop or DEFAULT_POPULATION).effect_sd, tasks, looks,
+                           experiments, rng)
+    d = draw(pop or DEFAULT_POPULATION, experiments, tasks, looks[-1], rng)
+    return [[x[..., :reps].sum(axis=-1) for x in (d.spend_t, d.correct_t, d.spend_b,
+                                                   d.correct_b)] for reps in looks]
+
+
+def _pilot_sums(pilot: Pilot, effect_sd: float, tasks: int, looks: list[int],
+                experiments: int, rng: np.random.Generator) -> list[list[FloatArray]]:
+    """Experiments drawn from a pilot: each task of each experiment is a pilot task drawn
+    with replacement, its runs that task's runs resampled with replacement; the tool arm's
+    costs scaled by a per-task effect.
+
+    Only the sums the looks read are kept, never the (experiments, tasks, repetitions)
+    runs (160 MB per arm and variable at 400 × 500 × 100). The draws and their order are
+    those of drawing the full arrays: one `integers` call per arm and pilot task, for that
+    task's cells in row-major order; each sum adds the same values in the same order."""
     n_pilot = len(pilot.cost)
     picked = rng.integers(0, n_pilot, size=(experiments, tasks))
-    out = []
-    effect_sd = (pop or DEFAULT_POPULATION).effect_sd
     effect = np.exp(effect_sd * rng.standard_normal((experiments, tasks, 1)) - effect_sd ** 2 / 2)
+    flat = picked.ravel()
+    order = np.argsort(flat, kind="stable")  # each pilot task's cells, in row-major order
+    bounds = np.searchsorted(flat[order], np.arange(n_pilot + 1))
+    scale = effect.reshape(-1)
+    reps = looks[-1]
+    out = np.empty((len(looks), 4, flat.size))
     for arm in range(2):
-        spend = np.empty((experiments, tasks, reps))
-        correct = np.empty((experiments, tasks, reps))
-        for i in range(n_pilot):  # each pilot task's runs, resampled with replacement
-            where = picked == i
-            count = int(where.sum())
-            if not count:
+        for i in range(n_pilot):
+            cells = order[bounds[i]:bounds[i + 1]]
+            if not cells.size:
                 continue
-            j = rng.integers(0, len(pilot.cost[i]), size=(count, reps))
-            spend[where] = pilot.cost[i][j]
-            correct[where] = pilot.correct[i][j]
-        out += [spend * (effect if arm == 0 else 1.0), correct]
-    return tuple(out)
+            j = rng.integers(0, len(pilot.cost[i]), size=(cells.size, reps))
+            spend = pilot.cost[i][j]
+            if arm == 0:
+                spend = spend * scale[cells][:, None]
+            correct = pilot.correct[i][j]
+            for k, r in enumerate(looks):
+                out[k, 2 * arm, cells] = spend[:, :r].sum(axis=-1)
+                out[k, 2 * arm + 1, cells] = correct[:, :r].sum(axis=-1)
+    shaped = out.reshape(len(looks), 4, experiments, tasks)
+    return [[shaped[k, v] for v in range(4)] for k in range(len(looks))]
 
 
 def power(design: Design, *, fail: float = 0.10, alpha: float = 0.05,
