@@ -7,38 +7,26 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import functools
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import TypeAdapter, ValidationError
-
-from copeca_action import __version__
-from copeca_action._util.hashing import sha256_file
-from copeca_action._util.paths import runners_dir
-from copeca_action.bundle import verify_bundle
-from copeca_action.conclude import shard_scenario
 from copeca_action.errors import ConfigError, CopecaError
-from copeca_action.records import read_rows, write_records
-from copeca_action.render import (
-    CoverageCurve,
-    Verification,
-    coverage_curves,
-    render_html,
-    render_json,
-    render_markdown,
-    run_points,
-)
-from copeca_action.report import (
-    INTERVAL_METHODS,
-    RecordTable,
-    Report,
-    Settings,
-    build_report,
-    table_from_rows,
-)
-from copeca_action.scenario import Scenario, load_runner, load_scenario
+from copeca_action.report._stats import INTERVAL_METHODS
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from copeca_action.render import CoverageCurve, RunPoint
+    from copeca_action.report import RecordTable, Report, Settings
+    from copeca_action.scenario import Scenario
+
+# Each path imports what it uses when it runs: `analyze results.jsonl --format md` does not
+# load the bundle, signing, HTML or conclude code (start-up is most of the time on small
+# files).
 
 GATE_EXIT = 1
 """Exit code when --gate fails."""
@@ -77,6 +65,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from copeca_action.scenario import load_scenario
+
     if args.results.is_file() and zipfile.is_zipfile(args.results):
         with tempfile.TemporaryDirectory(prefix="copeca-analyze-") as tmp:
             return _run_bundle(args, Path(tmp))
@@ -93,6 +83,12 @@ def run(args: argparse.Namespace) -> int:
 def _run_bundle(args: argparse.Namespace, tmp: Path) -> int:
     """A .copeca bundle: verified (any signature), its records, and the scenario with the
     thresholds it ran with (the signed statement's), so the report is the run's own."""
+    from copeca_action._util.hashing import sha256_file
+    from copeca_action.bundle import verify_bundle
+    from copeca_action.conclude import shard_scenario
+    from copeca_action.records import write_records
+    from copeca_action.scenario import load_scenario
+
     bundle = verify_bundle(args.results)
     which = shard_scenario(args.results)
     scenario = load_scenario(args.scenario) if args.scenario else (
@@ -110,28 +106,43 @@ def _run_bundle(args: argparse.Namespace, tmp: Path) -> int:
 
 
 def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
+    from copeca_action.records import read_rows
+    from copeca_action.report import build_report, table_from_rows
+
     if not args.results.is_file():
         raise ConfigError("no such results file (expected a .jsonl written by `copeca-action "
                           "run` or `copeca run`, a run's output folder, or a .copeca bundle)",
                           args.results)
     notes: list[str] = []
     rows, fmt = read_rows(args.results, notes)
-    points = run_points(rows) if args.format == "html" else []
-    curves = (read_coverage(args.coverage) or coverage_curves(rows)
-              if args.format == "html" else [])
+    points: list[RunPoint] = []
+    curves: list[CoverageCurve] = []
+    if args.format == "html":
+        from copeca_action.render import coverage_curves, run_points
+
+        points = run_points(rows)
+        curves = read_coverage(args.coverage) or coverage_curves(rows)
     table = table_from_rows(rows, scenario.name if scenario else "", notes,
                             source=str(args.results))
     del rows  # the columns hold what is needed; free the rows before the bootstrap
     report = build_report(table, settings(args, scenario, table), source_format=fmt)
     if args.format == "html":
+        from copeca_action import __version__
+        from copeca_action.render import Verification, render_html
+
         text = render_html(report, runs=points, coverage=curves,
                            verification=Verification(bundle_sha256=args.bundle_sha256,
                                                      keyid=args.signed_by),
                            scenario_yaml=args.scenario.read_text() if args.scenario else None,
                            environment={"rendered by": f"copeca-action {__version__}"})
+    elif args.format == "json":
+        from copeca_action.render import render_json
+
+        text = render_json(report)
     else:
-        text = render_json(report) if args.format == "json" else render_markdown(
-            report, tasks=not args.no_tasks)
+        from copeca_action.render import render_markdown
+
+        text = render_markdown(report, tasks=not args.no_tasks)
     if args.out:
         args.out.write_text(text)
     else:
@@ -142,8 +153,10 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
 def read_coverage(path: Path | None) -> list[CoverageCurve]:
     if path is None:
         return []
+    from pydantic import ValidationError
+
     try:
-        return _CURVES.validate_json(path.read_bytes())
+        return _curves().validate_json(path.read_bytes())
     except OSError as exc:
         raise ConfigError(f"--coverage: cannot read: {exc.strerror}", path) from exc
     except ValidationError as exc:
@@ -154,11 +167,19 @@ def read_coverage(path: Path | None) -> list[CoverageCurve]:
                           path) from exc
 
 
-_CURVES: TypeAdapter[list[CoverageCurve]] = TypeAdapter(list[CoverageCurve])
+@functools.cache
+def _curves() -> TypeAdapter[list[CoverageCurve]]:
+    from pydantic import TypeAdapter
+
+    from copeca_action.render import CoverageCurve
+
+    return TypeAdapter(list[CoverageCurve])
 
 
 def settings(args: argparse.Namespace, scenario: Scenario | None,
              table: RecordTable) -> Settings:
+    from copeca_action.report import Settings
+
     base = Settings.from_scenario(scenario) if scenario else Settings()
     overrides: dict[str, object] = {"pricing_updated": pricing_dates()}
     if args.seed is not None:
@@ -175,6 +196,9 @@ def settings(args: argparse.Namespace, scenario: Scenario | None,
 
 def pricing_dates() -> dict[str, dt.date]:
     """When each bundled runner's prices were last checked (for the stale-pricing warning)."""
+    from copeca_action._util.paths import runners_dir
+    from copeca_action.scenario import load_runner
+
     out: dict[str, dt.date] = {}
     for path in sorted(runners_dir().glob("*.yaml")):
         try:

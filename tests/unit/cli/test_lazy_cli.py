@@ -6,6 +6,7 @@ import argparse
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 
 from copeca_action import _cli
 from copeca_action.cli import COMMANDS, build_parser, command_in, module_of
@@ -63,3 +64,23 @@ def test_a_verb_imports_its_module_only() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()[-1]
     assert eval(out) == ["copeca_action._cli.keygen"]
+
+
+def test_analyze_of_a_results_file_loads_no_bundle_conclude_or_html_code(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"run_id": "r1", "scenario": "s", "task_id": "t", "task_hash": "h", '
+                       '"arm": "baseline", "model": "m", "runner": "claude", "repetition": 0, '
+                       '"outcome": "ok", "correct": true, "cost_usd": 0.1}\n')
+    code = ("import sys, contextlib, io, copeca_action.cli as c\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    code = c.main(['analyze', {str(results)!r}, '--format', 'md'])\n"
+            "print(code, sorted(m for m in sys.modules if m.startswith('copeca_action.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()[-1]
+    status, _, listed = out.partition(" ")
+    loaded = eval(listed)  # a printed list of module names
+    assert status == "0"
+    assert "copeca_action.render._markdown" in loaded  # it did render
+    assert [m for m in loaded if m.startswith(("copeca_action.bundle", "copeca_action.conclude",
+                                               "copeca_action.github", "copeca_action.engine",
+                                               "copeca_action.render._html"))] == []
