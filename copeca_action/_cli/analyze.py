@@ -20,6 +20,7 @@ from copeca_action.report._stats import INTERVAL_METHODS
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
+    from copeca_action.records import Format
     from copeca_action.render import CoverageCurve, RunPoint
     from copeca_action.report import RecordTable, Report, Settings
     from copeca_action.scenario import Scenario
@@ -113,18 +114,20 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
         raise ConfigError("no such results file (expected a .jsonl written by `copeca-action "
                           "run` or `copeca run`, a run's output folder, or a .copeca bundle)",
                           args.results)
-    notes: list[str] = []
-    rows, fmt = read_rows(args.results, notes)
+    table, fmt = (None, None) if args.format == "html" else fast_table(args.results, scenario)
     points: list[RunPoint] = []
     curves: list[CoverageCurve] = []
-    if args.format == "html":
-        from copeca_action.render import coverage_curves, run_points
+    if table is None or fmt is None:
+        notes: list[str] = []
+        rows, fmt = read_rows(args.results, notes)
+        if args.format == "html":
+            from copeca_action.render import coverage_curves, run_points
 
-        points = run_points(rows)
-        curves = read_coverage(args.coverage) or coverage_curves(rows)
-    table = table_from_rows(rows, scenario.name if scenario else "", notes,
-                            source=str(args.results))
-    del rows  # the columns hold what is needed; free the rows before the bootstrap
+            points = run_points(rows)
+            curves = read_coverage(args.coverage) or coverage_curves(rows)
+        table = table_from_rows(rows, scenario.name if scenario else "", notes,
+                                source=str(args.results))
+        del rows  # the columns hold what is needed; free the rows before the bootstrap
     report = build_report(table, settings(args, scenario, table), source_format=fmt)
     if args.format == "html":
         from copeca_action import __version__
@@ -148,6 +151,21 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
     else:
         sys.stdout.write(text)
     return gate(report, args.fail_on) if args.gate else 0
+
+
+def fast_table(path: Path, scenario: Scenario | None
+               ) -> tuple[RecordTable | None, Format | None]:
+    """The table from the typed columnar reader (`read_columns`), or (None, None) when it
+    is not sure: then `read_rows` reads the file, raising the exact error (file, line,
+    field) or accepting what only its lax rules accept; the report is the same either way."""
+    from copeca_action.records import read_columns
+    from copeca_action.report import table_from_columns
+
+    read = read_columns(path)
+    if read is None:
+        return None, None
+    columns, fmt, notes = read
+    return table_from_columns(columns, scenario.name if scenario else "", notes), fmt
 
 
 def read_coverage(path: Path | None) -> list[CoverageCurve]:

@@ -4,6 +4,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from copeca_action.records._columns import Columns, read_columns
     from copeca_action.records._foreign import Format, detect_format, from_copeca, read_rows
     from copeca_action.records._io import (
         append_record,
@@ -30,6 +31,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "OUTCOMES",
+    "Columns",
     "CostSource",
     "Endpoint",
     "Format",
@@ -46,12 +48,14 @@ __all__ = [
     "from_copeca",
     "iter_records",
     "latest_by_run_id",
+    "read_columns",
     "read_records",
     "read_rows",
     "write_records",
 ]
 
 _LAZY: dict[str, str] = {
+    "Columns": "copeca_action.records._columns",
     "CostSource": "copeca_action.records._record",
     "Endpoint": "copeca_action.records._record",
     "Format": "copeca_action.records._foreign",
@@ -69,6 +73,7 @@ _LAZY: dict[str, str] = {
     "from_copeca": "copeca_action.records._foreign",
     "iter_records": "copeca_action.records._io",
     "latest_by_run_id": "copeca_action.records._io",
+    "read_columns": "copeca_action.records._columns",
     "read_records": "copeca_action.records._io",
     "read_rows": "copeca_action.records._foreign",
     "write_records": "copeca_action.records._io",

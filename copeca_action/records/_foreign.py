@@ -63,38 +63,58 @@ def read_rows(path: Path, notes: list[str] | None = None
 
 
 def copeca_notes(rows: list[dict[str, Any]]) -> list[str]:
-    """Number repeated copeca cells as further repetitions (file order) and say what the
-    copeca records could not tell.
+    """Number repeated copeca cells as further repetitions (see `renumber`; the rows'
+    `repetition` and `run_id` change in place) and say what the copeca records could not
+    tell."""
+    reps, repeats = renumber([r["task_id"] for r in rows], [r["arm"] for r in rows],
+                             [r["model"] for r in rows], [r["repetition"] for r in rows])
+    for row, rep in zip(rows, reps, strict=True):
+        if rep != row["repetition"]:
+            row["repetition"] = rep
+            row["run_id"] = "copeca:{}:{}:{}:{}".format(row["task_id"], row["arm"],
+                                                        row["model"], rep)
+    return copeca_messages(len(rows), repeats, any("control" in r for r in rows),
+                           any(r.get("cli_version") for r in rows))
+
+
+def renumber(tasks: list[str], arms: list[str], models: list[str],
+             repetitions: list[int]) -> tuple[list[int], int]:
+    """Repetitions with repeated copeca cells numbered as further repetitions, in file
+    order, and how many repeats there were.
 
     copeca's single-task `run` appends every run of a cell with `repetition: 0`, so one cell
     (task, mode, model, repetition) can appear many times. Each line is a run that was paid
     for: the first keeps its repetition, each repeat takes the next number after the largest
     the cell uses anywhere in the file, in file order, so no run replaces another."""
     used: dict[tuple[str, str, str], int] = {}
-    for row in rows:
-        cell = (row["task_id"], row["arm"], row["model"])
-        used[cell] = max(used.get(cell, -1), row["repetition"])
+    for cell, rep in zip(zip(tasks, arms, models, strict=True), repetitions, strict=True):
+        used[cell] = max(used.get(cell, -1), rep)
     seen: set[tuple[str, str, str, int]] = set()
+    out = list(repetitions)
     repeats = 0
-    for row in rows:
-        cell = (row["task_id"], row["arm"], row["model"])
-        key = (*cell, row["repetition"])
+    for i, cell in enumerate(zip(tasks, arms, models, strict=True)):
+        key = (*cell, out[i])
         if key in seen:
             repeats += 1
             used[cell] += 1
-            row["repetition"] = used[cell]
-            row["run_id"] = "copeca:{}:{}:{}:{}".format(*cell, used[cell])
+            out[i] = used[cell]
             key = (*cell, used[cell])
         seen.add(key)
+    return out, repeats
+
+
+def copeca_messages(records: int, repeats: int, control: bool, versions: bool) -> list[str]:
+    """What the reader had to decide about a copeca file: `repeats` cells counted as
+    further repetitions; no record with a `control` key; no record with a CLI version."""
     notes = []
     if repeats:
         notes.append(f"{repeats} copeca records repeated a cell (task, mode, model, "
                      "repetition) already seen: each was counted as a further repetition, in "
                      "file order (copeca's single-task run writes repetition 0 every time)")
-    if rows and not any("control" in r for r in rows):
+    if records and not control:
         notes.append("these copeca records carry no control flag (copeca writes one since "
                      "June 2026): the control delta is unavailable")
-    if rows and not any(r.get("cli_version") for r in rows):
+    if records and not versions:
         notes.append("these copeca records carry no CLI version: version checks are "
                      "unavailable")
     return notes

@@ -46,7 +46,12 @@ if _typing.TYPE_CHECKING:
         delta,
         paired_bootstrap,
     )
-    from copeca_action.report._table import RecordTable, table_from_records, table_from_rows
+    from copeca_action.report._table import (
+        RecordTable,
+        table_from_columns,
+        table_from_records,
+        table_from_rows,
+    )
     from copeca_action.report._verdict import judge
 
 __all__ = [
@@ -93,6 +98,7 @@ __all__ = [
     "power",
     "rates",
     "schedule",
+    "table_from_columns",
     "table_from_records",
     "table_from_rows",
 ]
@@ -141,6 +147,7 @@ _LAZY: dict[str, str] = {
     "power": "copeca_action.report._power",
     "rates": "copeca_action.report._power",
     "schedule": "copeca_action.report._spending",
+    "table_from_columns": "copeca_action.report._table",
     "table_from_records": "copeca_action.report._table",
     "table_from_rows": "copeca_action.report._table",
 }

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from copeca_action.records._columns import Columns
 from copeca_action.report._model import Comparison, Verdict
 
 _NOT_COUNTED = ("infra_error", "budget_stop")
@@ -74,6 +75,38 @@ def account_spend(rows: Sequence[Mapping[str, Any]],
         unknown_arms=tuple(sorted({str(r.get("arm")) for r in unknown})),
         unknown_reasons=tuple(sorted({str(r.get("cost_unknown_reason") or "no reason given")
                                       for r in unknown})),
+        sources=tuple(sorted(sources.items())))
+
+
+def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
+    """`account_spend` of records read as columns, every run id once (each record is its
+    run's last): the indexes the statistics may read (None: all) and the account."""
+    excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
+    sources: dict[str, int] = {}
+    unknown: list[int] = []
+    for i, (outcome, cost) in enumerate(zip(c.outcome, c.cost_usd, strict=True)):
+        if outcome not in _NOT_COUNTED:
+            if cost is None:
+                unknown.append(i)
+                continue
+            source = str(c.cost_source[i] or "none")
+            sources[source] = sources.get(source, 0) + 1
+        elif cost is None or cost > 0:
+            attempts += 1
+            if cost is None:
+                unknown_excluded += 1
+            else:
+                excluded_usd += float(cost)
+    skip = set(unknown)
+    keep = [i for i in range(len(c)) if i not in skip] if unknown else None
+    return keep, SpendAccount(
+        excluded_usd=excluded_usd, excluded_attempts=attempts,
+        excluded_unknown=unknown_excluded,
+        unknown_runs=tuple(sorted(c.run_id[i] for i in unknown)),
+        unknown_models=tuple(sorted({str(c.served_model[i] or c.model[i]) for i in unknown})),
+        unknown_arms=tuple(sorted({c.arm[i] for i in unknown})),
+        unknown_reasons=tuple(sorted({str(c.cost_unknown_reason[i] or "no reason given")
+                                      for i in unknown})),
         sources=tuple(sorted(sources.items())))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -14,9 +15,10 @@ from numpy.typing import NDArray
 
 from copeca_action.errors import ConfigError
 from copeca_action.records import OUTCOMES, RetrievalSummary, RunRecord
-from copeca_action.report._spend import SpendAccount, account_spend
+from copeca_action.records._columns import Columns
+from copeca_action.report._spend import SpendAccount, account_columns, account_spend
 
-OUTCOME_CODE = {name: i for i, name in enumerate(OUTCOMES)}
+OUTCOME_CODE: dict[str, int] = {name: i for i, name in enumerate(OUTCOMES)}
 INFRA = OUTCOME_CODE["infra_error"]
 NOT_RUN = OUTCOME_CODE["budget_stop"]
 AGENT_ERROR = OUTCOME_CODE["agent_error"]
@@ -137,8 +139,6 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
     total = len(every)
     kept, spend = account_spend(every, latest)
     total -= len(spend.unknown_runs)
-    if not scenario and kept:
-        scenario = str(kept[0].get("scenario", ""))
 
     def col(name: str, default: Any = "") -> list[Any]:
         try:  # records we wrote carry every field: one C-level pass
@@ -151,42 +151,81 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         return (t.get("input", 0), t.get("output", 0), t.get("cache_write", 0),
                 t.get("cache_read", 0))
 
-    adopted = [-1 if a is None else int(bool(a)) for a in col("tool_adopted", None)]
-    outcome = np.array(list(map(OUTCOME_CODE.__getitem__, col("outcome"))), dtype=np.int64)
-    graded = np.array(col("correct", False), dtype=bool)
+    columns = Columns(
+        run_id=[str(r["run_id"]) for r in kept], task_id=col("task_id"), arm=col("arm"),
+        model=col("model"), served_model=[r.get("served_model") for r in kept],
+        runner=col("runner"), cli_version=col("cli_version", None),
+        category=col("category"), language=col("language"), outcome=col("outcome"),
+        correct=col("correct", False), cost_usd=col("cost_usd", 0.0),
+        control=col("control", False), tool_adopted=col("tool_adopted", None),
+        repetition=col("repetition", 0), tokens=list(map(tok, kept)), turns=col("turns", 0),
+        tool_calls=col("tool_calls", 0), duration_s=col("duration_s", 0.0),
+        flags=list(map(tuple, col("flags", ()))), endpoint=col("endpoint", None),
+        scenario=col("scenario", ""))
+    return _table(columns, spend, total - len(kept), scenario, warnings,
+                  _retrieval_column(col("retrieval", None)), _pricing_dates(every),
+                  _run_date(every))
+
+
+def table_from_columns(columns: Columns, scenario: str = "",
+                       warnings: Sequence[str] = ()) -> RecordTable:
+    """The table of records read as columns (`read_columns`: every run id once, no
+    retrieval metrics): the table `table_from_rows` builds from the rows `read_rows` reads
+    in the same file. Those rows carry no `pricing_updated` or `started_at` (the fields the
+    validating reader keeps leave them out), so neither do the columns."""
+    keep, spend = account_columns(columns)
+    if keep is not None:
+        columns = Columns(**{f.name: _pick(getattr(columns, f.name), keep)
+                             for f in dataclasses.fields(Columns)})
+    return _table(columns, spend, 0, scenario, warnings, ())
+
+
+def _pick(values: list[Any], keep: list[int]) -> list[Any]:
+    return [values[i] for i in keep]
+
+
+def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
+           warnings: Sequence[str], retrieval: tuple[RetrievalSummary | None, ...],
+           pricing: tuple[tuple[str, dt.date], ...] = (), run_date: dt.date | None = None
+           ) -> RecordTable:
+    """The RecordTable of the rows the statistics read (one per run id, known cost)."""
+    if not scenario and len(c):
+        scenario = str(c.scenario[0])
+    adopted = [-1 if a is None else int(bool(a)) for a in c.tool_adopted]
+    outcome = np.array(list(map(OUTCOME_CODE.__getitem__, c.outcome)), dtype=np.int64)
+    graded = np.array(c.correct, dtype=bool)
     failed = outcome == AGENT_ERROR
-    models = col("model")
-    served = [r.get("served_model") or m for r, m in zip(kept, models, strict=True)]
+    served = [s or m for s, m in zip(c.served_model, c.model, strict=True)]
     return RecordTable(
-        run_id=tuple(str(r["run_id"]) for r in kept),
-        task=Labels.of(col("task_id")),
-        arm=Labels.of(col("arm")),
-        model=Labels.of(models),
+        run_id=tuple(c.run_id),
+        task=Labels.of(c.task_id),
+        arm=Labels.of(c.arm),
+        model=Labels.of(c.model),
         served=Labels.of(served),
-        category=Labels.of(col("category")),
-        language=Labels.of(col("language")),
-        cli_version=Labels.of([v or "" for v in col("cli_version", None)]),
-        runner=Labels.of(col("runner")),
+        category=Labels.of(c.category),
+        language=Labels.of(c.language),
+        cli_version=Labels.of([v or "" for v in c.cli_version]),
+        runner=Labels.of(c.runner),
         outcome=outcome,
         correct=graded & ~failed,
-        cost=np.array(col("cost_usd", 0.0), dtype=np.float64),
-        control=np.array(col("control", False), dtype=bool),
+        cost=np.array(c.cost_usd, dtype=np.float64),
+        control=np.array(c.control, dtype=bool),
         adopted=np.array(adopted, dtype=np.int8),
-        repetition=np.array(col("repetition", 0), dtype=np.int64),
-        tokens=np.array(list(map(tok, kept)), dtype=np.int64).reshape(-1, 4),
-        turns=np.array(col("turns", 0), dtype=np.int64),
-        tool_calls=np.array(col("tool_calls", 0), dtype=np.int64),
-        duration=np.array(col("duration_s", 0.0), dtype=np.float64),
-        flags=tuple(map(tuple, col("flags", ()))),
+        repetition=np.array(c.repetition, dtype=np.int64),
+        tokens=np.array(c.tokens, dtype=np.int64).reshape(-1, 4),
+        turns=np.array(c.turns, dtype=np.int64),
+        tool_calls=np.array(c.tool_calls, dtype=np.int64),
+        duration=np.array(c.duration_s, dtype=np.float64),
+        flags=tuple(c.flags),
         scenario=scenario,
-        attempts_superseded=total - len(kept),
+        attempts_superseded=superseded,
         correct_agent_errors=int((graded & failed).sum()),
         spend=spend,
         extra_warnings=tuple(warnings),
-        retrieval=_retrieval_column(col("retrieval", None)),
-        endpoints=tuple(sorted(Counter(e or "unknown" for e in col("endpoint", None)).items())),
-        pricing=_pricing_dates(every),
-        run_date=_run_date(every),
+        retrieval=retrieval,
+        endpoints=tuple(sorted(Counter(e or "unknown" for e in c.endpoint).items())),
+        pricing=pricing,
+        run_date=run_date,
     )
 
 

@@ -1,0 +1,296 @@
+"""results.jsonl straight into columns: a typed msgspec decode of only the fields the analysis
+reads, in our format or copeca's, with no per-row dict.
+
+This is the fast path of `analyze`. It is stricter than the validating reader
+(`read_rows`): JSON types must be exactly the declared ones (no "5" for 5, no 5.0 for an
+int), the file must end with a newline, run ids must be unique, and no record may carry
+retrieval metrics. Whenever anything is in doubt it answers None, and the caller reads the
+file again with `read_rows`, which raises the error naming the file, line and field, or
+accepts what only its lax rules accept. So every file it does accept gives exactly the
+columns `read_rows` would have given.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import msgspec
+
+from copeca_action.records._foreign import Format, copeca_messages, detect_format, renumber
+from copeca_action.records._record import Endpoint, Outcome
+
+NonNeg = Annotated[int, msgspec.Meta(ge=0)]
+NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]
+_BLOCK = 1 << 24
+"""Bytes decoded per step (whole lines): memory holds the columns and one block, not the
+file."""
+
+
+@dataclass
+class Columns:
+    """One entry per record, in file order; the RunRecord fields the report reads."""
+
+    run_id: list[str] = field(default_factory=list)
+    task_id: list[str] = field(default_factory=list)
+    arm: list[str] = field(default_factory=list)
+    model: list[str] = field(default_factory=list)
+    served_model: list[str | None] = field(default_factory=list)
+    runner: list[str] = field(default_factory=list)
+    cli_version: list[str | None] = field(default_factory=list)
+    category: list[str] = field(default_factory=list)
+    language: list[str] = field(default_factory=list)
+    outcome: list[str] = field(default_factory=list)
+    correct: list[bool] = field(default_factory=list)
+    cost_usd: list[float | None] = field(default_factory=list)
+    cost_source: list[str | None] = field(default_factory=list)
+    cost_unknown_reason: list[str | None] = field(default_factory=list)
+    control: list[bool] = field(default_factory=list)
+    tool_adopted: list[bool | None] = field(default_factory=list)
+    repetition: list[int] = field(default_factory=list)
+    tokens: list[tuple[int, int, int, int]] = field(default_factory=list)
+    """input, output, cache_write, cache_read."""
+    turns: list[int] = field(default_factory=list)
+    tool_calls: list[int] = field(default_factory=list)
+    duration_s: list[float] = field(default_factory=list)
+    flags: list[tuple[str, ...]] = field(default_factory=list)
+    endpoint: list[str | None] = field(default_factory=list)
+    scenario: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.run_id)
+
+
+class _Tokens(msgspec.Struct):
+    input: NonNeg = 0
+    output: NonNeg = 0
+    cache_write: NonNeg = 0
+    cache_read: NonNeg = 0
+
+
+class _Ours(msgspec.Struct):
+    """A RunRecord line: the fields the report reads (the rest is skipped unparsed)."""
+
+    run_id: str
+    task_id: str
+    arm: str
+    model: str
+    outcome: Outcome
+    scenario: str = ""
+    runner: str = ""
+    cli_version: str | None = None
+    repetition: NonNeg = 0
+    control: bool = False
+    category: str = ""
+    language: str = ""
+    correct: bool = False
+    cost_usd: NonNegFloat | None = 0.0
+    cost_source: str | None = None
+    cost_unknown_reason: str | None = None
+    served_model: str | None = None
+    tokens: _Tokens = msgspec.field(default_factory=_Tokens)
+    turns: NonNeg = 0
+    tool_calls: NonNeg = 0
+    duration_s: NonNegFloat = 0.0
+    tool_adopted: bool | None = None
+    flags: list[str] = []
+    retrieval: msgspec.Raw = msgspec.Raw(b"null")
+    endpoint: Endpoint | None = None
+
+
+class _Meta(msgspec.Struct):
+    vendor_cost_divergence_warning: Any = None
+
+
+class _Copeca(msgspec.Struct):
+    """A copeca result line: the fields `from_copeca` reads, with the types copeca writes."""
+
+    task: str = ""
+    mode: str = ""
+    model: str = ""
+    runner: str | None = None
+    repetition: int | None = None
+    category: str | None = None
+    language: str | None = None
+    correct: bool | None = None
+    total_cost_usd: float | None = None
+    cost_source: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_creation_tokens: int | None = None
+    cache_read_tokens: int | None = None
+    duration_ms: float | None = None
+    num_turns: int | None = None
+    num_tool_calls: int | None = None
+    tool_adopted: bool | None = None
+    error: str | None = None
+    exit_code: int | None = None
+    adversarial_flags: dict[str, bool | None] | None = None
+    metadata: _Meta | None = None
+    control: bool | msgspec.UnsetType | None = msgspec.UNSET
+    cli_version: str | None = None
+
+
+_SOURCES = {"vendor": "vendor", "modeled": "computed"}
+_NO_COST = "the copeca record has no total_cost_usd"
+
+
+def read_columns(path: Path) -> tuple[Columns, Format, list[str]] | None:
+    """The file's records as columns, its format and the reader's notes (as `read_rows`
+    gives them); None when the strict decode is not sure (then use `read_rows`)."""
+    try:
+        handle = path.open("rb")
+    except OSError:
+        return None
+    cols = Columns()
+    fmt: Format | None = None
+    control_seen = False
+    with handle:
+        rest = b""
+        while block := handle.read(_BLOCK):
+            data = rest + block
+            end = data.rfind(b"\n") + 1
+            rest = data[end:]
+            if not end:
+                continue
+            if fmt is None:
+                fmt = _format(data[:end])
+            try:
+                if fmt == "copeca":
+                    control_seen |= _add_copeca(cols, _COPECA.decode_lines(data[:end]),
+                                                path.stem)
+                elif not _add_ours(cols, _OURS.decode_lines(data[:end])):
+                    return None
+            except msgspec.ValidationError:  # also raised for malformed JSON
+                return None
+        if rest.strip():  # an unterminated last line: read_rows decides what it is
+            return None
+    notes: list[str] = []
+    if fmt == "copeca":
+        notes = copeca_messages(len(cols), _repeats(cols), control_seen,
+                                any(cols.cli_version))
+    if len(set(cols.run_id)) != len(cols):
+        return None  # a retried or repeated run id: read_rows checks and resolves it
+    if not _sound(cols):
+        return None
+    return cols, fmt or "copeca-action", notes
+
+
+def _format(data: bytes) -> Format:
+    line = data.lstrip().split(b"\n", 1)[0]
+    try:
+        first = msgspec.json.decode(line)
+    except msgspec.DecodeError:
+        return "copeca-action"
+    return detect_format(first) if isinstance(first, dict) else "copeca-action"
+
+
+def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
+    """Appends the rows; False when one carries retrieval metrics (read_rows builds them)."""
+    if any(r.retrieval != _NULL for r in rows):
+        return False
+    cols.scenario += [r.scenario for r in rows]
+    cols.run_id += [r.run_id for r in rows]
+    cols.task_id += [r.task_id for r in rows]
+    cols.arm += [r.arm for r in rows]
+    cols.model += [r.model for r in rows]
+    cols.served_model += [r.served_model for r in rows]
+    cols.runner += [r.runner for r in rows]
+    cols.cli_version += [r.cli_version for r in rows]
+    cols.category += [r.category for r in rows]
+    cols.language += [r.language for r in rows]
+    cols.outcome += [r.outcome for r in rows]
+    cols.correct += [r.correct for r in rows]
+    cols.cost_usd += [r.cost_usd for r in rows]
+    cols.cost_source += [r.cost_source for r in rows]
+    cols.cost_unknown_reason += [r.cost_unknown_reason for r in rows]
+    cols.control += [r.control for r in rows]
+    cols.tool_adopted += [r.tool_adopted for r in rows]
+    cols.repetition += [r.repetition for r in rows]
+    cols.tokens += [(t.input, t.output, t.cache_write, t.cache_read)
+                    for t in (r.tokens for r in rows)]
+    cols.turns += [r.turns for r in rows]
+    cols.tool_calls += [r.tool_calls for r in rows]
+    cols.duration_s += [r.duration_s for r in rows]
+    cols.flags += [tuple(r.flags) for r in rows]
+    cols.endpoint += [r.endpoint for r in rows]
+    return True
+
+
+_NULL = msgspec.Raw(b"null")
+
+
+def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
+    """Appends the rows mapped as `from_copeca` maps them; True when one has `control`."""
+    n = len(rows)
+    cols.scenario += [stem] * n
+    reps = [r.repetition or 0 for r in rows]
+    cols.run_id += [f"copeca:{r.task}:{r.mode}:{r.model}:{rep}"
+                    for r, rep in zip(rows, reps, strict=True)]
+    cols.task_id += [r.task for r in rows]
+    cols.arm += [r.mode for r in rows]
+    cols.model += [r.model for r in rows]
+    cols.served_model += [None] * n
+    cols.runner += [r.runner or "" for r in rows]
+    cols.cli_version += [r.cli_version or None for r in rows]
+    cols.category += [r.category or "" for r in rows]
+    cols.language += [r.language or "" for r in rows]
+    cols.outcome += [_outcome(r) for r in rows]
+    cols.correct += [r.correct is True for r in rows]
+    cols.cost_usd += [r.total_cost_usd for r in rows]
+    cols.cost_source += [_SOURCES.get(str(r.cost_source), "none") for r in rows]
+    cols.cost_unknown_reason += [None if r.total_cost_usd is not None else _NO_COST
+                                 for r in rows]
+    cols.control += [r.control is True for r in rows]
+    cols.tool_adopted += [r.tool_adopted for r in rows]
+    cols.repetition += reps
+    cols.tokens += [(r.input_tokens or 0, r.output_tokens or 0, r.cache_creation_tokens or 0,
+                     r.cache_read_tokens or 0) for r in rows]
+    cols.turns += [r.num_turns or 0 for r in rows]
+    cols.tool_calls += [r.num_tool_calls or 0 for r in rows]
+    cols.duration_s += [(r.duration_ms or 0) / 1000 for r in rows]
+    cols.flags += [_flags(r) for r in rows]
+    cols.endpoint += [None] * n
+    return any(r.control is not msgspec.UNSET for r in rows)
+
+
+def _outcome(r: _Copeca) -> str:
+    if r.total_cost_usd is None:
+        return "infra_error"
+    if r.adversarial_flags and r.adversarial_flags.get("timeout"):
+        return "timeout"
+    if r.error or r.exit_code:
+        return "agent_error"
+    return "ok"
+
+
+def _flags(r: _Copeca) -> tuple[str, ...]:
+    flags = [k for k, v in (r.adversarial_flags or {}).items() if v]
+    if r.metadata and r.metadata.vendor_cost_divergence_warning:
+        flags.append("cost_divergence")
+    return tuple(flags)
+
+
+def _repeats(cols: Columns) -> int:
+    """Renumber repeated copeca cells in place (see `renumber`); how many there were."""
+    reps, count = renumber(cols.task_id, cols.arm, cols.model, cols.repetition)
+    if count:
+        cols.run_id = [rid if new == old else f"copeca:{t}:{a}:{m}:{new}"
+                       for rid, t, a, m, old, new in zip(cols.run_id, cols.task_id, cols.arm,
+                                                          cols.model, cols.repetition, reps,
+                                                          strict=True)]
+        cols.repetition = reps
+    return count
+
+
+def _sound(cols: Columns) -> bool:
+    """What RunRecord would refuse and the strict types let through: a negative or
+    non-finite cost, a negative repetition (copeca's)."""
+    return (all(c is None or (c >= 0 and math.isfinite(c)) for c in cols.cost_usd)
+            and min(cols.repetition, default=0) >= 0)
+
+
+_OURS = msgspec.json.Decoder(_Ours)
+_COPECA = msgspec.json.Decoder(_Copeca)

@@ -1,0 +1,161 @@
+"""`analyze` reads results with the typed columnar reader (`read_columns`) and falls back to
+the validating one (`read_rows`) whenever the fast path is not sure. Both must give the same
+report, byte for byte, in markdown and JSON, on our format and on copeca's; a bad line is
+reported as before (file, line, field)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from copeca_action import records
+from copeca_action.cli import main
+from copeca_action.records import read_columns
+from copeca_action.report._simulate import Population, make_rows
+
+
+def write(path: Path, rows: list[dict[str, Any]], tail: str = "") -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows) + tail)
+    return path
+
+
+def ours() -> list[dict[str, Any]]:
+    """Simulated records with every field the report reads varied: failures, unknown and
+    excluded spend, controls, served models, endpoints, versions, flags, missing fields."""
+    rows = make_rows(Population(cost_ratio=1.2), 14, 4, np.random.default_rng(7))
+    for i, row in enumerate(rows):
+        row["scenario"] = "sim"
+        row["control"] = row["task_id"] in ("t0", "t1", "t2", "t3", "t4", "t5")
+        row["cli_version"] = "1.0" if i % 3 else "1.1"
+        row["endpoint"] = ("real", "scripted", None)[i % 3]
+        row["cost_source"] = ("vendor", "computed")[i % 2]
+        if i % 11 == 0:
+            row["served_model"] = "other-model"
+        if i % 13 == 0:
+            row["flags"] = ["tool_storm", "timeout"]
+        if i % 17 == 0:
+            row["tool_adopted"] = None
+    rows[5].update(outcome="infra_error", cost_usd=0.04)  # excluded spend
+    rows[6].update(outcome="budget_stop", cost_usd=None)  # excluded, unknown
+    rows[9].update(cost_usd=None, cost_unknown_reason="no price for other-model")
+    rows[12].update(outcome="agent_error", correct=True)
+    rows.append({"run_id": "minimal", "task_id": "t9", "arm": "baseline", "model": "m",
+                 "outcome": "ok"})  # every optional field left out
+    return rows
+
+
+def copeca(rows: list[dict[str, Any]], layout_2026: bool) -> list[dict[str, Any]]:
+    """The same runs as copeca result lines (answer text and fields the reader skips)."""
+    out = []
+    for i, r in enumerate(rows):
+        t = r.get("tokens") or {}
+        line: dict[str, Any] = {
+            "task": r["task_id"], "repo": "r", "mode": r["arm"], "model": r["model"],
+            "runner": r.get("runner"), "repetition": r.get("repetition", 0),
+            "category": r.get("category"), "language": r.get("language"),
+            "correct": r.get("correct", False), "num_turns": r.get("turns"),
+            "num_tool_calls": r.get("tool_calls"), "tool_adopted": r.get("tool_adopted"),
+            "total_cost_usd": r.get("cost_usd", 0.0), "cost_source": ("vendor", "modeled")[i % 2],
+            "duration_ms": int(1000 * r.get("duration_s", 0.0)) + i % 7,
+            "input_tokens": t.get("input"), "output_tokens": t.get("output"),
+            "cache_creation_tokens": t.get("cache_write"), "cache_read_tokens": t.get("cache_read"),
+            "result_text": "the answer \"quoted\" \u00e9 " * 20, "error": None, "exit_code": 0,
+            "adversarial_flags": {"timeout": i % 19 == 0, "tool_storm": i % 5 == 0,
+                                  "token_snowball": False},
+            "metadata": {"copeca_version": "0.1.0",
+                         "vendor_cost_divergence_warning": i % 23 == 0},
+        }
+        if i % 29 == 0:
+            line["error"] = "boom"
+        if i % 31 == 0:
+            line["exit_code"] = 3
+        if layout_2026:
+            line["control"] = r.get("control", False) if i % 2 else None
+            line["cli_version"] = r.get("cli_version") or ""
+        out.append(line)
+    return out
+
+
+def reports(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> tuple[str, str]:
+    with monkeypatch.context() as patch:
+        if not fast:
+            patch.setattr(records, "read_columns", lambda _path: None)
+        texts = []
+        for fmt in ("md", "json"):
+            out = path.with_suffix(f".{fast}.{fmt}")
+            assert main(["analyze", str(path), "--format", fmt, "--resamples", "300",
+                         "--out", str(out)]) == 0
+            texts.append(out.read_text())
+    return texts[0], texts[1]
+
+
+def same_reports(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str]:
+    fast = reports(path, monkeypatch, fast=True)
+    assert fast == reports(path, monkeypatch, fast=False)
+    return fast
+
+
+def test_our_format_gives_the_same_report_on_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / "results.jsonl", ours())
+    assert read_columns(path) is not None  # the fast path really reads this file
+    md, js = same_reports(path, monkeypatch)
+    report = json.loads(js)
+    assert report["records"] == len(ours()) - 1  # the unknown-cost run is left out
+    assert report["exclusions"]["unknown_cost_runs"] == [ours()[9]["run_id"]]
+    assert "codesearch vs baseline" in md
+
+
+@pytest.mark.parametrize("layout_2026", [True, False])
+def test_copeca_format_gives_the_same_report_on_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout_2026: bool) -> None:
+    lines = copeca(ours()[:-1], layout_2026)
+    if not layout_2026:  # copeca's single-task mode: repeated cells, repetition 0
+        lines += [dict(lines[0], repetition=0), dict(lines[0], repetition=0)]
+    path = write(tmp_path / "scn.jsonl", lines)
+    assert read_columns(path) is not None
+    md, js = same_reports(path, monkeypatch)
+    assert json.loads(js)["source_format"] == "copeca"
+    assert ("copeca records repeated a cell" in md) is not layout_2026
+    assert ("carry no control flag" in md) is not layout_2026
+
+
+@pytest.mark.parametrize("case", ["retry", "retrieval", "torn_tail", "lax_type",
+                                  "copeca_string_cost"])
+def test_files_the_fast_path_declines_give_the_same_report(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    rows = ours()
+    tail = ""
+    if case == "retry":  # an infra error superseded by its retry
+        rows.insert(3, dict(rows[3], outcome="infra_error", cost_usd=0.01))
+    elif case == "retrieval":
+        rows[0]["retrieval"] = {"steps": 2, "dropped_paths": 0}
+    elif case == "torn_tail":
+        tail = '{"run_id": "cut'
+    elif case == "lax_type":
+        rows[4]["repetition"] = str(rows[4]["repetition"])  # pydantic accepts "2"
+    else:
+        rows = copeca(rows[:-1], True)
+        rows[2]["total_cost_usd"] = str(rows[2]["total_cost_usd"])  # float("0.03")
+    path = write(tmp_path / "results.jsonl", rows, tail)
+    assert read_columns(path) is None
+    same_reports(path, monkeypatch)
+
+
+@pytest.mark.parametrize(("field", "value", "message"),
+                         [("outcome", "great", "outcome"), ("cost_usd", -1.0, "cost_usd"),
+                          ("repetition", -2, "repetition")])
+def test_a_bad_line_is_still_located_by_file_line_and_field(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object,
+        message: str) -> None:
+    rows = ours()
+    rows[2][field] = value
+    path = write(tmp_path / "results.jsonl", rows)
+    assert read_columns(path) is None
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:3" in err and message in err
