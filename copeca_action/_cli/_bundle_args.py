@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+if TYPE_CHECKING:  # loaded when used: verify without --scenario reads no scenario code
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from copeca_action.bundle import VerifiedBundle, load_public_key
-from copeca_action.scenario import Scenario, Task, find_corpus_root, load_corpus, load_scenario
+    from copeca_action.bundle import VerifiedBundle
+    from copeca_action.scenario import Scenario, Task
 
 
 def add_check_flags(p: argparse.ArgumentParser) -> None:
@@ -24,12 +26,16 @@ def add_check_flags(p: argparse.ArgumentParser) -> None:
 
 
 def pubkey_of(args: argparse.Namespace) -> Ed25519PublicKey | None:
+    from copeca_action.bundle import load_public_key
+
     return load_public_key(args.pubkey) if args.pubkey else None
 
 
 def scenario_of(args: argparse.Namespace) -> tuple[Scenario | None, Mapping[str, Task]]:
     if not args.scenario:
         return None, {}
+    from copeca_action.scenario import find_corpus_root, load_corpus, load_scenario
+
     scenario = load_scenario(args.scenario)
     root = args.corpus or find_corpus_root(args.scenario.resolve())
     return scenario, load_corpus(root).require_ok().tasks

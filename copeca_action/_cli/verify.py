@@ -12,7 +12,6 @@ from copeca_action._cli._bundle_args import (
     pubkey_of,
     scenario_of,
 )
-from copeca_action.bundle import summary_json, verify_bundle
 from copeca_action.errors import VerificationError
 
 
@@ -39,6 +38,8 @@ def _size(n: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from copeca_action.bundle import summary_json, verify_bundle
+
     pubkey = pubkey_of(args)
     scenario, tasks = scenario_of(args)
     try:

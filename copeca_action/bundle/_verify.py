@@ -11,9 +11,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel, ValidationError
 
 from copeca_action._util.hashing import sha256_bytes
@@ -40,10 +39,13 @@ from copeca_action.bundle._sign import (
 )
 from copeca_action.bundle._zipread import Limits, SafeZip
 from copeca_action.errors import VerificationError
-from copeca_action.plan import RunPlan, build_plan, shard_plan
+from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
-from copeca_action.report import schedule
-from copeca_action.scenario import Scenario, Task
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    from copeca_action.scenario import Scenario, Task
 
 M = TypeVar("M", bound=BaseModel)
 SHOW = 20
@@ -158,6 +160,9 @@ def expected_plan(bundled: RunPlan, scenario: Scenario, tasks: Mapping[str, Task
     """The plan the scenario and corpus give today, sliced like the bundle's shard. Under
     adaptive sampling the engine plans only the rounds it ran, so the repetition count is the
     bundle's own, provided it is one of the scenario's looks (else the scenario's maximum)."""
+    from copeca_action.plan import build_plan, shard_plan
+    from copeca_action.report import schedule
+
     reps = None
     adaptive = scenario.adaptive
     if adaptive is not None and adaptive.enabled and bundled.runs:

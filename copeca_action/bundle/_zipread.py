@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from copeca_action.bundle._crc import CrcWorker
 from copeca_action.bundle._model import check_member_path
 from copeca_action.errors import VerificationError
 
@@ -92,6 +93,8 @@ class SafeZip:
     def __init__(self, path: Path, limits: Limits | None = None) -> None:
         self.path = path
         self.limits = limits or Limits()
+        self._crcs: dict[str, int] = {}
+        self._crc = CrcWorker()
         try:
             self._handle: BinaryIO = path.open("rb")
         except OSError as exc:
@@ -103,6 +106,7 @@ class SafeZip:
             raise
 
     def close(self) -> None:
+        self._crc.close()
         self._handle.close()
 
     def __enter__(self) -> SafeZip:
@@ -130,7 +134,6 @@ class SafeZip:
                            f"claims {declared}")
         self.infos = infos
         """The central directory as parsed, in its order (for the canonical-layout check)."""
-        self.crcs: dict[str, int] = {}
         """CRC-32 of each member's content as `digest` read it."""
         self.file_size = file_size
         members: dict[str, Member] = {}
@@ -238,17 +241,23 @@ class SafeZip:
             raise _corrupt(f"{name}: {produced} bytes, the directory claims {member.size}")
 
     def digest(self, name: str) -> tuple[int, str]:
-        """(size, sha256) of the member's content, streamed; its CRC-32 is kept in `crcs`
-        (the canonical check compares it with the directory's)."""
+        """(size, sha256) of the member's content, streamed; its CRC-32 is computed on a
+        second thread (CrcWorker) and read from `crcs` (the canonical check compares it with
+        the directory's)."""
         sha = hashlib.sha256()
         size = 0
-        crc = 0
+        self._crc.add(name, b"")  # an empty member's CRC is 0
         for chunk in self.iter_chunks(name):
+            self._crc.add(name, chunk)
             sha.update(chunk)
-            crc = zlib.crc32(chunk, crc)
             size += len(chunk)
-        self.crcs[name] = crc
         return size, sha.hexdigest()
+
+    @property
+    def crcs(self) -> dict[str, int]:
+        """The CRC-32 of every member read so far (waits for the CRC thread)."""
+        self._crcs.update(self._crc.results())
+        return self._crcs
 
     def read_at(self, offset: int, length: int) -> bytes:
         self._handle.seek(offset)
@@ -261,5 +270,5 @@ class SafeZip:
             raise _corrupt(f"{name}: {member.size} bytes, more than the cap of "
                            f"{self.limits.max_metadata_size} for a file read whole")
         data = b"".join(self.iter_chunks(name))
-        self.crcs[name] = zlib.crc32(data)
+        self._crcs[name] = zlib.crc32(data)
         return data

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
 from copeca_action._util.hashing import sha256_json
 from copeca_action._util.model import RecordModel
 from copeca_action.errors import ConfigError
-from copeca_action.scenario import Scenario, Task, select_task_ids
+
+if TYPE_CHECKING:  # a plan read from a bundle needs no scenario code
+    from copeca_action.scenario import Scenario, Task
 
 Compare = Literal["baseline", "base-ref", "both"]
 BASE_SUFFIX = "@base"
@@ -85,6 +87,8 @@ def arms_for(scenario: Scenario, compare: Compare) -> list[str]:
 def build_plan(scenario: Scenario, tasks: Mapping[str, Task], compare: Compare = "baseline",
                repetitions: int | None = None) -> RunPlan:
     """Expand the matrix. Order: repetition-major, so a partial run covers every task early."""
+    from copeca_action.scenario import select_task_ids
+
     ids = select_task_ids(scenario, list(tasks))
     if not ids:
         raise ConfigError(f"scenario {scenario.name!r}: no task matches include "

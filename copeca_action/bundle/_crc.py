@@ -1,0 +1,48 @@
+"""CRC-32s of archive members, computed on a second thread while the caller hashes the same
+chunks with sha256.
+
+`zlib.crc32` and hashlib's sha256 both release the GIL on large buffers, so with two cores
+the CRC pass runs beside the sha256 pass instead of after it: verifying a bundle costs one
+sha256 pass over its bytes, not a sha256 and a CRC pass."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import zlib
+
+_AHEAD = 8
+"""Chunks the CRC thread may lag behind (bounds the memory held for it)."""
+
+
+class CrcWorker:
+    """`add(name, chunk)` hands a member's next chunk over (members one after the other);
+    `results()` waits for every chunk handed over and returns each member's CRC-32. The
+    thread starts on the first chunk and ends in `results()` or `close()`."""
+
+    def __init__(self) -> None:
+        self._chunks: queue.Queue[tuple[str, bytes] | None] = queue.Queue(maxsize=_AHEAD)
+        self._crcs: dict[str, int] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(self, name: str, chunk: bytes) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="crc32", daemon=True)
+            self._thread.start()
+        self._chunks.put((name, chunk))
+
+    def _run(self) -> None:
+        crcs = self._crcs
+        while (item := self._chunks.get()) is not None:
+            name, chunk = item
+            crcs[name] = zlib.crc32(chunk, crcs.get(name, 0))
+
+    def results(self) -> dict[str, int]:
+        self.close()
+        return self._crcs
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self._chunks.put(None)
+            self._thread.join()
+            self._thread = None
