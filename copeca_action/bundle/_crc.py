@@ -21,11 +21,12 @@ class CrcWorker:
     thread starts on the first chunk and ends in `results()` or `close()`."""
 
     def __init__(self) -> None:
-        self._chunks: queue.Queue[tuple[str, bytes] | None] = queue.Queue(maxsize=_AHEAD)
+        self._chunks: queue.Queue[tuple[str, bytes | memoryview] | None] = queue.Queue(
+            maxsize=_AHEAD)
         self._crcs: dict[str, int] = {}
         self._thread: threading.Thread | None = None
 
-    def add(self, name: str, chunk: bytes) -> None:
+    def add(self, name: str, chunk: bytes | memoryview) -> None:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="crc32", daemon=True)
             self._thread.start()

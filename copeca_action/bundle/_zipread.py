@@ -10,8 +10,10 @@ declared size stops the read.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
+import mmap
 import stat
 import struct
 import zipfile
@@ -26,6 +28,9 @@ from copeca_action.bundle._model import check_member_path
 from copeca_action.errors import VerificationError
 
 CHUNK = 4 << 20
+_VIEW_STEP = 1 << 20
+"""A stored member is hashed from the mapped file in steps of this size (and members from
+this size on are mapped: a smaller one is read in one call anyway)."""
 _EOCD = b"PK\x05\x06"
 _EOCD64_LOCATOR = b"PK\x06\x07"
 _EOCD64 = b"PK\x06\x06"
@@ -95,6 +100,7 @@ class SafeZip:
         self.limits = limits or Limits()
         self._crcs: dict[str, int] = {}
         self._crc = CrcWorker()
+        self._map: mmap.mmap | None = None
         try:
             self._handle: BinaryIO = path.open("rb")
         except OSError as exc:
@@ -107,6 +113,9 @@ class SafeZip:
 
     def close(self) -> None:
         self._crc.close()
+        if self._map is not None:
+            with contextlib.suppress(BufferError):  # a view an exception's frame still holds
+                self._map.close()
         self._handle.close()
 
     def __enter__(self) -> SafeZip:
@@ -247,11 +256,37 @@ class SafeZip:
         sha = hashlib.sha256()
         size = 0
         self._crc.add(name, b"")  # an empty member's CRC is 0
+        member = self.members[name]
+        view = self._stored_view(member)
+        if view is not None:  # hashed where the page cache holds it: no copy
+            for start in range(0, len(view), _VIEW_STEP):
+                part = view[start:start + _VIEW_STEP]
+                self._crc.add(name, part)
+                sha.update(part)
+            return len(view), sha.hexdigest()
         for chunk in self.iter_chunks(name):
             self._crc.add(name, chunk)
             sha.update(chunk)
             size += len(chunk)
         return size, sha.hexdigest()
+
+    def _stored_view(self, member: Member) -> memoryview | None:
+        """A stored member's bytes as a view of the file mapped in memory; None for a
+        compressed member, one whose sizes disagree (iter_chunks names the fault) or when
+        the file cannot be mapped."""
+        if member.method != zipfile.ZIP_STORED or member.compressed != member.size \
+                or member.size < _VIEW_STEP:
+            return None
+        if self._map is None:
+            try:
+                self._map = mmap.mmap(self._handle.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):
+                return None
+            if hasattr(mmap, "MADV_WILLNEED"):
+                self._map.madvise(mmap.MADV_WILLNEED)
+        if member.data_offset + member.size > len(self._map):
+            return None
+        return memoryview(self._map)[member.data_offset:member.data_offset + member.size]
 
     @property
     def crcs(self) -> dict[str, int]:
