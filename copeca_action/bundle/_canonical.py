@@ -44,6 +44,7 @@ def check_canonical(archive: SafeZip) -> None:
     if names != order:
         problems.append("members are not in the writer's order (paths sorted, then "
                         + ", ".join(METADATA) + ")")
+    crcs = archive.crcs
     offset = 0
     for info in infos:
         name = info.orig_filename
@@ -68,7 +69,7 @@ def check_canonical(archive: SafeZip) -> None:
         if central != wanted and info.file_size <= _ZIP64_LIMIT:
             problems.append(f"{name}: its directory entry is not the writer's (compression, "
                             "date, mode, flags, extra fields or comment differ)")
-        if name in archive.crcs and archive.crcs[name] != info.CRC:
+        if name in crcs and crcs[name] != info.CRC:
             problems.append(f"{name}: the CRC-32 the archive states is not its content's")
         offset = member.data_offset + member.compressed
     if archive.file_size <= _ZIP64_LIMIT:

@@ -17,8 +17,9 @@ _AHEAD = 8
 
 class CrcWorker:
     """`add(name, chunk)` hands a member's next chunk over (members one after the other);
-    `results()` waits for every chunk handed over and returns each member's CRC-32. The
-    thread starts on the first chunk and ends in `results()` or `close()`."""
+    `results()` waits for every chunk handed over and returns each member's CRC-32 (those
+    not returned before). The thread starts on the first chunk and ends in `results()` or
+    `close()`."""
 
     def __init__(self) -> None:
         self._chunks: queue.Queue[tuple[str, bytes | memoryview] | None] = queue.Queue(
@@ -39,8 +40,10 @@ class CrcWorker:
             crcs[name] = zlib.crc32(chunk, crcs.get(name, 0))
 
     def results(self) -> dict[str, int]:
+        """The CRC-32 of each member handed over since the last call."""
         self.close()
-        return self._crcs
+        out, self._crcs = self._crcs, {}
+        return out
 
     def close(self) -> None:
         if self._thread is not None:

@@ -28,3 +28,6 @@ def test_closing_without_chunks_or_twice_is_harmless() -> None:
     worker.close()
     worker.close()
     assert worker.results() == {"x": zlib.crc32(b"abc")}
+    assert worker.results() == {}  # each member's CRC is returned once
+    worker.add("y", b"de")
+    assert worker.results() == {"y": zlib.crc32(b"de")}
