@@ -11,8 +11,12 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from copeca_action import __version__
+
+if TYPE_CHECKING:
+    from copeca_action.errors import CopecaError
 
 COMMANDS: dict[str, str] = {
     "analyze": "cost per correct, intervals and verdict from results",
@@ -78,21 +82,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     capture_env()  # the environment's secrets stay known to the scrubber once removed
     drop_harness_secrets()  # tokens the CLI never uses: no child process inherits them
     args = build_parser(argv).parse_args(argv)
-    from copeca_action._cli._output import report_error
     from copeca_action.errors import CopecaError, os_error
 
     try:
         code: int = args.func(args)
         return code
     except CopecaError as exc:
-        report_error(exc)
+        _report(exc)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except OSError as exc:  # a full disk, a folder where a file was expected: named, exit 2
-        report_error(os_error(exc))
+        _report(os_error(exc))
         return 2
+
+
+def _report(exc: CopecaError) -> None:
+    """The error as the user sees it (the console code is loaded only when one happens)."""
+    from copeca_action._cli._output import report_error
+
+    report_error(exc)
 
 
 if __name__ == "__main__":

@@ -38,12 +38,15 @@ def _size(n: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from copeca_action.bundle._prehash import MemberHashes
+
+    hashes = MemberHashes(args.bundle)  # hashing starts now, beside the imports below
     from copeca_action.bundle import summary_json, verify_bundle
 
     pubkey = pubkey_of(args)
     scenario, tasks = scenario_of(args)
     try:
-        result = verify_bundle(args.bundle, pubkey, scenario, tasks)
+        result = verify_bundle(args.bundle, pubkey, scenario, tasks, hashes=hashes)
     except VerificationError as exc:
         print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
         return exc.exit_code

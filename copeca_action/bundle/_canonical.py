@@ -14,7 +14,7 @@ from __future__ import annotations
 import struct
 import zipfile
 
-from copeca_action.bundle._model import METADATA
+from copeca_action.bundle._layout import METADATA
 from copeca_action.bundle._zipread import SafeZip
 from copeca_action.errors import VerificationError
 

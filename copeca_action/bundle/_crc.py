@@ -1,15 +1,21 @@
 """CRC-32s of archive members, computed on a second thread while the caller hashes the same
 chunks with sha256.
 
-`zlib.crc32` and hashlib's sha256 both release the GIL on large buffers, so with two cores
+The CRC-32 and hashlib's sha256 both release the GIL on large buffers, so with two cores
 the CRC pass runs beside the sha256 pass instead of after it: verifying a bundle costs one
-sha256 pass over its bytes, not a sha256 and a CRC pass."""
+sha256 pass over its bytes, not a sha256 and a CRC pass. ISA-L's CRC-32 (the `isal`
+package, same polynomial and values as zlib's) runs about 6x faster than zlib's, so the
+second pass stays short on a busy machine too; zlib's is used where isal is absent."""
 
 from __future__ import annotations
 
 import queue
 import threading
-import zlib
+
+try:
+    from isal.isal_zlib import crc32
+except ImportError:  # pragma: no cover - isal is a dependency; zlib gives the same values
+    from zlib import crc32
 
 _AHEAD = 8
 """Chunks the CRC thread may lag behind (bounds the memory held for it)."""
@@ -37,7 +43,7 @@ class CrcWorker:
         crcs = self._crcs
         while (item := self._chunks.get()) is not None:
             name, chunk = item
-            crcs[name] = zlib.crc32(chunk, crcs.get(name, 0))
+            crcs[name] = crc32(chunk, crcs.get(name, 0))
 
     def results(self) -> dict[str, int]:
         """The CRC-32 of each member handed over since the last call."""

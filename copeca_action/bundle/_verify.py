@@ -31,6 +31,7 @@ from copeca_action.bundle._model import (
     Manifest,
     Statement,
 )
+from copeca_action.bundle._prehash import MemberHashes
 from copeca_action.bundle._sign import (
     decode_payload,
     keyid_of,
@@ -118,7 +119,7 @@ def _check_signature(envelope: Envelope, payload_statement: Statement,
     return keyid_of(key)
 
 
-def _check_members(archive: SafeZip, manifest: Manifest) -> int:
+def _check_members(archive: SafeZip, manifest: Manifest, hashes: MemberHashes) -> int:
     listed = {f.path: f for f in manifest.files}
     present = set(archive.members) - set(METADATA)
     problems = [f"added, not in the manifest: {p}{_run_of(p)}"
@@ -128,7 +129,7 @@ def _check_members(archive: SafeZip, manifest: Manifest) -> int:
     hashed = 0
     order = sorted(present & set(listed), key=lambda p: archive.members[p].header_offset)
     for path in order:
-        size, digest = archive.digest(path)
+        size, digest = hashes.digest(path)
         hashed += size
         entry = listed[path]
         if (size, digest) != (entry.size, entry.sha256):
@@ -137,6 +138,7 @@ def _check_members(archive: SafeZip, manifest: Manifest) -> int:
     if problems:
         raise VerificationError("tampered", f"{len(problems)} file(s) differ from the signed "
                                 f"manifest:{_listing(problems)}")
+    archive.add_crcs(hashes.crcs())
     return hashed
 
 
@@ -174,9 +176,21 @@ def expected_plan(bundled: RunPlan, scenario: Scenario, tasks: Mapping[str, Task
 
 def verify_bundle(path: Path, pubkey: Ed25519PublicKey | None = None,
                   scenario: Scenario | None = None, tasks: Mapping[str, Task] | None = None,
-                  limits: Limits | None = None) -> VerifiedBundle:
+                  limits: Limits | None = None,
+                  hashes: MemberHashes | None = None) -> VerifiedBundle:
     """Check everything the bundle claims; raise VerificationError(kind) at the first class
-    of failure, naming every file or run in it."""
+    of failure, naming every file or run in it. `hashes`: the members' hashing, already
+    started on `path` with the same limits (else it starts here)."""
+    hashes = hashes or MemberHashes(path, limits)
+    try:
+        return _verify(path, pubkey, scenario, tasks, limits, hashes)
+    finally:
+        hashes.cancel()  # nothing left to hash once the verdict is known
+
+
+def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | None,
+            tasks: Mapping[str, Task] | None, limits: Limits | None,
+            hashes: MemberHashes) -> VerifiedBundle:
     with SafeZip(path, limits) as archive:
         missing = [m for m in (*METADATA, PLAN, RESULTS) if m not in archive.members]
         if missing:
@@ -196,7 +210,7 @@ def verify_bundle(path: Path, pubkey: Ed25519PublicKey | None = None,
             raise VerificationError("tampered", f"{MANIFEST} is not the manifest the "
                                     "statement binds (its sha256 is not the subject's)")
         manifest = _parse(Manifest, manifest_bytes, MANIFEST)
-        hashed = _check_members(archive, manifest)
+        hashed = _check_members(archive, manifest, hashes)
         check_canonical(archive)
         plan = _parse(RunPlan, archive.read(PLAN), PLAN)
         predicate = signed_statement.predicate

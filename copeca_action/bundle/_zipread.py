@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from copeca_action.bundle._crc import CrcWorker
-from copeca_action.bundle._model import check_member_path
+from copeca_action.bundle._layout import check_member_path
 from copeca_action.errors import VerificationError
 
 CHUNK = 4 << 20
@@ -287,6 +287,10 @@ class SafeZip:
         if member.data_offset + member.size > len(self._map):
             return None
         return memoryview(self._map)[member.data_offset:member.data_offset + member.size]
+
+    def add_crcs(self, crcs: dict[str, int]) -> None:
+        """CRC-32s computed elsewhere (MemberHashes read the same file)."""
+        self._crcs.update(crcs)
 
     @property
     def crcs(self) -> dict[str, int]:
