@@ -6,8 +6,14 @@
    timed. Median and p95 over N runs.
 2. Runs per minute with workers 1, 2, 4: real Claude Code against the scripted model, and the
    agent slot's wait between one agent run and the next (provisioning should overlap it).
+3. The anchor beside 1, on each filesystem (--copeca-python: the interpreter of a venv with
+   copeca installed): copeca's own per-run workspace, `GitWorktreeManager.create_worktree` (an
+   independent `git clone --no-hardlinks` of its bare cache, detached at the pinned commit)
+   and `remove_worktree`, on the same fastapi snapshot. Only its workspace is timed (its
+   config, parse and grading are not), so its figure is a lower bound of its overhead.
 
     .venv/bin/python bench/overhead.py [--runs 30] [--fs /work /tmp /dev/shm] [--skip-cli]
+        [--copeca-python /work/anchor/bin/python]
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from copeca_action.engine._execute import AgentOutcome, finish, provision  # noq
 from copeca_action.plan import build_plan  # noqa: E402
 from copeca_action.records import append_record  # noqa: E402
 from copeca_action.scenario import RepoSpec, Scenario, load_corpus  # noqa: E402
+from copeca_action.transcript import cost_of, parse_transcript  # noqa: E402
 from copeca_action.workspace import SnapshotStore, WorktreePool  # noqa: E402
 
 TRANSCRIPT = ROOT / "tests" / "fixtures" / "transcripts" / "claude_ok.jsonl"
@@ -107,20 +114,73 @@ def overhead(base: Path, runs: int, repo: str = "fastapi",
         prep.invocation.stderr_path.write_text("")
         result = AgentResult(exit_code=0, duration_s=0.0, stdout_path=prep.invocation.stdout_path,
                              stderr_path=prep.invocation.stderr_path)
+        t_parse = time.perf_counter()  # as start_agent parses what the agent wrote
+        runner = res.runners[run.runner]
+        prep.transcript = parse_transcript(runner.parser, result.stdout_path,
+                                           prep.invocation.config_dir)
+        prep.cost = cost_of(prep.transcript, runner, run.model)
+        parse_s = time.perf_counter() - t_parse
         if run.task_id.endswith("fix-unique-id-method"):  # grade = the task's own tests: skip
             prep.task = prep.task.model_copy(update={"grading": corpus.tasks[
                 "fastapi/locate-unique-id"].grading}) if prep.task else None
         record = finish(cfg, res, prep, AgentOutcome(result=result))
+        assert record.outcome == "ok", record.error  # the harness's own work really ran
         t1 = time.perf_counter()
         append_record(cfg.out.results, record)
         t2 = time.perf_counter()
         times["provision"].append(prep.timings["provision_s"])
         times["arm"].append(prep.timings["arm_s"])
-        times["finish"].append(prep.timings["finish_s"])
+        times["finish"].append(prep.timings["finish_s"] + parse_s)
         times["record"].append(t2 - t1)
         times["total"].append(t2 - t0)
     if res.pool is not None:
         res.pool.close()
+    return times
+
+
+ANCHOR_WORKSPACE = """
+import json, sys, time
+from pathlib import Path
+from copeca.repos.manager import GitWorktreeManager
+repos, origin, runs = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+manager = GitWorktreeManager(repos)
+manager.create_worktree("fastapi", commit="HEAD", uri=origin, worktree_id="warm")
+times = []
+for i in range(runs):
+    t0 = time.perf_counter()
+    clone = manager.create_worktree("fastapi", commit="HEAD", uri=origin, worktree_id=str(i))
+    manager.remove_worktree(clone)
+    times.append(time.perf_counter() - t0)
+print(json.dumps(times))
+"""
+"""Run by the anchor's interpreter: its per-run workspace, created and removed, `runs` times
+(the bare cache is made once, before timing, as copeca does on first use)."""
+
+
+def snapshot_repo(base: Path) -> Path:
+    """The fastapi snapshot as a local git repository (the anchor's clone source)."""
+    repo = base / "fastapi-origin"
+    if not (repo / ".git").exists():
+        repo.mkdir(parents=True)
+        subprocess.run(["tar", "xzf", str(ROOT / "corpus/snapshots/fastapi-0.115.6.tar.gz"),
+                        "-C", str(repo), "--strip-components=1"], check=True)
+        env = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
+               "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}
+        for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "snapshot"]):
+            subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    return repo
+
+
+def anchor_workspace(base: Path, runs: int, python: Path) -> list[float]:
+    """Seconds per run of copeca's workspace (create + remove), in `base`'s filesystem."""
+    import json
+
+    origin = snapshot_repo(base)
+    out = subprocess.run([str(python), "-c", ANCHOR_WORKSPACE, str(base / "anchor-repos"),
+                          str(origin), str(runs)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"the anchor's workspace run failed: {out.stderr[-2000:]}")
+    times: list[float] = json.loads(out.stdout.splitlines()[-1])
     return times
 
 
@@ -147,6 +207,8 @@ def main() -> None:
     parser.add_argument("--skip-cli", action="store_true")
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--cli-runs", type=int, default=20)
+    parser.add_argument("--copeca-python", type=Path, help="the interpreter of a venv with "
+                        "copeca (the anchor) installed: its per-run workspace is timed beside")
     args = parser.parse_args()
     print(f"# bench/overhead {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
@@ -166,6 +228,12 @@ def main() -> None:
                       f"{statistics.median(t['arm']) * 1000:.0f}, parse+grade+cleanup "
                       f"{statistics.median(t['finish']) * 1000:.0f}, record "
                       f"{statistics.median(t['record']) * 1000:.1f} ms)", flush=True)
+            if args.copeca_python:
+                a = anchor_workspace(base, args.runs, args.copeca_python)
+                print(f"anchor  copeca  workspace on {fs} [{fs_type(base)}] n={len(a)}: median "
+                      f"{statistics.median(a) * 1000:.0f} ms, p95 {pct(a, 0.95) * 1000:.0f} ms "
+                      "(clone --no-hardlinks + checkout + remove only: a lower bound)",
+                      flush=True)
         finally:
             shutil.rmtree(base, ignore_errors=True)
     if args.skip_cli:
