@@ -13,7 +13,9 @@ columns `read_rows` would have given.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from io import BufferedReader
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -148,24 +150,18 @@ def read_columns(path: Path) -> tuple[Columns, Format, list[str]] | None:
     fmt: Format | None = None
     control_seen = False
     with handle:
-        rest = b""
-        while block := handle.read(_BLOCK):
-            data = rest + block
-            end = data.rfind(b"\n") + 1
-            rest = data[end:]
-            if not end:
-                continue
+        blocks = _Blocks(handle)
+        for block in blocks:
             if fmt is None:
-                fmt = _format(data[:end])
+                fmt = _format(block)
             try:
                 if fmt == "copeca":
-                    control_seen |= _add_copeca(cols, _COPECA.decode_lines(data[:end]),
-                                                path.stem)
-                elif not _add_ours(cols, _OURS.decode_lines(data[:end])):
+                    control_seen |= _add_copeca(cols, _COPECA.decode_lines(block), path.stem)
+                elif not _add_ours(cols, _OURS.decode_lines(block)):
                     return None
             except msgspec.ValidationError:  # also raised for malformed JSON
                 return None
-        if rest.strip():  # an unterminated last line: read_rows decides what it is
+        if blocks.tail.strip():  # an unterminated last line: read_rows decides what it is
             return None
     notes: list[str] = []
     if fmt == "copeca":
@@ -178,13 +174,49 @@ def read_columns(path: Path) -> tuple[Columns, Format, list[str]] | None:
     return cols, fmt or "copeca-action", notes
 
 
-def _format(data: bytes) -> Format:
-    line = data.lstrip().split(b"\n", 1)[0]
+class _Blocks:
+    """The file's whole lines, a block at a time, read into one reused buffer (no copy per
+    block); after the last, `tail` holds what followed the last newline."""
+
+    def __init__(self, handle: BufferedReader) -> None:
+        self._handle = handle
+        self.tail = b""
+
+    def __iter__(self) -> Iterator[memoryview]:
+        buf = bytearray(_BLOCK)
+        filled = 0  # bytes at the front: the unfinished line carried over
+        while True:
+            if filled == len(buf):  # one line longer than the buffer: a larger one
+                grown = bytearray(2 * len(buf))
+                grown[:filled] = buf
+                buf = grown
+            read = self._handle.readinto(memoryview(buf)[filled:])
+            if not read:
+                break
+            filled += read
+            end = buf.rfind(b"\n", 0, filled) + 1
+            if end:
+                yield memoryview(buf)[:end]
+                buf[:filled - end] = buf[end:filled]
+                filled -= end
+        self.tail = bytes(buf[:filled])
+
+
+def _format(block: memoryview) -> Format:
+    """The format of the first non-blank line."""
+    data = bytes(block[:_FIRST])
+    start = len(data) - len(data.lstrip())
+    line = data[start:].split(b"\n", 1)[0]
     try:
         first = msgspec.json.decode(line)
     except msgspec.DecodeError:
         return "copeca-action"
     return detect_format(first) if isinstance(first, dict) else "copeca-action"
+
+
+_FIRST = 1 << 20
+"""Bytes searched for the first line (longer: the format defaults to ours, and a copeca file
+then fails the strict decode and goes to read_rows)."""
 
 
 def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:

@@ -86,6 +86,8 @@ def renumber(tasks: list[str], arms: list[str], models: list[str],
     (task, mode, model, repetition) can appear many times. Each line is a run that was paid
     for: the first keeps its repetition, each repeat takes the next number after the largest
     the cell uses anywhere in the file, in file order, so no run replaces another."""
+    if len(set(zip(tasks, arms, models, repetitions, strict=True))) == len(tasks):
+        return list(repetitions), 0  # every cell once: the usual file
     used: dict[tuple[str, str, str], int] = {}
     for cell, rep in zip(zip(tasks, arms, models, strict=True), repetitions, strict=True):
         used[cell] = max(used.get(cell, -1), rep)

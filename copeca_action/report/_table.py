@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -38,9 +38,16 @@ class Labels:
     @classmethod
     def of(cls, values: Sequence[object]) -> Labels:
         """Codes in sorted-name order; a dict pass (np.unique on objects is slow)."""
-        texts = [v if isinstance(v, str) else str(v) for v in values]
-        names = sorted(dict.fromkeys(texts))
-        index = {name: i for i, name in enumerate(names)}
+        try:
+            distinct = dict.fromkeys(values)
+        except TypeError:  # an unhashable value: named by its text
+            distinct = {}
+        texts: Sequence[object] = values  # all text already (the usual case): no copy
+        if not distinct or not all(type(v) is str for v in distinct):
+            texts = [v if isinstance(v, str) else str(v) for v in values]
+            distinct = dict.fromkeys(texts)
+        names = sorted(cast(dict[str, None], distinct))
+        index: dict[object, int] = {name: i for i, name in enumerate(names)}
         codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
         return cls(codes, tuple(names))
 

@@ -159,3 +159,16 @@ def test_a_bad_line_is_still_located_by_file_line_and_field(
     assert main(["analyze", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}:3" in err and message in err
+
+
+def test_blocks_smaller_than_a_line_read_the_same_records(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from copeca_action.records import _columns
+
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+    whole = read_columns(path)
+    monkeypatch.setattr(_columns, "_BLOCK", 97)  # every line spans several reads
+    pieces = read_columns(path)
+    assert whole is not None and pieces is not None
+    assert pieces[0] == whole[0] and len(pieces[0]) == len(ours()) - 1
+    same_reports(path, monkeypatch)
