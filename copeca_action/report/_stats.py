@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -134,6 +135,43 @@ def resample_counts(n_clusters: int, resamples: int, rng: np.random.Generator) -
     return counts.reshape(resamples, n_clusters).astype(np.float64)
 
 
+def _resamples(n: int, resamples: int, step: int,
+               rng: np.random.Generator) -> Iterator[FloatArray]:
+    """The resample count matrices of one bootstrap, `step` resamples at a time: those
+    `resample_counts` draws from `rng`, which is left where those draws leave it.
+
+    One report draws the same matrices several times (its delta, each arm's interval and
+    the adopted line use the same seed on the same tasks): a draw from a generator in a state
+    seen before is taken from `_DRAWN` with the state it left, so the numbers are the ones
+    drawing again would give."""
+    key = (n, resamples, step, repr(rng.bit_generator.state))
+    found = _DRAWN.pop(key, None)
+    if found is not None:
+        _DRAWN[key] = found  # most recently used
+        counts, after = found
+        rng.bit_generator.state = after
+        for chunk in counts:
+            yield chunk.astype(np.float64)
+        return
+    keep = n <= np.iinfo(np.uint16).max and resamples * n <= _KEEP_CELLS
+    kept: list[NDArray[np.uint16]] = []
+    for start in range(0, resamples, step):
+        weights = resample_counts(n, min(step, resamples - start), rng)
+        if keep:
+            kept.append(weights.astype(np.uint16))
+        yield weights
+    if keep:
+        _DRAWN[key] = (kept, rng.bit_generator.state)
+        while sum(r * m for m, r, _, _ in _DRAWN) > _KEEP_CELLS:
+            del _DRAWN[next(iter(_DRAWN))]  # least recently used
+
+
+_KEEP_CELLS = 16_000_000
+"""Resample counts kept for reuse (as uint16: 32 MB at most)."""
+_DRAWN: dict[tuple[int, int, int, str],
+             tuple[list[NDArray[np.uint16]], Mapping[str, Any]]] = {}
+
+
 @dataclass(frozen=True)
 class Bootstrap:
     """Point estimates and interval bounds of delta; arrays share the batch shape."""
@@ -235,8 +273,7 @@ def _log_bounds(x: FloatArray, estimate: FloatArray, alpha: float, resamples: in
     step = max(1, _CHUNK_CELLS // (n + batch * cols.shape[-2]))
     plain: list[FloatArray] = []
     studentized: list[FloatArray] = []
-    for start in range(0, resamples, step):
-        weights = resample_counts(n, min(step, resamples - start), rng)
+    for weights in _resamples(n, resamples, step, rng):
         sums = (flat @ weights.T).reshape(*batch_shape, cols.shape[-2], -1)  # (..., vars, b)
         ratio = ratio_of_cpc(sums[..., 0, :], sums[..., 1, :], sums[..., 2, :], sums[..., 3, :])
         with np.errstate(divide="ignore", invalid="ignore"):
