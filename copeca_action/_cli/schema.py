@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from copeca_action._cli._docgen import reference_page
+from copeca_action._util.docstrings import describe_fields
 from copeca_action.bundle import Envelope, Manifest, Statement
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
@@ -48,6 +49,7 @@ def generated_files(out: Path, docs: Path | None) -> dict[Path, str]:
 
 
 def schema_text(model: type[BaseModel]) -> str:
+    describe_fields([model])
     schema: dict[str, Any] = model.model_json_schema()
     schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -33,7 +33,7 @@ TEMPLATES = "templates"
 
 
 class HtmlInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class RunPoint(HtmlInput):

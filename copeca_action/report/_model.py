@@ -19,8 +19,7 @@ class ReportModel(BaseModel):
     """Frozen, documented; ±inf (a cost per correct with nothing correct) is written to JSON
     as the strings "Infinity"/"-Infinity" and read back as floats."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True,
-                              ser_json_inf_nan="strings")
+    model_config = ConfigDict(extra="forbid", frozen=True, ser_json_inf_nan="strings")
 
 
 class Interval(ReportModel):
