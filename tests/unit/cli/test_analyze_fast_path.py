@@ -39,6 +39,8 @@ def ours() -> list[dict[str, Any]]:
             row["flags"] = ["tool_storm", "timeout"]
         if i % 17 == 0:
             row["tool_adopted"] = None
+        row["pricing_updated"] = f"2026-0{1 + i % 3}-01"  # read by neither reader today
+        row["started_at"] = f"2026-11-{1 + i % 20:02d}T10:00:00+00:00"
     rows[5].update(outcome="infra_error", cost_usd=0.04)  # excluded spend
     rows[6].update(outcome="budget_stop", cost_usd=None)  # excluded, unknown
     rows[9].update(cost_usd=None, cost_unknown_reason="no price for other-model")
