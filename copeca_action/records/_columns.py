@@ -12,6 +12,7 @@ columns `read_rows` would have given.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -60,6 +61,10 @@ class Columns:
     flags: list[tuple[str, ...]] = field(default_factory=list)
     endpoint: list[str | None] = field(default_factory=list)
     scenario: list[str] = field(default_factory=list)
+    pricing_updated: list[dt.date | str | None] = field(default_factory=list)
+    """The runner's price-table date the record carries (copeca's: None)."""
+    started_at: list[dt.datetime | str | None] = field(default_factory=list)
+    """When the run started (copeca's `timestamp`, as text)."""
 
     def __len__(self) -> int:
         return len(self.run_id)
@@ -100,6 +105,8 @@ class _Ours(msgspec.Struct):
     flags: list[str] = []
     retrieval: msgspec.Raw = msgspec.Raw(b"null")
     endpoint: Endpoint | None = None
+    pricing_updated: dt.date | None = None
+    started_at: dt.datetime | None = None
 
 
 class _Meta(msgspec.Struct):
@@ -133,6 +140,7 @@ class _Copeca(msgspec.Struct):
     metadata: _Meta | None = None
     control: bool | msgspec.UnsetType | None = msgspec.UNSET
     cli_version: str | None = None
+    timestamp: str | None = None
 
 
 _SOURCES = {"vendor": "vendor", "modeled": "computed"}
@@ -248,6 +256,8 @@ def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
     cols.duration_s += [r.duration_s for r in rows]
     cols.flags += [tuple(r.flags) for r in rows]
     cols.endpoint += [r.endpoint for r in rows]
+    cols.pricing_updated += [r.pricing_updated for r in rows]
+    cols.started_at += [r.started_at for r in rows]
     return True
 
 
@@ -285,6 +295,8 @@ def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
     cols.duration_s += [(r.duration_ms or 0) / 1000 for r in rows]
     cols.flags += [_flags(r) for r in rows]
     cols.endpoint += [None] * n
+    cols.pricing_updated += [None] * n
+    cols.started_at += [r.timestamp for r in rows]
     return any(r.control is not msgspec.UNSET for r in rows)
 
 

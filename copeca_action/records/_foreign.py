@@ -8,6 +8,7 @@ docs/methodology.md, "Reading copeca results").
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import itertools
 from pathlib import Path
@@ -220,6 +221,8 @@ class _Row(TypedDict):
     flags: NotRequired[list[str]]
     retrieval: NotRequired[RetrievalSummary | None]
     endpoint: NotRequired[Endpoint | None]
+    pricing_updated: NotRequired[dt.date | None]
+    started_at: NotRequired[dt.datetime | None]
 
 
 NonNegInt = Annotated[int, Field(ge=0)]
@@ -252,6 +255,7 @@ class _CopecaRow(TypedDict, total=False):
     metadata: Any
     control: Any
     cli_version: Any
+    timestamp: Any
 
 
 @functools.cache
@@ -340,6 +344,8 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
         out["control"] = True
     elif "control" in row:
         out["control"] = False
+    if isinstance(stamp := g("timestamp"), str) and stamp:
+        out["started_at"] = stamp  # as text: the report reads only its date
     version = g("cli_version")
     if isinstance(version, str) and version:
         out["cli_version"] = version

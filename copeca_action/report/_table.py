@@ -178,13 +178,16 @@ def table_from_columns(columns: Columns, scenario: str = "",
                        warnings: Sequence[str] = ()) -> RecordTable:
     """The table of records read as columns (`read_columns`: every run id once, no
     retrieval metrics): the table `table_from_rows` builds from the rows `read_rows` reads
-    in the same file. Those rows carry no `pricing_updated` or `started_at` (the fields the
-    validating reader keeps leave them out), so neither do the columns."""
+    in the same file."""
+    pricing = _pricing_dates([{"runner": r, "pricing_updated": d} for r, d in
+                              zip(columns.runner, columns.pricing_updated, strict=True)
+                              if d is not None])
+    run_date = _run_date([{"started_at": s} for s in columns.started_at if s is not None])
     keep, spend = account_columns(columns)
     if keep is not None:
         columns = Columns(**{f.name: _pick(getattr(columns, f.name), keep)
                              for f in dataclasses.fields(Columns)})
-    return _table(columns, spend, 0, scenario, warnings, ())
+    return _table(columns, spend, 0, scenario, warnings, (), pricing, run_date)
 
 
 def _pick(values: list[Any], keep: list[int]) -> list[Any]:

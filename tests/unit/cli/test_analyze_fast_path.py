@@ -39,7 +39,7 @@ def ours() -> list[dict[str, Any]]:
             row["flags"] = ["tool_storm", "timeout"]
         if i % 17 == 0:
             row["tool_adopted"] = None
-        row["pricing_updated"] = f"2026-0{1 + i % 3}-01"  # read by neither reader today
+        row["pricing_updated"] = f"2026-0{1 + i % 3}-01"  # the oldest is stale at the run
         row["started_at"] = f"2026-11-{1 + i % 20:02d}T10:00:00+00:00"
     rows[5].update(outcome="infra_error", cost_usd=0.04)  # excluded spend
     rows[6].update(outcome="budget_stop", cost_usd=None)  # excluded, unknown
@@ -110,6 +110,8 @@ def test_our_format_gives_the_same_report_on_both_paths(
     assert report["records"] == len(ours()) - 1  # the unknown-cost run is left out
     assert report["exclusions"]["unknown_cost_runs"] == [ours()[9]["run_id"]]
     assert "codesearch vs baseline" in md
+    # the records' own price dates, judged at the day the last run started
+    assert "prices last checked 2026-01-01, more than 60 days before the run (2026-11-20)" in md
 
 
 @pytest.mark.parametrize("layout_2026", [True, False])
