@@ -112,8 +112,13 @@ def int_or_none(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdecimal():  # isdigit() admits '²'
-        return int(value)
+    if isinstance(value, str):
+        text = value.strip()  # strips more than int() ignores (e.g. '\x1f')
+        if text.isdecimal():  # isdigit() admits '²'
+            try:
+                return int(text)
+            except ValueError:
+                return None
     return None
 
 

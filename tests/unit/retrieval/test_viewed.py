@@ -348,3 +348,4 @@ def test_superscript_digits_are_not_line_numbers() -> None:
 
     assert int_or_none("²") is None
     assert int_or_none(" 12 ") == 12
+    assert int_or_none("0\x1f") == 0  # found by hypothesis: strip() removes it, int() did not
