@@ -5,17 +5,20 @@ resamples), so the report reproduces the run's."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
+import re
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from copeca_action.errors import ConfigError, CopecaError
-from copeca_action.report._stats import INTERVAL_METHODS
+from copeca_action.errors import ConfigError
+from copeca_action.report._methods import INTERVAL_METHODS
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -66,8 +69,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from copeca_action.scenario import load_scenario
-
     if args.results.is_file() and zipfile.is_zipfile(args.results):
         with tempfile.TemporaryDirectory(prefix="copeca-analyze-") as tmp:
             return _run_bundle(args, Path(tmp))
@@ -77,7 +78,11 @@ def run(args: argparse.Namespace) -> int:
         # the scenario the run wrote beside its results: its thresholds, seed and resamples,
         # so the report is the run's own
         args.scenario = args.results.parent / "scenario.yaml"
-    scenario = load_scenario(args.scenario) if args.scenario else None
+    scenario = None
+    if args.scenario:
+        from copeca_action.scenario import load_scenario
+
+        scenario = load_scenario(args.scenario)
     return _analyze(args, scenario)
 
 
@@ -199,7 +204,9 @@ def settings(args: argparse.Namespace, scenario: Scenario | None,
     from copeca_action.report import Settings
 
     base = Settings.from_scenario(scenario) if scenario else Settings()
-    overrides: dict[str, object] = {"pricing_updated": pricing_dates()}
+    carried = {name for name, _ in table.pricing}
+    overrides: dict[str, object] = {"pricing_updated": pricing_dates(
+        [n for n in table.runner.names if n not in carried])}
     if args.seed is not None:
         overrides["seed"] = args.seed
     if args.resamples is not None:
@@ -212,18 +219,25 @@ def settings(args: argparse.Namespace, scenario: Scenario | None,
     return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
 
 
-def pricing_dates() -> dict[str, dt.date]:
-    """When each bundled runner's prices were last checked (for the stale-pricing warning)."""
+_PRICING_UPDATED = re.compile(r"^pricing_updated:\s*['\"]?(\d{4}-\d{2}-\d{2})", re.MULTILINE)
+
+
+def pricing_dates(names: Iterable[str]) -> dict[str, dt.date]:
+    """When the bundled runners of these names last had their prices checked, for records
+    that do not carry the date themselves (older records, copeca's). Read from the runner
+    files' `pricing_updated` line: loading the runners would cost more than the analysis of
+    a small file."""
     from copeca_action._util.paths import runners_dir
-    from copeca_action.scenario import load_runner
 
     out: dict[str, dt.date] = {}
-    for path in sorted(runners_dir().glob("*.yaml")):
-        try:
-            runner = load_runner(path)
-        except CopecaError:
+    for name in names:
+        path = runners_dir() / f"{name}.yaml"
+        if not name or "/" in name or not path.is_file():
             continue
-        out[runner.name] = runner.pricing_updated
+        found = _PRICING_UPDATED.search(path.read_text(encoding="utf-8", errors="replace"))
+        if found:
+            with contextlib.suppress(ValueError):
+                out[name] = dt.date.fromisoformat(found.group(1))
     return out
 
 

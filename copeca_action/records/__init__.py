@@ -56,11 +56,11 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "Columns": "copeca_action.records._columns",
-    "CostSource": "copeca_action.records._record",
-    "Endpoint": "copeca_action.records._record",
+    "CostSource": "copeca_action.records._kinds",
+    "Endpoint": "copeca_action.records._kinds",
     "Format": "copeca_action.records._foreign",
-    "OUTCOMES": "copeca_action.records._record",
-    "Outcome": "copeca_action.records._record",
+    "OUTCOMES": "copeca_action.records._kinds",
+    "Outcome": "copeca_action.records._kinds",
     "RetrievalScore": "copeca_action.records._retrieval",
     "RetrievalSummary": "copeca_action.records._retrieval",
     "RetrievalTrajectory": "copeca_action.records._retrieval",

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import msgspec
 
 from copeca_action.records._foreign import Format, copeca_messages, detect_format, renumber
-from copeca_action.records._record import Endpoint, Outcome
+from copeca_action.records._kinds import Endpoint, Outcome
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
 NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]

@@ -20,7 +20,7 @@ from pydantic import Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from copeca_action.errors import ConfigError, Problem
-from copeca_action.records._record import OUTCOMES, Endpoint, Outcome, RunRecord
+from copeca_action.records._kinds import OUTCOMES, Endpoint, Outcome
 from copeca_action.records._retrieval import RetrievalSummary
 
 Format = Literal["copeca-action", "copeca"]
@@ -294,6 +294,8 @@ def _quick_ok(rows: list[dict[str, Any]]) -> bool:
 
 def _validate(row: dict[str, Any], path: Path, number: int) -> None:
     try:
+        from copeca_action.records._record import RunRecord  # only to name a bad line
+
         RunRecord.model_validate({"scenario": "", "task_hash": "", **row})
     except ValidationError as exc:
         _raise(exc, path, number)

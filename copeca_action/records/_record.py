@@ -8,15 +8,12 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from copeca_action._util.model import RecordModel
+from copeca_action.records._kinds import OUTCOMES as OUTCOMES
+from copeca_action.records._kinds import CostSource as CostSource
+from copeca_action.records._kinds import Endpoint as Endpoint
+from copeca_action.records._kinds import Outcome as Outcome
 from copeca_action.records._retrieval import RetrievalSummary
 
-Outcome = Literal["ok", "agent_error", "timeout", "budget_stop", "infra_error"]
-OUTCOMES: tuple[Outcome, ...] = ("ok", "agent_error", "timeout", "budget_stop", "infra_error")
-CostSource = Literal["vendor", "computed", "none"]
-Endpoint = Literal["real", "scripted", "dry_run"]
-"""What answered the agent: `real` a vendor API or a custom base URL, `scripted` the bundled
-scripted model server, `dry_run` the scripted server standing in for a real run (the
-action's `dry-run`). Anything but `real` is a simulation: its numbers measure nothing."""
 NonNeg = Annotated[int, Field(ge=0)]
 
 

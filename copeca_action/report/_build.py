@@ -7,12 +7,13 @@ import datetime as dt
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from copeca_action.plan import BASE_SUFFIX
-from copeca_action.records import OUTCOMES, RunRecord
+from copeca_action.records import OUTCOMES
 from copeca_action.report._model import (
     AdoptedLine,
     ArmInterval,
@@ -28,7 +29,6 @@ from copeca_action.report._model import (
     Spend,
     Verdict,
 )
-from copeca_action.report._power import Design, Pilot, power
 from copeca_action.report._retrieval import retrieval_section
 from copeca_action.report._spend import judge_spend, spend_warnings
 from copeca_action.report._spending import current_look, look_alpha, schedule, spent
@@ -42,7 +42,11 @@ from copeca_action.report._stats import (
 )
 from copeca_action.report._table import INFRA, NOT_RUN, RecordTable, table_from_records
 from copeca_action.report._verdict import judge
-from copeca_action.scenario import Adaptive, Scenario, Thresholds
+from copeca_action.scenario._settings import Adaptive, Thresholds
+
+if TYPE_CHECKING:
+    from copeca_action.records import RunRecord
+    from copeca_action.scenario import Scenario
 
 BASELINE = "baseline"
 FEW_TASKS = SMALL_SAMPLE_BELOW
@@ -361,6 +365,8 @@ def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
     runs = np.concatenate([st.runs[paired], sb.runs[paired]])
     models = max(1, len(np.unique(t.model.codes[rows])))
     reps = max(1, round(float(np.median(runs)) / models))
+    from copeca_action.report._power import Design, Pilot, power  # its simulation code
+
     r = power(Design(int(paired.sum()), reps, models=models), fail=s.thresholds.fail,
               alpha=s.alpha,
               adaptive=s.adaptive if s.adaptive is not None and s.adaptive.enabled else None,

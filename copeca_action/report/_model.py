@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from copeca_action.retrieval import ArmRetrieval
-from copeca_action.scenario import Thresholds
+from copeca_action.scenario._settings import Thresholds
 
 Verdict = Literal["improvement", "regression", "inconclusive", "invalid", "skipped"]
 VERDICTS: tuple[Verdict, ...] = ("improvement", "regression", "inconclusive", "invalid",

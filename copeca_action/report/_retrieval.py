@@ -25,7 +25,6 @@ from copeca_action.report._model import (
 )
 from copeca_action.report._stats import FloatArray, IntervalMethod, paired_bootstrap
 from copeca_action.report._table import RecordTable
-from copeca_action.retrieval import retrieval_arrays, summarize_arm
 
 Aggregation = Literal["micro", "macro"]
 HEADLINE_AUC = ("trajectory.span.auc", "trajectory.symbol.auc", "trajectory.file.auc")
@@ -72,6 +71,8 @@ def retrieval_section(t: RecordTable, pairs: Sequence[tuple[ComparisonKind, str,
     scored = t.reached & np.array([r is not None for r in t.retrieval], dtype=bool)
     if not scored.any():
         return None
+    from copeca_action.retrieval import retrieval_arrays, summarize_arm  # only when scored
+
     rows = np.flatnonzero(scored)
     runs = [r for i in rows.tolist() if (r := t.retrieval[i]) is not None]
     arrays = retrieval_arrays(runs)

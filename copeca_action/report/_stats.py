@@ -11,14 +11,15 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from copeca_action.report._methods import INTERVAL_METHODS as INTERVAL_METHODS
+from copeca_action.report._methods import IntervalMethod as IntervalMethod
+
 FloatArray = NDArray[np.float64]
-IntervalMethod = Literal["hybrid", "expanded", "studentized", "percentile"]
-INTERVAL_METHODS: tuple[IntervalMethod, ...] = ("hybrid", "expanded", "studentized", "percentile")
 DEFAULT_METHOD: IntervalMethod = "hybrid"
 """Chosen by bench/stats.py (see docs/methodology.md): the union of the expanded percentile
 interval and the studentized (bootstrap-t) interval, at every task count, made at least as wide

@@ -8,15 +8,18 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
 
 from copeca_action.errors import ConfigError
-from copeca_action.records import OUTCOMES, RetrievalSummary, RunRecord
+from copeca_action.records import OUTCOMES, RetrievalSummary
 from copeca_action.records._columns import Columns
 from copeca_action.report._spend import SpendAccount, account_columns, account_spend
+
+if TYPE_CHECKING:
+    from copeca_action.records import RunRecord
 
 OUTCOME_CODE: dict[str, int] = {name: i for i, name in enumerate(OUTCOMES)}
 INFRA = OUTCOME_CODE["infra_error"]

@@ -102,7 +102,7 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "ALLOWED_CATEGORIES": "copeca_action.scenario._task",
-    "Adaptive": "copeca_action.scenario._config",
+    "Adaptive": "copeca_action.scenario._settings",
     "AnswerGrading": "copeca_action.scenario._task",
     "BuildCacheSpec": "copeca_action.scenario._config",
     "Corpus": "copeca_action.scenario._load",
@@ -125,7 +125,7 @@ _LAZY: dict[str, str] = {
     "TaskSelection": "copeca_action.scenario._config",
     "TaskSource": "copeca_action.scenario._task",
     "TestGrading": "copeca_action.scenario._task",
-    "Thresholds": "copeca_action.scenario._config",
+    "Thresholds": "copeca_action.scenario._settings",
     "ValidationResult": "copeca_action.scenario._validate",
     "Validity": "copeca_action.scenario._config",
     "check_references": "copeca_action.scenario._load",

@@ -1,0 +1,56 @@
+"""A scenario's statistical settings: thresholds and adaptive sampling. Apart from the rest
+of the scenario so the report (and `analyze`) can use them without loading every scenario
+model."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StrictBool, model_validator
+
+from copeca_action._util.model import InputModel
+
+
+class Thresholds(InputModel):
+    """When a delta alerts, fails the PR, or makes the experiment invalid."""
+
+    alert: Annotated[float, Field(ge=0)] = 0.05
+    """Delta above which the comment warns (0.05 = 5% dearer per correct answer)."""
+    fail: Annotated[float, Field(ge=0)] = 0.10
+    """A regression when the CI's lower bound is above this."""
+    control_tolerance: Annotated[float, Field(gt=0)] = 0.15
+    """The verdict is invalid when the control delta's CI leaves ±this."""
+    min_runs: Annotated[int, Field(ge=1)] = 6
+    """Fewer non-infra runs per arm than this: inconclusive."""
+    min_adoption: Annotated[float, Field(ge=0, le=1)] = 0.5
+    """The tool arm used its tool in fewer runs than this share: invalid."""
+    compare_across: list[Literal["model", "cli_version"]] = []
+    """Differences between compared arms that this scenario makes on purpose (e.g.
+    `[cli_version]` to compare two CLI releases). Arms answered by different models (the
+    served model when records carry it) or CLI versions are otherwise `invalid`: the
+    difference, not the tool, could explain the delta."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Thresholds:
+        if self.fail < self.alert:
+            raise ValueError(f"fail ({self.fail}) must be at least alert ({self.alert})")
+        return self
+
+
+class Adaptive(InputModel):
+    """Run repetitions in rounds and stop once the verdict is decided."""
+
+    enabled: StrictBool = True
+    min_repetitions: Annotated[int, Field(ge=1)] = 2
+    """Repetitions run before the first look."""
+    step: Annotated[int, Field(ge=1)] = 1
+    """Repetitions added per round."""
+    max_repetitions: Annotated[int, Field(ge=1)] = 10
+    alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
+    """Overall error rate, spent across looks (see docs/methodology.md)."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Adaptive:
+        if self.max_repetitions < self.min_repetitions:
+            raise ValueError("max_repetitions must be at least min_repetitions")
+        return self
