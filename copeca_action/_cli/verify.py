@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -38,9 +39,14 @@ def _size(n: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from copeca_action.bundle._prehash import MemberHashes
+    import threading
 
-    hashes = MemberHashes(args.bundle)  # hashing starts now, beside the imports below
+    from copeca_action.bundle._prehash import ForkedMemberHashes, MemberHashes
+
+    # hashing starts now, beside the imports below: in a child process while this one has
+    # a single thread (fork copies only the calling thread), else on a thread
+    hashes = (ForkedMemberHashes(args.bundle) if threading.active_count() == 1
+              and hasattr(os, "fork") else MemberHashes(args.bundle))
     from copeca_action.bundle import summary_json, verify_bundle
 
     pubkey = pubkey_of(args)

@@ -8,7 +8,7 @@ against the manifest (tampered), then the records against the plan (incomplete).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -188,6 +188,23 @@ def verify_bundle(path: Path, pubkey: Ed25519PublicKey | None = None,
         hashes.cancel()  # nothing left to hash once the verdict is known
 
 
+_T = TypeVar("_T")
+
+
+def _attempt(fn: Callable[[], _T]) -> _T | VerificationError:
+    """`fn()`, or the VerificationError it raised, to be raised later (`_result`)."""
+    try:
+        return fn()
+    except VerificationError as exc:
+        return exc
+
+
+def _result(value: _T | VerificationError) -> _T:
+    if isinstance(value, VerificationError):
+        raise value
+    return value
+
+
 def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | None,
             tasks: Mapping[str, Task] | None, limits: Limits | None,
             hashes: MemberHashes) -> VerifiedBundle:
@@ -210,15 +227,20 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
             raise VerificationError("tampered", f"{MANIFEST} is not the manifest the "
                                     "statement binds (its sha256 is not the subject's)")
         manifest = _parse(Manifest, manifest_bytes, MANIFEST)
+        # While the members are still being hashed (on their thread), parse the plan and
+        # the records; what that finds is reported only once the members are known to be
+        # the signed ones, so the failure named is the same as in a sequential check.
+        early_plan = _attempt(lambda: _parse(RunPlan, archive.read(PLAN), PLAN))
+        early_records = _attempt(lambda: _read_records(archive))
         hashed = _check_members(archive, manifest, hashes)
         check_canonical(archive)
-        plan = _parse(RunPlan, archive.read(PLAN), PLAN)
+        plan = _result(early_plan)
         predicate = signed_statement.predicate
         if (plan.plan_digest, plan.scenario_hash, len(plan.runs)) != (
                 predicate.plan_digest, predicate.scenario_hash, predicate.runs):
             raise VerificationError("tampered", f"{PLAN} is not the plan the statement "
                                     "names (digest, scenario hash or run count differ)")
-        log, dirs = _read_records(archive)
+        log, dirs = _result(early_records)
     completeness = check_completeness(plan.runs, log, dirs)
     if not completeness.ok:
         raise VerificationError("incomplete", f"{path}: the records do not match the "

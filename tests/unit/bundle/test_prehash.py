@@ -11,13 +11,15 @@ import pytest
 from bundle_support import Build
 
 from copeca_action.bundle._layout import METADATA
-from copeca_action.bundle._prehash import MemberHashes
+from copeca_action.bundle._prehash import ForkedMemberHashes, MemberHashes
 from copeca_action.errors import VerificationError
 
 
-def test_every_member_but_the_metadata_is_hashed(build: Build) -> None:
+@pytest.mark.parametrize("kind", [MemberHashes, ForkedMemberHashes])
+def test_every_member_but_the_metadata_is_hashed(build: Build, kind: type[MemberHashes]
+                                                 ) -> None:
     path = build("h.copeca")
-    hashes = MemberHashes(path)
+    hashes = kind(path)
     with zipfile.ZipFile(path) as archive:
         names = [n for n in archive.namelist() if n not in METADATA]
         for name in names:
@@ -28,10 +30,38 @@ def test_every_member_but_the_metadata_is_hashed(build: Build) -> None:
         hashes.digest(METADATA[0])
 
 
-def test_a_file_that_is_not_a_zip_fails_when_asked(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", [MemberHashes, ForkedMemberHashes])
+def test_a_file_that_is_not_a_zip_fails_when_asked(tmp_path: Path,
+                                                   kind: type[MemberHashes]) -> None:
     path = tmp_path / "x.copeca"
     path.write_bytes(b"not a zip at all" * 100)
-    hashes = MemberHashes(path)
+    hashes = kind(path)
     with pytest.raises(VerificationError) as caught:
         hashes.digest("anything")
     assert caught.value.kind == "corrupt"
+
+
+def test_a_changed_member_is_found_through_the_forked_hashing(build: Build) -> None:
+    """The child's digests are the ones the verifier compares: a flipped byte shows."""
+    path = build("f.copeca")
+    with zipfile.ZipFile(path) as archive:
+        name = next(n for n in archive.namelist() if n.startswith("runs/"))
+        info = archive.getinfo(name)
+        original = archive.read(name)
+    data = bytearray(path.read_bytes())
+    at = data.index(original, info.header_offset)
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+    hashes = ForkedMemberHashes(path)
+    size, digest = hashes.digest(name)
+    assert size == len(original) and digest != hashlib.sha256(original).hexdigest()
+
+
+def test_cancelling_the_forked_hashing_leaves_no_child(build: Build) -> None:
+    import os
+
+    hashes = ForkedMemberHashes(build("c.copeca"))
+    pid = hashes._pid
+    hashes.cancel()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # already reaped: no zombie, no orphan
