@@ -15,21 +15,18 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Any
 
-import jinja2
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 
 from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.render import _svg
 from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
+from copeca_action.render._templates import asset
+from copeca_action.render._templates import environment as jinja_environment
 from copeca_action.render._trend import TrendRun, trend_svg
 from copeca_action.report import ArmInterval, ArmSummary, Comparison, Interval, Line, Report
-
-TEMPLATES = "templates"
 
 
 class HtmlInput(BaseModel):
@@ -528,23 +525,6 @@ def environment_rows(report: Report, environment: Mapping[str, str] | None
     return rows
 
 
-@cache
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("copeca_action.render", TEMPLATES),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
-    env.filters["usd"] = usd
-    env.filters["pct"] = pct
-    env.filters["share"] = share
-    env.filters["interval"] = interval_text
-    return env
-
-
-@cache
-def _asset(name: str) -> str:
-    return (resources.files("copeca_action.render") / TEMPLATES / name).read_text("utf-8")
-
-
 def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
                 coverage: Sequence[CoverageCurve] = (),
                 verification: Verification | None = None, scenario_yaml: str | None = None,
@@ -561,9 +541,9 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
                capability_figure(report, head, colours) if head else None,
                cost_figure(runs, colours), coverage_figure(coverage, colours),
                spend_figure(runs, colours)]
-    script = _asset("report.js")
+    script = asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    return _env().get_template("report.html.j2").render(
+    return jinja_environment().get_template("report.html.j2").render(
         report=report, head=head, figures=[f for f in figures if f is not None],
         arms=arms_table(report), flags=flags_table(report),
         population=population_table(head) if head else None,
@@ -572,4 +552,4 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
         method=method_md(report),
         verification=verification, scenario_yaml=scenario_yaml,
         environment=environment_rows(report, environment),
-        style=Markup(_asset("report.css")), script=Markup(script), script_hash=digest)
+        style=Markup(asset("report.css")), script=Markup(script), script_hash=digest)

@@ -12,16 +12,13 @@ import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 
-import jinja2
 from markupsafe import Markup, escape
 
-from copeca_action.render._markdown import pct, usd
+from copeca_action.render._markdown import usd
 from copeca_action.render._svg import PALETTE, Scale, _f
+from copeca_action.render._templates import asset, environment
 
-TEMPLATES = "templates"
 WIDTH, HEIGHT = 480, 300
 """User units of the trend's viewBox: narrow, so its text stays legible on a 390 px phone."""
 LEFT, RIGHT, TOP, BOTTOM = 66, 14, 30, 62
@@ -127,28 +124,13 @@ def trend_svg(runs: Sequence[TrendRun], title: str = "Cost per correct answer ov
     return Markup("".join(out))
 
 
-@cache
-def _env() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.PackageLoader("copeca_action.render", TEMPLATES),
-                             autoescape=True, undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True)
-    env.filters["usd"] = usd
-    env.filters["pct"] = pct
-    return env
-
-
-@cache
-def _asset(name: str) -> str:
-    return (resources.files("copeca_action.render") / TEMPLATES / name).read_text("utf-8")
-
-
 def render_history_html(runs: Sequence[TrendRun], *, title: str = "copeca-action history",
                         badge_url: str | None = None) -> str:
     """A self-contained page: the trend chart and one row per run, newest first."""
-    script = _asset("report.js")
+    script = asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     arms = list(dict.fromkeys(a.arm for r in runs for a in r.arms))
-    return _env().get_template("history.html.j2").render(
+    return environment().get_template("history.html.j2").render(
         title=title, chart=trend_svg(runs), runs=list(reversed(runs)), arms=arms,
         simulated=any(r.simulated for r in runs), badge_url=badge_url,
-        style=Markup(_asset("report.css")), script=Markup(script), script_hash=digest)
+        style=Markup(asset("report.css")), script=Markup(script), script_hash=digest)
