@@ -47,15 +47,17 @@ def run(args: argparse.Namespace) -> int:
     # a single thread (fork copies only the calling thread), else on a thread
     hashes = (ForkedMemberHashes(args.bundle) if threading.active_count() == 1
               and hasattr(os, "fork") else MemberHashes(args.bundle))
-    from copeca_action.bundle import summary_json, verify_bundle
-
-    pubkey = pubkey_of(args)
-    scenario, tasks = scenario_of(args)
     try:
+        from copeca_action.bundle import summary_json, verify_bundle
+
+        pubkey = pubkey_of(args)
+        scenario, tasks = scenario_of(args)
         result = verify_bundle(args.bundle, pubkey, scenario, tasks, hashes=hashes)
     except VerificationError as exc:
         print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
         return exc.exit_code
+    finally:  # a bad --pubkey or --scenario: stop hashing (and reap the child) at once
+        hashes.cancel()
     if args.require_signature and not result.signed:
         error = VerificationError("unsigned", "the bundle is unsigned and --require-signature "
                                   "was given")

@@ -114,29 +114,41 @@ def _members(pgid: int) -> list[int]:
     return found
 
 
-def reap_orphaned_inits() -> int:
+def reap_orphaned_inits(pgid: int | None = None, wait_s: float = 2.0) -> int:
     """When the harness is PID 1 (the action's container), orphans are re-parented to it;
     bwrap's outer process exits without reaping its namespace's init, which would stay a
     zombie for good. Reap those (comm `bwrap`, our child, not a group leader we started);
-    never a process a Popen of ours still owns. The number reaped."""
+    never a process a Popen of ours still owns. The number reaped.
+
+    `pgid`: the group of the run just stopped. Its members were sent SIGKILL but may not
+    have died yet; wait (up to `wait_s`) until none is left alive, so an init that dies
+    after the first look is not left behind."""
     if os.getpid() != 1:
         return 0
     reaped = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        comm = stat[stat.find("(") + 1:stat.rfind(")")]
-        fields = stat[stat.rfind(")") + 2:].split()
-        pid = int(entry.name)
-        if comm == "bwrap" and fields[:2] == ["Z", "1"] and fields[2] != str(pid):
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(pid, os.WNOHANG)
-                reaped += 1
-    return reaped
+    deadline = time.monotonic() + wait_s
+    while True:
+        alive = 0
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            comm = stat[stat.find("(") + 1:stat.rfind(")")]
+            fields = stat[stat.rfind(")") + 2:].split()
+            pid = int(entry.name)
+            if comm == "bwrap" and fields[:2] == ["Z", "1"] and fields[2] != str(pid):
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+                    reaped += 1
+            elif pgid is not None and len(fields) > 2 and fields[2] == str(pgid) \
+                    and fields[0] != "Z" and pid != pgid:
+                alive += 1
+        if not alive or time.monotonic() >= deadline:
+            return reaped
+        time.sleep(0.01)
 
 
 def _signal_members(pgid: int, sig: int) -> None:
@@ -224,7 +236,7 @@ def run_agent(inv: AgentInvocation, timeout_s: float,
             _kill_group(proc.pid, signal.SIGKILL)
         WATCHDOG.forget(proc.pid)
         if prefix:
-            reap_orphaned_inits()
+            reap_orphaned_inits(proc.pid)
     return AgentResult(exit_code=None if why else proc.returncode, pid=proc.pid,
                        timed_out=why == "timeout", cancelled=why == "cancel",
                        duration_s=round(time.monotonic() - start, 3),

@@ -167,7 +167,7 @@ def read_columns(path: Path) -> tuple[Columns, Format, list[str]] | None:
                     control_seen |= _add_copeca(cols, _COPECA.decode_lines(block), path.stem)
                 elif not _add_ours(cols, _OURS.decode_lines(block)):
                     return None
-            except msgspec.ValidationError:  # also raised for malformed JSON
+            except msgspec.DecodeError:  # malformed JSON, or a ValidationError (a subclass)
                 return None
         if blocks.tail.strip():  # an unterminated last line: read_rows decides what it is
             return None

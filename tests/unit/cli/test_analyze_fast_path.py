@@ -165,6 +165,19 @@ def test_a_bad_line_is_still_located_by_file_line_and_field(
     assert f"{path}:3" in err and message in err
 
 
+@pytest.mark.parametrize("garbage", ["not json", "{\"run_id\": ", "[1, 2]", "\u00ff\u0000"])
+def test_a_line_that_is_not_json_is_located_too(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], garbage: str) -> None:
+    """msgspec raises DecodeError (not its ValidationError) for malformed JSON: the fast path
+    declines, and the validating reader names the line."""
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in ours()[:3]) + garbage + "\n{}\n")
+    assert read_columns(path) is None
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:4" in err and "Traceback" not in err
+
+
 def test_blocks_smaller_than_a_line_read_the_same_records(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from copeca_action.records import _columns
