@@ -21,7 +21,7 @@ import tempfile
 import threading
 import urllib.parse
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -266,25 +266,15 @@ def _before_wrapped_block(buffer: bytes, cut: int) -> int:
     return pos
 
 
-def _b64_needles(secrets: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
-    """(base64 core, replacement) of every secret, for blocks wrapped over lines."""
-    out: dict[bytes, bytes] = {}
-    for name, value in secrets.items():
-        data = value.encode() if isinstance(value, str) else value
-        rule = name if ":" in name else f"env:{name}"
-        for core in _b64_cores(data):
-            out.setdefault(core, redaction(rule))
-    return sorted(out.items(), key=lambda kv: -len(kv[0]))
-
-
-def _literals(secrets: Mapping[str, str | bytes]) -> list[tuple[bytes, bytes]]:
-    """(needle, replacement) pairs: each value in each of its `encodings`, longest first so a
+def _needles(secrets: Mapping[str, str | bytes],
+             variants: Callable[[bytes], Iterable[bytes]]) -> list[tuple[bytes, bytes]]:
+    """(needle, replacement) pairs: each value in each of its `variants`, longest first so a
     value is never half-replaced by one of its own parts."""
     pairs: dict[bytes, bytes] = {}
     for name, value in secrets.items():
         data = value.encode() if isinstance(value, str) else value
         rule = name if ":" in name else f"env:{name}"
-        for variant in encodings(data):
+        for variant in variants(data):
             pairs.setdefault(variant, redaction(rule))
     return sorted(pairs.items(), key=lambda kv: -len(kv[0]))
 
@@ -297,8 +287,8 @@ class Scrubber:
     counts: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
-        self._literals = _literals(self.secrets)
-        self._b64 = _b64_needles(self.secrets)
+        self._literals = _needles(self.secrets, encodings)
+        self._b64 = _needles(self.secrets, _b64_cores)  # for blocks wrapped over lines
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None,
