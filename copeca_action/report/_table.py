@@ -173,8 +173,9 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         flags=list(map(tuple, col("flags", ()))), endpoint=col("endpoint", None),
         scenario=col("scenario", ""))
     return _table(columns, spend, total - len(kept), scenario, warnings,
-                  _retrieval_column(col("retrieval", None)), _pricing_dates(every),
-                  _run_date(every))
+                  _retrieval_column(col("retrieval", None)),
+                  _pricing_dates((r.get("runner"), r.get("pricing_updated")) for r in every),
+                  _run_date(r.get("started_at") for r in every))
 
 
 def table_from_columns(columns: Columns, scenario: str = "",
@@ -182,10 +183,8 @@ def table_from_columns(columns: Columns, scenario: str = "",
     """The table of records read as columns (`read_columns`: every run id once, no
     retrieval metrics): the table `table_from_rows` builds from the rows `read_rows` reads
     in the same file."""
-    pricing = _pricing_dates([{"runner": r, "pricing_updated": d} for r, d in
-                              zip(columns.runner, columns.pricing_updated, strict=True)
-                              if d is not None])
-    run_date = _run_date([{"started_at": s} for s in columns.started_at if s is not None])
+    pricing = _pricing_dates(zip(columns.runner, columns.pricing_updated, strict=True))
+    run_date = _run_date(columns.started_at)
     keep, spend = account_columns(columns)
     if keep is not None:
         columns = Columns(**{f.name: _pick(getattr(columns, f.name), keep)
@@ -256,19 +255,20 @@ def _as_date(value: Any) -> dt.date | None:
     return None
 
 
-def _pricing_dates(rows: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, dt.date], ...]:
+def _pricing_dates(pairs: Iterable[tuple[Any, Any]]) -> tuple[tuple[str, dt.date], ...]:
+    """Runner → the oldest price-table date among (runner, pricing_updated) pairs."""
     oldest: dict[str, dt.date] = {}
-    for row in rows:
-        day = _as_date(row.get("pricing_updated"))
-        runner = str(row.get("runner", ""))
-        if day is not None and (runner not in oldest or day < oldest[runner]):
-            oldest[runner] = day
+    for runner, value in pairs:
+        day = _as_date(value)
+        name = str(runner or "")
+        if day is not None and (name not in oldest or day < oldest[name]):
+            oldest[name] = day
     return tuple(sorted(oldest.items()))
 
 
-def _run_date(rows: Sequence[Mapping[str, Any]]) -> dt.date | None:
-    days = [d for d in map(_as_date, (r.get("started_at") for r in rows)) if d is not None]
-    return max(days) if days else None
+def _run_date(values: Iterable[Any]) -> dt.date | None:
+    """The latest day among `started_at` values (None when none has one)."""
+    return max((d for d in map(_as_date, values) if d is not None), default=None)
 
 
 def _check_repeat(rid: str, prev: Mapping[str, Any], row: Mapping[str, Any],
