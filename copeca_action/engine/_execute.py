@@ -253,7 +253,7 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     retrieval = _retrieval(cfg, prep, transcript, patch_text)
     correct = grade.correct and outcome == "ok"
     prep.flags += flags_for(
-        transcript, correct=correct, cost_usd=cost.used_usd or 0.0,
+        transcript, correct=correct, cost_usd=cost.used_usd,
         run_budget_usd=cfg.scenario.run_budget_usd, timed_out=result.timed_out,
         rules=cfg.rules)
     if grade.detail.get("tests_modified"):

@@ -52,16 +52,16 @@ def tool_storm(transcript: Transcript, rules: FlagRules = DEFAULT_RULES) -> bool
     return bool(repeats) and max(repeats.values()) >= rules.storm_repeats
 
 
-def budget_exhausted(transcript: Transcript, cost_usd: float,
+def budget_exhausted(transcript: Transcript, cost_usd: float | None,
                      run_budget_usd: float | None) -> bool:
     """The run stopped on its own limit: max turns reached, the CLI's per-run budget stop, or
-    spend at the per-run cap."""
+    spend at the per-run cap (not judged when the cost is unknown)."""
     if transcript.max_turns_reached or transcript.budget_exhausted:
         return True
-    return run_budget_usd is not None and cost_usd >= run_budget_usd
+    return run_budget_usd is not None and cost_usd is not None and cost_usd >= run_budget_usd
 
 
-def flags_for(transcript: Transcript, *, correct: bool, cost_usd: float,
+def flags_for(transcript: Transcript, *, correct: bool, cost_usd: float | None,
               run_budget_usd: float | None, timed_out: bool,
               rules: FlagRules = DEFAULT_RULES) -> list[str]:
     """Every flag that fires, in a fixed order."""

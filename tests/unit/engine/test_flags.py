@@ -9,6 +9,8 @@ def test_budget_exhausted_from_the_cli_or_the_cap() -> None:
     assert budget_exhausted(Transcript(parser="stream_json", max_turns_reached=True), 0.0, None)
     assert budget_exhausted(Transcript(parser="stream_json"), 0.5, 0.5)
     assert not budget_exhausted(Transcript(parser="stream_json"), 0.4, 0.5)
+    # an unknown cost is not judged against the cap (never read as $0)
+    assert not budget_exhausted(Transcript(parser="stream_json"), None, 0.5)
 
 
 def test_no_flags_on_a_quiet_run() -> None:
