@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m compileall -q copeca_action  # editable installs compile nothing; with PYTHONDONTWRITEBYTECODE set, every start would
+	# compile each module again (~45 ms of `copeca-action analyze`)
 	touch $@
 
 install: $(STAMP)

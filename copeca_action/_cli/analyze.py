@@ -65,7 +65,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--bundle-sha256", help="html: the bundle's sha256, shown for verification")
     p.add_argument("--signed-by", metavar="KEYID", help="html: the key id that signed the "
                    "bundle (default: shown as unsigned)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, fast_exit=True)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="only tasks of this category")
     p.add_argument("--control", action="store_true", help="only control tasks")
     p.add_argument("--json", action="store_true", help="print the tasks as JSON")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, fast_exit=True)
 
 
 def run(args: argparse.Namespace) -> int:

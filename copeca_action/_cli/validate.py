@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "repos.yaml (default: ./repos)")
     p.add_argument("--backend", choices=("local", "docker"), default="local",
                    help="--deep: sandbox the test commands run in")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, fast_exit=True)
 
 
 def run(args: argparse.Namespace) -> int:

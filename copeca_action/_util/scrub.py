@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import re
-import tempfile
 import threading
 import urllib.parse
 from collections import Counter
@@ -386,6 +385,8 @@ _CHUNK = 1 << 20
 def scrub_file(path: Path, scrubber: Scrubber) -> int:
     """Scrub one regular file in place (never through a symlink); the number of redactions.
     The file is replaced atomically, keeping its mode, only when something changed."""
+    import tempfile  # here: every command imports this module at start, few scrub files
+
     before = sum(scrubber.counts.values())
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as src:

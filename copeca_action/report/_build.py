@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from copeca_action._util.arrays import distinct
 from copeca_action.plan import BASE_SUFFIX
 from copeca_action.records import OUTCOMES
 from copeca_action.report._model import (
@@ -195,8 +196,8 @@ def _arm_summary(t: RecordTable, code: int, name: str, s: Settings) -> ArmSummar
         duration_s=float(t.duration[reached].sum()),
         adoption_rate=float((t.adopted[ruled] == 1).mean()) if ruled.any() else None,
         flags=t.flag_counts(reached),
-        models=sorted({t.model.names[c] for c in np.unique(t.model.codes[rows])}),
-        cli_versions=sorted({t.cli_version.names[c] for c in np.unique(t.cli_version.codes[rows])}
+        models=sorted({t.model.names[c] for c in distinct(t.model.codes[rows])}),
+        cli_versions=sorted({t.cli_version.names[c] for c in distinct(t.cli_version.codes[rows])}
                             - {""}),
         interval=_arm_interval(sums, s))
 
@@ -355,7 +356,7 @@ def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
     if s.power_experiments <= 0 or int(paired.sum()) < 2:
         return None
     rows = base_rows & paired[t.task.codes] & np.isfinite(t.cost)  # an unknown cost is no data
-    if len(np.unique(t.task.codes[rows])) < 2:
+    if len(distinct(t.task.codes[rows])) < 2:
         return None
     codes = t.task.codes[rows]
     order = np.argsort(codes, kind="stable")
@@ -363,7 +364,7 @@ def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
     cost = np.split(t.cost[rows][order], bounds)
     correct = np.split(t.correct[rows][order].astype(np.float64), bounds)
     runs = np.concatenate([st.runs[paired], sb.runs[paired]])
-    models = max(1, len(np.unique(t.model.codes[rows])))
+    models = max(1, len(distinct(t.model.codes[rows])))
     reps = max(1, round(float(np.median(runs)) / models))
     from copeca_action.report._power import Design, Pilot, power  # its simulation code
 
@@ -384,8 +385,8 @@ def _arm_differences(t: RecordTable, tc: int, bc: int) -> list[tuple[str, str]]:
     out = []
     for key, label, col in (("model", "models", t.served), ("cli_version", "CLI versions",
                                                             t.cli_version)):
-        a = {col.names[c] for c in np.unique(col.codes[t.reached & (t.arm.codes == tc)])} - {""}
-        b = {col.names[c] for c in np.unique(col.codes[t.reached & (t.arm.codes == bc)])} - {""}
+        a = {col.names[c] for c in distinct(col.codes[t.reached & (t.arm.codes == tc)])} - {""}
+        b = {col.names[c] for c in distinct(col.codes[t.reached & (t.arm.codes == bc)])} - {""}
         if a and b and a != b:
             out.append((key, f"{label} differ between the arms ({', '.join(sorted(a))} vs "
                              f"{', '.join(sorted(b))})"))
@@ -427,7 +428,7 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
     has_t = st.runs.reshape(shape).sum(axis=1) > 0
     has_b = sb.runs.reshape(shape).sum(axis=1) > 0
     intervals: dict[int, Interval] = {}
-    for n in np.unique(reps[has_t & has_b]):
+    for n in distinct(reps[has_t & has_b]):
         if n < s.min_clusters:
             continue
         group = np.flatnonzero(has_t & has_b & (reps == n))

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from copeca_action._util.model import RecordModel
-from copeca_action.retrieval._editloc import LineKey
 from copeca_action.retrieval._intervals import Interval, intersection_measure, measure, merge
-from copeca_action.retrieval._repo import Repo
-from copeca_action.retrieval._viewed import Viewed
+
+if TYPE_CHECKING:  # the report imports the models here; it needs no repository code
+    from copeca_action.retrieval._editloc import LineKey
+    from copeca_action.retrieval._repo import Repo
+    from copeca_action.retrieval._viewed import Viewed
 
 GRANULARITIES = ("file", "symbol", "span", "editloc")
 CONTEXT_GRANULARITIES = ("file", "symbol", "span")

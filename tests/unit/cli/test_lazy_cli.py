@@ -74,7 +74,8 @@ def test_analyze_of_a_results_file_loads_no_bundle_conclude_or_html_code(tmp_pat
     code = ("import sys, contextlib, io, copeca_action.cli as c\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    code = c.main(['analyze', {str(results)!r}, '--format', 'md'])\n"
-            "print(code, sorted(m for m in sys.modules if m.startswith('copeca_action.')))")
+            "print(code, sorted(m for m in sys.modules if m.startswith(('copeca_action.', "
+            "'numpy.ma', 'unidiff'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.splitlines()[-1]
     status, _, listed = out.partition(" ")
@@ -84,3 +85,35 @@ def test_analyze_of_a_results_file_loads_no_bundle_conclude_or_html_code(tmp_pat
     assert [m for m in loaded if m.startswith(("copeca_action.bundle", "copeca_action.conclude",
                                                "copeca_action.github", "copeca_action.engine",
                                                "copeca_action.render._html"))] == []
+    # nor the repository-reading retrieval code behind the report's retrieval models, nor
+    # numpy.ma (np.unique imports it: 10 ms of a one-record analyze)
+    assert [m for m in loaded if m.startswith(("copeca_action.retrieval._viewed",
+                                               "copeca_action.retrieval._editloc",
+                                               "copeca_action.retrieval._repo", "unidiff",
+                                               "numpy.ma."))] == []
+    assert "numpy.ma" not in loaded
+
+
+def _console(*args: str) -> subprocess.CompletedProcess[str]:
+    """The installed command's entry point (`copeca-action`), as a child process."""
+    code = "import sys; from copeca_action.cli import console; console()"
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_a_reading_verb_leaves_early_with_its_whole_output_and_exit_code(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    line = ('{{"run_id": "r{i}", "scenario": "s", "task_id": "t{i}", "task_hash": "h", '
+            '"arm": "baseline", "model": "m", "runner": "claude", "repetition": 0, '
+            '"outcome": "ok", "correct": true, "cost_usd": 0.1}}\n')
+    results.write_text("".join(line.format(i=i) for i in range(300)))
+    fast = _console("analyze", str(results), "--format", "json")
+    assert fast.returncode == 0, fast.stderr
+    slow = subprocess.run([sys.executable, "-c", "import sys; from copeca_action.cli import main; "
+                           f"sys.exit(main(['analyze', {str(results)!r}, '--format', 'json']))"],
+                          capture_output=True, text=True, timeout=60)
+    assert fast.stdout == slow.stdout and fast.stdout.rstrip().endswith("}")  # flushed in full
+    results.write_text('{"run_id": 5}\n')
+    bad = _console("analyze", str(results))
+    assert bad.returncode == 2 and "results.jsonl:1: run_id" in bad.stderr
+    assert _console("validate", str(tmp_path / "absent")).returncode != 0
