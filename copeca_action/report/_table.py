@@ -258,7 +258,7 @@ def _as_date(value: Any) -> dt.date | None:
 def _pricing_dates(pairs: Iterable[tuple[Any, Any]]) -> tuple[tuple[str, dt.date], ...]:
     """Runner → the oldest price-table date among (runner, pricing_updated) pairs."""
     oldest: dict[str, dt.date] = {}
-    for runner, value in pairs:
+    for runner, value in _distinct((r, v[:10] if type(v) is str else v) for r, v in pairs):
         day = _as_date(value)
         name = str(runner or "")
         if day is not None and (name not in oldest or day < oldest[name]):
@@ -268,7 +268,19 @@ def _pricing_dates(pairs: Iterable[tuple[Any, Any]]) -> tuple[tuple[str, dt.date
 
 def _run_date(values: Iterable[Any]) -> dt.date | None:
     """The latest day among `started_at` values (None when none has one)."""
-    return max((d for d in map(_as_date, values) if d is not None), default=None)
+    days = map(_as_date, _distinct(v[:10] if type(v) is str else v for v in values))
+    return max((d for d in days if d is not None), default=None)
+
+
+def _distinct(values: Iterable[Any]) -> Iterable[Any]:
+    """The values once each when all are hashable (else all of them), so that a date is
+    parsed once per distinct value, not once per record. Callers cut text to its first 10
+    characters, all `_as_date` reads: timestamps that differ by the second share a day."""
+    every = list(values)
+    try:
+        return dict.fromkeys(every)
+    except TypeError:
+        return every
 
 
 def _check_repeat(rid: str, prev: Mapping[str, Any], row: Mapping[str, Any],
