@@ -182,10 +182,14 @@ def read_columns(path: Path) -> tuple[Columns, Format, list[str]] | None:
         if blocks.tail.strip():  # an unterminated last line: read_rows decides what it is
             return None
     notes: list[str] = []
+    unique = len(set(cols.run_id)) == len(cols)
     if fmt == "copeca":
-        notes = copeca_messages(len(cols), _repeats(cols), control_seen,
+        # a copeca run id is made of its cell: with every id once, no cell repeats and
+        # there is nothing to renumber
+        notes = copeca_messages(len(cols), 0 if unique else _repeats(cols), control_seen,
                                 any(cols.cli_version))
-    if len(set(cols.run_id)) != len(cols):
+        unique = unique or len(set(cols.run_id)) == len(cols)
+    if not unique:
         return None  # a retried or repeated run id: read_rows checks and resolves it
     if not _sound(cols):
         return None
