@@ -225,6 +225,9 @@ def test_dates_are_read_once_per_distinct_value_with_the_same_result() -> None:
         day = _as_date(value)
         if day is not None:
             oldest[str(runner or "")] = min(day, oldest.get(str(runner or ""), day))
-    assert _pricing_dates(pairs) == tuple(sorted(oldest.items()))
-    assert _pricing_dates(pairs) == (("a", dt.date(2026, 1, 4)), ("b", dt.date(2026, 11, 22)))
+    runners, dates = [r for r, _ in pairs], [v for _, v in pairs]
+    assert _pricing_dates(runners, dates) == tuple(sorted(oldest.items()))
+    assert _pricing_dates(runners, dates) == (("a", dt.date(2026, 1, 4)),
+                                              ("b", dt.date(2026, 11, 22)))
+    assert _pricing_dates(runners, [None] * len(runners)) == ()
     assert _run_date([["unhashable"], "2026-03-01"]) == dt.date(2026, 3, 1)
