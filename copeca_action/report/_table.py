@@ -50,6 +50,8 @@ class Labels:
             texts = [v if isinstance(v, str) else str(v) for v in values]
             distinct = dict.fromkeys(texts)
         names = sorted(cast(dict[str, None], distinct))
+        if len(names) == 1:  # one model, runner or version throughout: no look-up per row
+            return cls(np.zeros(len(texts), dtype=np.int64), (names[0],))
         index: dict[object, int] = {name: i for i, name in enumerate(names)}
         codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
         return cls(codes, tuple(names))
