@@ -373,7 +373,10 @@ def _repeats(cols: Columns) -> int:
 def _sound(cols: Columns) -> bool:
     """What RunRecord would refuse and the strict types let through: a negative or
     non-finite cost, a negative repetition (copeca's)."""
-    return (all(c is None or (c >= 0 and math.isfinite(c)) for c in cols.cost_usd)
+    known = [c for c in cols.cost_usd if c is not None]
+    # a NaN or an infinity makes the sum non-finite (so does an overflow of huge costs: then
+    # read_rows decides); with the sum finite, min is exact
+    return (math.isfinite(sum(known)) and min(known, default=0.0) >= 0
             and min(cols.repetition, default=0) >= 0)
 
 

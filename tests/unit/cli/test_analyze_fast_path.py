@@ -192,3 +192,15 @@ def test_blocks_smaller_than_a_line_read_the_same_records(
     assert whole is not None and pieces is not None
     assert pieces[0] == whole[0] and len(pieces[0]) == len(ours()) - 1
     same_reports(path, monkeypatch)
+
+
+@pytest.mark.parametrize(("costs", "sound"), [
+    ([1.0, None, 0.0, -0.0], True), ([], True), ([None], True), ([-1.0, None], False),
+    ([1.0, float("nan")], False), ([float("nan"), 1.0], False), ([float("inf")], False),
+    ([float("-inf"), float("inf")], False), ([1e308, 1e308], False)])
+def test_costs_the_fast_path_leaves_to_the_validating_reader(costs: list[float | None],
+                                                             sound: bool) -> None:
+    """Negative or non-finite costs (and sums too large to add up: read_rows decides)."""
+    from copeca_action.records._columns import Columns, _sound
+
+    assert _sound(Columns(cost_usd=costs, repetition=[0] * len(costs))) is sound
