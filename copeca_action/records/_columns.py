@@ -70,15 +70,18 @@ class Columns:
         return len(self.run_id)
 
 
-class _Tokens(msgspec.Struct):
+class _Tokens(msgspec.Struct, gc=False):
     input: NonNeg = 0
     output: NonNeg = 0
     cache_write: NonNeg = 0
     cache_read: NonNeg = 0
 
 
-class _Ours(msgspec.Struct):
-    """A RunRecord line: the fields the report reads (the rest is skipped unparsed)."""
+class _Ours(msgspec.Struct, gc=False):
+    """A RunRecord line: the fields the report reads (the rest is skipped unparsed).
+
+    Untracked by the garbage collector, as `_Copeca` (its one container, `flags`, holds
+    only text: no cycle)."""
 
     run_id: str
     task_id: str
@@ -109,12 +112,17 @@ class _Ours(msgspec.Struct):
     started_at: dt.datetime | None = None
 
 
-class _Meta(msgspec.Struct):
+class _Meta(msgspec.Struct, gc=False):
     vendor_cost_divergence_warning: Any = None
 
 
-class _Copeca(msgspec.Struct):
-    """A copeca result line: the fields `from_copeca` reads, with the types copeca writes."""
+class _Copeca(msgspec.Struct, gc=False):
+    """A copeca result line: the fields `from_copeca` reads, with the types copeca writes.
+
+    Untracked by the garbage collector (`gc=False`: it holds no container, so no cycle):
+    100,000 tracked structs made every collection walk them, a third of the decode time.
+    `adversarial_flags` and `metadata` stay raw JSON, decoded (and so checked) once per
+    distinct text by `_extras`: a file repeats a handful of them."""
 
     task: str = ""
     mode: str = ""
@@ -136,8 +144,10 @@ class _Copeca(msgspec.Struct):
     tool_adopted: bool | None = None
     error: str | None = None
     exit_code: int | None = None
-    adversarial_flags: dict[str, bool | None] | None = None
-    metadata: _Meta | None = None
+    adversarial_flags: msgspec.Raw = msgspec.Raw(b"null")
+    """dict[str, bool | None] | None (`_extras`)."""
+    metadata: msgspec.Raw = msgspec.Raw(b"null")
+    """_Meta | None (`_extras`)."""
     control: bool | msgspec.UnsetType | None = msgspec.UNSET
     cli_version: str | None = None
     timestamp: str | None = None
@@ -172,10 +182,14 @@ def read_columns(path: Path) -> tuple[Columns, Format, list[str]] | None:
         if blocks.tail.strip():  # an unterminated last line: read_rows decides what it is
             return None
     notes: list[str] = []
+    unique = len(set(cols.run_id)) == len(cols)
     if fmt == "copeca":
-        notes = copeca_messages(len(cols), _repeats(cols), control_seen,
+        # a copeca run id is made of its cell: with every id once, no cell repeats and
+        # there is nothing to renumber
+        notes = copeca_messages(len(cols), 0 if unique else _repeats(cols), control_seen,
                                 any(cols.cli_version))
-    if len(set(cols.run_id)) != len(cols):
+        unique = unique or len(set(cols.run_id)) == len(cols)
+    if not unique:
         return None  # a retried or repeated run id: read_rows checks and resolves it
     if not _sound(cols):
         return None
@@ -265,27 +279,36 @@ _NULL = msgspec.Raw(b"null")
 
 
 def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
-    """Appends the rows mapped as `from_copeca` maps them; True when one has `control`."""
+    """Appends the rows mapped as `from_copeca` maps them; True when one has `control`.
+
+    One pass per column, no call per row (`_extras` reads the flags)."""
     n = len(rows)
-    cols.scenario += [stem] * n
+    flags, timed_out = _extras(rows)
+    cost = [r.total_cost_usd for r in rows]
     reps = [r.repetition or 0 for r in rows]
-    cols.run_id += [f"copeca:{r.task}:{r.mode}:{r.model}:{rep}"
-                    for r, rep in zip(rows, reps, strict=True)]
-    cols.task_id += [r.task for r in rows]
-    cols.arm += [r.mode for r in rows]
-    cols.model += [r.model for r in rows]
+    task = [r.task for r in rows]
+    arm = [r.mode for r in rows]
+    model = [r.model for r in rows]
+    control = [r.control for r in rows]
+    cols.scenario += [stem] * n
+    cols.run_id += [f"copeca:{t}:{a}:{m}:{rep}"
+                    for t, a, m, rep in zip(task, arm, model, reps, strict=True)]
+    cols.task_id += task
+    cols.arm += arm
+    cols.model += model
     cols.served_model += [None] * n
     cols.runner += [r.runner or "" for r in rows]
     cols.cli_version += [r.cli_version or None for r in rows]
     cols.category += [r.category or "" for r in rows]
     cols.language += [r.language or "" for r in rows]
-    cols.outcome += [_outcome(r) for r in rows]
+    cols.outcome += ["infra_error" if c is None else "timeout" if timeout
+                     else "agent_error" if r.error or r.exit_code else "ok"
+                     for r, c, timeout in zip(rows, cost, timed_out, strict=True)]
     cols.correct += [r.correct is True for r in rows]
-    cols.cost_usd += [r.total_cost_usd for r in rows]
+    cols.cost_usd += cost
     cols.cost_source += [_SOURCES.get(str(r.cost_source), "none") for r in rows]
-    cols.cost_unknown_reason += [None if r.total_cost_usd is not None else _NO_COST
-                                 for r in rows]
-    cols.control += [r.control is True for r in rows]
+    cols.cost_unknown_reason += [None if c is not None else _NO_COST for c in cost]
+    cols.control += [c is True for c in control]
     cols.tool_adopted += [r.tool_adopted for r in rows]
     cols.repetition += reps
     cols.tokens += [(r.input_tokens or 0, r.output_tokens or 0, r.cache_creation_tokens or 0,
@@ -293,28 +316,46 @@ def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
     cols.turns += [r.num_turns or 0 for r in rows]
     cols.tool_calls += [r.num_tool_calls or 0 for r in rows]
     cols.duration_s += [(r.duration_ms or 0) / 1000 for r in rows]
-    cols.flags += [_flags(r) for r in rows]
+    cols.flags += flags
     cols.endpoint += [None] * n
     cols.pricing_updated += [None] * n
     cols.started_at += [r.timestamp for r in rows]
-    return any(r.control is not msgspec.UNSET for r in rows)
+    return control.count(msgspec.UNSET) < n
 
 
-def _outcome(r: _Copeca) -> str:
-    if r.total_cost_usd is None:
-        return "infra_error"
-    if r.adversarial_flags and r.adversarial_flags.get("timeout"):
-        return "timeout"
-    if r.error or r.exit_code:
-        return "agent_error"
-    return "ok"
+def _extras(rows: list[_Copeca]) -> tuple[list[tuple[str, ...]], list[bool]]:
+    """Each row's flags and whether it timed out, from its raw `adversarial_flags` and
+    `metadata` texts, decoded once per distinct pair (a ValidationError there sends the file
+    to `read_rows`, as a wrong type anywhere does).
+
+    A file repeats a handful of pairs, mostly row after row: a row equal to the one before
+    takes its result without a look-up (Raw is not hashable, and copying its bytes out cost
+    more than the decode they save). The texts are read here, before the reader's buffer
+    they point into is reused."""
+    flags: list[tuple[str, ...]] = []
+    timed_out: list[bool] = []
+    seen: dict[tuple[bytes, bytes], tuple[tuple[str, ...], bool]] = {}
+    last_flags = last_meta = None
+    found: tuple[tuple[str, ...], bool] = ((), False)
+    for r in rows:
+        if r.adversarial_flags != last_flags or r.metadata != last_meta:
+            last_flags, last_meta = r.adversarial_flags, r.metadata
+            key = (bytes(last_flags), bytes(last_meta))
+            found = seen.get(key) or seen.setdefault(key, _decode_extras(*key))
+        flags.append(found[0])
+        timed_out.append(found[1])
+    return flags, timed_out
 
 
-def _flags(r: _Copeca) -> tuple[str, ...]:
-    flags = [k for k, v in (r.adversarial_flags or {}).items() if v]
-    if r.metadata and r.metadata.vendor_cost_divergence_warning:
+def _decode_extras(adversarial: bytes, metadata: bytes) -> tuple[tuple[str, ...], bool]:
+    """A row's flags (those copeca's `adversarial_flags` sets, then `cost_divergence` when
+    its `metadata` warns of one) and whether `timeout` is set."""
+    own = _FLAGS.decode(adversarial) or {}
+    flags = [k for k, v in own.items() if v]
+    meta = _META.decode(metadata)
+    if meta is not None and meta.vendor_cost_divergence_warning:
         flags.append("cost_divergence")
-    return tuple(flags)
+    return tuple(flags), bool(own.get("timeout"))
 
 
 def _repeats(cols: Columns) -> int:
@@ -332,9 +373,14 @@ def _repeats(cols: Columns) -> int:
 def _sound(cols: Columns) -> bool:
     """What RunRecord would refuse and the strict types let through: a negative or
     non-finite cost, a negative repetition (copeca's)."""
-    return (all(c is None or (c >= 0 and math.isfinite(c)) for c in cols.cost_usd)
+    known = [c for c in cols.cost_usd if c is not None]
+    # a NaN or an infinity makes the sum non-finite (so does an overflow of huge costs: then
+    # read_rows decides); with the sum finite, min is exact
+    return (math.isfinite(sum(known)) and min(known, default=0.0) >= 0
             and min(cols.repetition, default=0) >= 0)
 
 
 _OURS = msgspec.json.Decoder(_Ours)
 _COPECA = msgspec.json.Decoder(_Copeca)
+_FLAGS = msgspec.json.Decoder(dict[str, bool | None] | None)
+_META = msgspec.json.Decoder(_Meta | None)

@@ -4,6 +4,7 @@ counted as 0, and the verdict is then `invalid`)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,25 +81,35 @@ def account_spend(rows: Sequence[Mapping[str, Any]],
 
 def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
     """`account_spend` of records read as columns, every run id once (each record is its
-    run's last): the indexes the statistics may read (None: all) and the account."""
+    run's last): the indexes the statistics may read (None: all) and the account.
+
+    Only the rows outside the statistics (not counted, or of unknown cost: few) are visited
+    one by one; the cost sources of the counted runs are a count of the whole column less
+    those rows'."""
     excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
-    sources: dict[str, int] = {}
-    unknown: list[int] = []
-    for i, (outcome, cost) in enumerate(zip(c.outcome, c.cost_usd, strict=True)):
-        if outcome not in _NOT_COUNTED:
-            if cost is None:
-                unknown.append(i)
-                continue
-            source = str(c.cost_source[i] or "none")
-            sources[source] = sources.get(source, 0) + 1
-        elif cost is None or cost > 0:
+    outside = ([i for i, outcome in enumerate(c.outcome) if outcome in _NOT_COUNTED]
+               if not set(c.outcome).isdisjoint(_NOT_COUNTED) else [])
+    for i in outside:  # in file order: the sum is the one the rows give
+        cost = c.cost_usd[i]
+        if cost is None or cost > 0:
             attempts += 1
             if cost is None:
                 unknown_excluded += 1
             else:
                 excluded_usd += float(cost)
-    skip = set(unknown)
-    keep = [i for i in range(len(c)) if i not in skip] if unknown else None
+    skip = set(outside)
+    unknown = [i for i, cost in enumerate(c.cost_usd) if cost is None and i not in skip]
+    counts = Counter(c.cost_source)
+    counts.subtract(c.cost_source[i] for i in (*outside, *unknown))
+    sources: dict[str, int] = {}
+    for source, n in counts.items():
+        if n:
+            key = str(source or "none")
+            sources[key] = sources.get(key, 0) + n
+    keep = None
+    if unknown:
+        skip = set(unknown)
+        keep = [i for i in range(len(c)) if i not in skip]
     return keep, SpendAccount(
         excluded_usd=excluded_usd, excluded_attempts=attempts,
         excluded_unknown=unknown_excluded,

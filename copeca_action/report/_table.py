@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, cast
@@ -50,6 +50,8 @@ class Labels:
             texts = [v if isinstance(v, str) else str(v) for v in values]
             distinct = dict.fromkeys(texts)
         names = sorted(cast(dict[str, None], distinct))
+        if len(names) == 1:  # one model, runner or version throughout: no look-up per row
+            return cls(np.zeros(len(texts), dtype=np.int64), (names[0],))
         index: dict[object, int] = {name: i for i, name in enumerate(names)}
         codes = np.fromiter(map(index.__getitem__, texts), dtype=np.int64, count=len(texts))
         return cls(codes, tuple(names))
@@ -174,7 +176,8 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         scenario=col("scenario", ""))
     return _table(columns, spend, total - len(kept), scenario, warnings,
                   _retrieval_column(col("retrieval", None)),
-                  _pricing_dates((r.get("runner"), r.get("pricing_updated")) for r in every),
+                  _pricing_dates([r.get("runner") for r in every],
+                                 [r.get("pricing_updated") for r in every]),
                   _run_date(r.get("started_at") for r in every))
 
 
@@ -183,7 +186,7 @@ def table_from_columns(columns: Columns, scenario: str = "",
     """The table of records read as columns (`read_columns`: every run id once, no
     retrieval metrics): the table `table_from_rows` builds from the rows `read_rows` reads
     in the same file."""
-    pricing = _pricing_dates(zip(columns.runner, columns.pricing_updated, strict=True))
+    pricing = _pricing_dates(columns.runner, columns.pricing_updated)
     run_date = _run_date(columns.started_at)
     keep, spend = account_columns(columns)
     if keep is not None:
@@ -207,13 +210,19 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
     outcome = np.array(list(map(OUTCOME_CODE.__getitem__, c.outcome)), dtype=np.int64)
     graded = np.array(c.correct, dtype=bool)
     failed = outcome == AGENT_ERROR
-    served = [s or m for s, m in zip(c.served_model, c.model, strict=True)]
+    model = Labels.of(c.model)
+    served = model  # the usual case: no record names another served model
+    if c.served_model.count(None) != len(c):
+        served = Labels.of([s or m for s, m in zip(c.served_model, c.model, strict=True)])
+    endpoints: Counter[str] = Counter()
+    for name, n in Counter(c.endpoint).items():  # counted per name, not per row
+        endpoints[name or "unknown"] += n
     return RecordTable(
         run_id=tuple(c.run_id),
         task=Labels.of(c.task_id),
         arm=Labels.of(c.arm),
-        model=Labels.of(c.model),
-        served=Labels.of(served),
+        model=model,
+        served=served,
         category=Labels.of(c.category),
         language=Labels.of(c.language),
         cli_version=Labels.of([v or "" for v in c.cli_version]),
@@ -235,7 +244,7 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
         spend=spend,
         extra_warnings=tuple(warnings),
         retrieval=retrieval,
-        endpoints=tuple(sorted(Counter(e or "unknown" for e in c.endpoint).items())),
+        endpoints=tuple(sorted(endpoints.items())),
         pricing=pricing,
         run_date=run_date,
     )
@@ -255,10 +264,14 @@ def _as_date(value: Any) -> dt.date | None:
     return None
 
 
-def _pricing_dates(pairs: Iterable[tuple[Any, Any]]) -> tuple[tuple[str, dt.date], ...]:
-    """Runner → the oldest price-table date among (runner, pricing_updated) pairs."""
+def _pricing_dates(runners: Sequence[Any], values: Sequence[Any]
+                   ) -> tuple[tuple[str, dt.date], ...]:
+    """Runner → the oldest price-table date among the records' runners and
+    `pricing_updated` values."""
+    if values.count(None) == len(values):  # copeca's records and older ones carry none
+        return ()
     oldest: dict[str, dt.date] = {}
-    for runner, value in pairs:
+    for runner, value in _distinct(zip(runners, values, strict=True)):
         day = _as_date(value)
         name = str(runner or "")
         if day is not None and (name not in oldest or day < oldest[name]):
@@ -268,7 +281,19 @@ def _pricing_dates(pairs: Iterable[tuple[Any, Any]]) -> tuple[tuple[str, dt.date
 
 def _run_date(values: Iterable[Any]) -> dt.date | None:
     """The latest day among `started_at` values (None when none has one)."""
-    return max((d for d in map(_as_date, values) if d is not None), default=None)
+    # timestamps differ by the second: their day text (all `_as_date` reads) repeats
+    days = map(_as_date, _distinct(v[:10] if type(v) is str else v for v in _distinct(values)))
+    return max((d for d in days if d is not None), default=None)
+
+
+def _distinct(values: Iterable[Any]) -> Collection[Any]:
+    """The values once each when all are hashable (else all of them): a date is parsed
+    once per distinct value, not once per record."""
+    every = list(values)
+    try:
+        return set(every)
+    except TypeError:
+        return every
 
 
 def _check_repeat(rid: str, prev: Mapping[str, Any], row: Mapping[str, Any],

@@ -129,7 +129,7 @@ def test_copeca_format_gives_the_same_report_on_both_paths(
 
 
 @pytest.mark.parametrize("case", ["retry", "retrieval", "torn_tail", "lax_type",
-                                  "copeca_string_cost"])
+                                  "copeca_string_cost", "copeca_string_flag"])
 def test_files_the_fast_path_declines_give_the_same_report(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
     rows = ours()
@@ -142,9 +142,12 @@ def test_files_the_fast_path_declines_give_the_same_report(
         tail = '{"run_id": "cut'
     elif case == "lax_type":
         rows[4]["repetition"] = str(rows[4]["repetition"])  # pydantic accepts "2"
-    else:
+    elif case == "copeca_string_cost":
         rows = copeca(rows[:-1], True)
         rows[2]["total_cost_usd"] = str(rows[2]["total_cost_usd"])  # float("0.03")
+    else:  # a flag that is not a boolean: read_rows takes any truthy value
+        rows = copeca(rows[:-1], True)
+        rows[2]["adversarial_flags"] = {"timeout": "yes", "tool_storm": False}
     path = write(tmp_path / "results.jsonl", rows, tail)
     assert read_columns(path) is None
     same_reports(path, monkeypatch)
@@ -189,3 +192,15 @@ def test_blocks_smaller_than_a_line_read_the_same_records(
     assert whole is not None and pieces is not None
     assert pieces[0] == whole[0] and len(pieces[0]) == len(ours()) - 1
     same_reports(path, monkeypatch)
+
+
+@pytest.mark.parametrize(("costs", "sound"), [
+    ([1.0, None, 0.0, -0.0], True), ([], True), ([None], True), ([-1.0, None], False),
+    ([1.0, float("nan")], False), ([float("nan"), 1.0], False), ([float("inf")], False),
+    ([float("-inf"), float("inf")], False), ([1e308, 1e308], False)])
+def test_costs_the_fast_path_leaves_to_the_validating_reader(costs: list[float | None],
+                                                             sound: bool) -> None:
+    """Negative or non-finite costs (and sums too large to add up: read_rows decides)."""
+    from copeca_action.records._columns import Columns, _sound
+
+    assert _sound(Columns(cost_usd=costs, repetition=[0] * len(costs))) is sound

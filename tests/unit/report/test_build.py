@@ -210,3 +210,24 @@ def test_tests_modified_runs_are_counted_per_arm_and_warned() -> None:
     assert tool.flags.get("tests_modified") == 1 and not base.flags.get("tests_modified")
     assert any("codesearch: 1 run(s) changed test or test-runner files" in w
                for w in report.warnings)
+
+
+def test_dates_are_read_once_per_distinct_value_with_the_same_result() -> None:
+    from copeca_action.report._table import _as_date, _pricing_dates, _run_date
+
+    values = ["2026-11-21T00:00:00.1+00:00", "2026-11-22T09:00:00Z", "", None, "garbage",
+              dt.datetime(2026, 11, 23, 1, 2), dt.date(2026, 1, 5), "2026-02-30", "2026-01-04x"]
+    days = [d for d in map(_as_date, values) if d is not None]
+    assert _run_date(values) == max(days) == dt.date(2026, 11, 23)
+    pairs = list(zip(["a", "b", None, "a", "", "b", "a", "b", "a"], values, strict=True))
+    oldest: dict[str, dt.date] = {}
+    for runner, value in pairs:  # per record, as before
+        day = _as_date(value)
+        if day is not None:
+            oldest[str(runner or "")] = min(day, oldest.get(str(runner or ""), day))
+    runners, dates = [r for r, _ in pairs], [v for _, v in pairs]
+    assert _pricing_dates(runners, dates) == tuple(sorted(oldest.items()))
+    assert _pricing_dates(runners, dates) == (("a", dt.date(2026, 1, 4)),
+                                              ("b", dt.date(2026, 11, 22)))
+    assert _pricing_dates(runners, [None] * len(runners)) == ()
+    assert _run_date([["unhashable"], "2026-03-01"]) == dt.date(2026, 3, 1)

@@ -84,3 +84,31 @@ def test_a_remapped_model_is_named_in_the_warnings() -> None:
     report = build_report(runs)
     assert any("answered by another model than the one asked for (claude-haiku-4-5)" in w
                for w in report.warnings), report.warnings
+
+
+def test_the_columns_account_is_the_rows_account() -> None:
+    """`account_columns` (the fast path) visits only the rows outside the statistics; it must
+    give `account_spend`'s account, sources included (None and '' both read as none)."""
+    import random
+
+    from copeca_action.records._columns import Columns
+    from copeca_action.report._spend import account_columns, account_spend
+
+    rng = random.Random(3)
+    for _ in range(40):
+        rows = [{"run_id": f"r{i}", "arm": rng.choice(["a", "b"]), "model": "m",
+                 "served_model": rng.choice([None, "s"]),
+                 "outcome": rng.choice(["ok", "ok", "agent_error", "infra_error",
+                                        "budget_stop"]),
+                 "cost_usd": rng.choice([None, 0.0, 0.5, 1.25, 2.0]),
+                 "cost_source": rng.choice([None, "", "vendor", "computed"]),
+                 "cost_unknown_reason": rng.choice([None, "no price"])}
+                for i in range(rng.randrange(0, 30))]
+        columns = Columns(**{k: [r[k] for r in rows] for k in rows[0]} if rows else {})
+        keep, account = account_columns(columns)
+        kept, expected = account_spend(rows, {r["run_id"]: r for r in rows})
+        assert account == expected
+        if keep is None:
+            assert len(kept) == len(rows)
+        else:
+            assert [rows[i] for i in keep] == kept
