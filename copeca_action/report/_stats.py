@@ -129,11 +129,24 @@ def tail_probability(alpha: float, n_clusters: int, method: IntervalMethod) -> f
 
 
 def resample_counts(n_clusters: int, resamples: int, rng: np.random.Generator) -> FloatArray:
-    """(resamples, n) matrix: how often each cluster is drawn in each resample."""
+    """(resamples, n) matrix: how often each cluster is drawn in each resample.
+
+    The draws are one `integers` call; they are counted a few rows at a time into the
+    result, so the only full-size temporaries are the draws and the result (counting them
+    all at once held two more 64-bit copies: 30 MB of a 100k-record analyze's peak)."""
     idx = rng.integers(0, n_clusters, size=(resamples, n_clusters), dtype=np.int32)
-    flat = (idx + (np.arange(resamples, dtype=np.int64) * n_clusters)[:, None]).ravel()
-    counts = np.bincount(flat, minlength=resamples * n_clusters)
-    return counts.reshape(resamples, n_clusters).astype(np.float64)
+    out = np.empty((resamples, n_clusters))
+    rows = max(1, _COUNT_CELLS // max(1, n_clusters))
+    for start in range(0, resamples, rows):
+        block = idx[start:start + rows]
+        offsets = np.arange(len(block), dtype=np.intp)[:, None] * n_clusters
+        counts = np.bincount((block + offsets).ravel(), minlength=block.size)
+        out[start:start + len(block)] = counts.reshape(block.shape)
+    return out
+
+
+_COUNT_CELLS = 1 << 17
+"""Draws counted at once by `resample_counts` (1 MB of 64-bit indexes)."""
 
 
 def _resamples(n: int, resamples: int, step: int,
