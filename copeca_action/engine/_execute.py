@@ -146,6 +146,11 @@ def start_agent(cfg: EngineConfig, res: Resolved, prep: Prepared,
     except InfraError as exc:
         return AgentOutcome(skipped="infra_error", error=str(exc))
     prep.timings["agent_s"] = result.duration_s
+    if result.timed_out or result.cancelled:
+        # Stopped mid-run: a model request in flight was billed, but no CLI is told its usage
+        # (OpenAI, Gemini and Chat Completions state it only in their last event; Anthropic's
+        # stream states input first, output as it goes). The run's cost is a lower bound.
+        prep.flags.append(COST_LOWER_BOUND)
     # Parsed whatever happened (an interrupted run spent money too): from here on the
     # run's tokens and cost travel with it, into whichever record it ends as.
     t0 = time.perf_counter()
@@ -302,6 +307,8 @@ def _tool_start_failure(mode: Mode, result: AgentResult,
     return None
 
 
+COST_LOWER_BOUND = "cost_lower_bound"
+"""Flag of a run the harness stopped (timeout, interrupt): its counted cost may be low."""
 INTERRUPTED = "interrupted (SIGINT/SIGTERM); the run is repeated by --resume"
 """The error of a run whose agent a signal stopped."""
 ENDPOINT_ERROR = "the model endpoint failed"

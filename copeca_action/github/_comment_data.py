@@ -134,6 +134,8 @@ class RunFacts(RecordModel):
     excluded_attempts: int = 0
     unknown_attempts: int = 0
     """Attempts of unknown cost, not in `spend_usd` (then a lower bound)."""
+    lower_bound_attempts: int = 0
+    """Attempts stopped mid-run (timeout, interrupt): `spend_usd` may be low."""
     duration_s: float
     """Agent time summed over runs."""
     runs: int

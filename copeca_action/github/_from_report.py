@@ -202,6 +202,7 @@ def run_facts(report: Report, commits: list[tuple[str, str]]) -> RunFacts:
                     excluded_usd=sp.excluded_usd if sp is not None else 0.0,
                     excluded_attempts=sp.excluded_attempts if sp is not None else 0,
                     unknown_attempts=sp.unknown_attempts if sp is not None else 0,
+                    lower_bound_attempts=sp.lower_bound_attempts if sp is not None else 0,
                     duration_s=sum(a.duration_s for a in report.arms),
                     runs=sum(a.runs for a in report.arms),
                     models=sorted({m for a in report.arms for m in a.models}),

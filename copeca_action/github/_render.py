@@ -149,6 +149,9 @@ def run_text(data: CommentData) -> Safe:
             spent += "and tasks)"
         if r.unknown_attempts:
             spent += f", plus {r.unknown_attempts:,} attempts of unknown cost"
+        if r.lower_bound_attempts:
+            spent += (f" ({r.lower_bound_attempts:,} attempts stopped mid-run may have been "
+                      "billed more than counted)")
         parts.append(f"{spent}, {_duration(r.duration_s)} of agent time")
         if r.models:
             parts.append("models " + ", ".join(escape_md(m, 80) for m in r.models[:6]))

@@ -146,6 +146,10 @@ def spend_text(report: Report) -> str:
     if sp.unknown_attempts:
         text += (f"; {sp.unknown_attempts} attempt(s) of unknown cost are not in it "
                  "(the total is a lower bound)")
+    if sp.lower_bound_attempts:
+        text += (f"; {sp.lower_bound_attempts} attempt(s) were stopped mid-run (timeout or "
+                 "interrupt), and a request in flight then is billed but reported to no CLI "
+                 "(the total may be low)")
     basis = [f"{n} {_BASIS.get(source, source)}" for source, n in sorted(sp.cost_sources.items())
              if source != "none"]
     if basis:

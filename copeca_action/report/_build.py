@@ -145,7 +145,8 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
                   excluded_usd=table.spend.excluded_usd,
                   excluded_attempts=table.spend.excluded_attempts,
                   unknown_attempts=len(table.spend.unknown_runs) + table.spend.excluded_unknown,
-                  cost_sources=dict(table.spend.sources))
+                  cost_sources=dict(table.spend.sources),
+                  lower_bound_attempts=table.spend.lower_bound_attempts)
     return Report(
         scenario=scenario or table.scenario, records=len(table), verdict=verdict,
         verdict_reasons=reasons, headline=headline, comparisons=comparisons, arms=arms,

@@ -227,6 +227,10 @@ class Spend(ReportModel):
     cost_sources: dict[str, int] = {}
     """Counted runs by where their cost came from: `computed` (tokens × the runner's price
     table), `vendor` (the CLI's own figure), `none` (nothing spent, e.g. no usage)."""
+    lower_bound_attempts: int = 0
+    """Attempts (counted or not) the harness stopped mid-run: a timeout or an interrupt
+    (flag `cost_lower_bound`). A model request in flight then is billed by the vendor but
+    reported to no CLI, so `total_usd` may be lower than what was billed."""
 
 
 class RetrievalArm(ReportModel):

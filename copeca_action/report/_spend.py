@@ -32,6 +32,13 @@ class SpendAccount:
     unknown_reasons: tuple[str, ...] = ()
     sources: tuple[tuple[str, int], ...] = ()
     """(cost_source, counted runs) over the counted runs."""
+    lower_bound_attempts: int = 0
+    """Attempts, counted or not, that the harness stopped mid-run (timeout, interrupt; flag
+    `cost_lower_bound`): a model request in flight when they stopped is billed by the vendor
+    but was reported to no CLI, so their cost, and the total, may be low."""
+
+
+LOWER_BOUND_FLAG = "cost_lower_bound"
 
 
 def _spent(row: Mapping[str, Any]) -> bool:
@@ -45,6 +52,7 @@ def account_spend(rows: Sequence[Mapping[str, Any]],
     """The rows the statistics may read (unknown-cost runs left out) and the account."""
     final = {id(r) for r in latest.values()}
     excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
+    stopped = sum(1 for row in rows if LOWER_BOUND_FLAG in (row.get("flags") or ()))
     for row in rows:
         counted = id(row) in final and row.get("outcome") not in _NOT_COUNTED
         if counted or not _spent(row):
@@ -76,7 +84,7 @@ def account_spend(rows: Sequence[Mapping[str, Any]],
         unknown_arms=tuple(sorted({str(r.get("arm")) for r in unknown})),
         unknown_reasons=tuple(sorted({str(r.get("cost_unknown_reason") or "no reason given")
                                       for r in unknown})),
-        sources=tuple(sorted(sources.items())))
+        sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped)
 
 
 def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
@@ -106,6 +114,7 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
         if n:
             key = str(source or "none")
             sources[key] = sources.get(key, 0) + n
+    stopped = sum(n for flags, n in Counter(c.flags).items() if LOWER_BOUND_FLAG in flags)
     keep = None
     if unknown:
         skip = set(unknown)
@@ -118,7 +127,7 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
         unknown_arms=tuple(sorted({c.arm[i] for i in unknown})),
         unknown_reasons=tuple(sorted({str(c.cost_unknown_reason[i] or "no reason given")
                                       for i in unknown})),
-        sources=tuple(sorted(sources.items())))
+        sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped)
 
 
 def unknown_cost_reason(account: SpendAccount) -> str | None:
@@ -155,6 +164,11 @@ def spend_warnings(account: SpendAccount) -> list[str]:
     if account.unknown_runs:
         out.append(f"{len(account.unknown_runs)} run(s) left out of the statistics: cost "
                    f"unknown ({', '.join(account.unknown_models)})")
+    if account.lower_bound_attempts:
+        out.append(f"{account.lower_bound_attempts} attempt(s) were stopped mid-run (timeout "
+                   "or interrupt): a model request in flight is billed by the vendor but was "
+                   "reported to no CLI, so their cost, and the spend, may be higher than "
+                   "counted (flag cost_lower_bound)")
     sources = dict(account.sources)
     if sources.get("vendor") and sources.get("computed"):
         out.append(f"cost basis differs between runs: {sources['computed']} priced from the "

@@ -236,6 +236,9 @@ def test_spend_equals_what_the_server_served(tmp_path: Path, corpus_root: Path,
     assert last["wrong", "claude"].outcome == "ok" and not last["wrong", "claude"].correct
     assert last["stall", "claude"].outcome == "timeout"
     assert last["stall", "codex"].outcome == "timeout"
+    # stopped by the harness mid-request: the cost counted is what the CLIs were told
+    stopped = {key for key, r in last.items() if "cost_lower_bound" in r.flags}
+    assert stopped == {("stall", "claude"), ("stall", "codex")}, stopped
     assert last["maxturns", "claude"].outcome == "agent_error"
     assert "budget_exhausted" in last["maxturns", "claude"].flags
     crash_attempts = [r for r in records if r.task_id.endswith("/crash")]
@@ -343,6 +346,9 @@ def test_spend_survives_sigint_and_resume(tmp_path: Path, corpus_root: Path,
     assert _cents(report.spend.total_usd) == _cents(served)
     assert report.spend.total_usd == pytest.approx(served, rel=1e-9, abs=1e-12)
     assert report.spend.excluded_attempts == len(interrupted) >= 2
+    assert all("cost_lower_bound" in r.flags for r in interrupted), interrupted
+    assert report.spend.lower_bound_attempts == len(
+        [r for r in records if "cost_lower_bound" in r.flags]) >= len(interrupted)
     assert report.spend.excluded_usd == pytest.approx(
         sum(r.cost_usd or 0.0 for r in interrupted), rel=1e-9)
     md = subprocess.run([sys.executable, "-m", "copeca_action.cli", "analyze", str(out),

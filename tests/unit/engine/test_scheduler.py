@@ -85,6 +85,7 @@ def test_an_agent_that_weakens_the_test_is_graded_wrong_and_flagged(tmp_path: Pa
     assert not cheat.correct and "tests_modified" in cheat.flags
     assert cheat.grading["reason"].startswith("no change left to test")
     assert fixed.correct and "tests_modified" not in fixed.flags, fixed.grading
+    assert "cost_lower_bound" not in fixed.flags  # it finished: every request reported
 
 
 def test_timeout_kills_and_flags(tmp_path: Path) -> None:
@@ -93,6 +94,7 @@ def test_timeout_kills_and_flags(tmp_path: Path) -> None:
     _run(cfg)
     (record,) = read_records(cfg.out.results)
     assert record.outcome == "timeout" and "timeout" in record.flags and not record.correct
+    assert "cost_lower_bound" in record.flags  # stopped mid-run: a request may be unreported
 
 
 def test_budget_stops_new_runs_using_expected_cost(tmp_path: Path) -> None:

@@ -77,6 +77,30 @@ def test_the_spend_line_says_where_the_costs_came_from() -> None:
             "price), 2 as the CLI itself reported.") in render_markdown(report)
 
 
+def test_runs_stopped_mid_run_say_the_total_may_be_low() -> None:
+    """A timed-out run counts (its known cost is in its arm) and an interrupted attempt is
+    excluded; both were stopped with a request possibly in flight, which the vendor bills
+    and no CLI reports: every place the spend is read says the total may be low."""
+    runs = _runs()
+    runs[0] = record(task_id="a", arm="baseline", cost_usd=0.10, correct=False,
+                     outcome="timeout", flags=["timeout", "cost_lower_bound"])
+    runs.append(record(task_id="d", arm="tool", cost_usd=0.03, outcome="infra_error",
+                       correct=False, error="interrupted", flags=["cost_lower_bound"]))
+    report = build_report(runs)
+    sp = report.spend
+    assert sp is not None and sp.lower_bound_attempts == 2
+    assert sp.total_usd == pytest.approx(0.57)  # what was reported, nothing invented
+    assert any(w.startswith("2 attempt(s) were stopped mid-run") for w in report.warnings)
+    assert ("; 2 attempt(s) were stopped mid-run (timeout or interrupt), and a request in "
+            "flight then is billed but reported to no CLI (the total may be low).") in (
+        render_markdown(report))
+    line = str(run_text(CommentData(verdict=report.verdict, run=run_facts(report, []))))
+    assert "(2 attempts stopped mid-run may have been billed more than counted)" in line
+    clean = build_report(_runs())
+    assert clean.spend is not None and clean.spend.lower_bound_attempts == 0
+    assert "stopped mid-run" not in render_markdown(clean)
+
+
 def test_a_remapped_model_is_named_in_the_warnings() -> None:
     runs = _runs()
     runs[1] = record(task_id="a", arm="tool", cost_usd=0.08, served_model="claude-haiku-4-5",
@@ -102,7 +126,8 @@ def test_the_columns_account_is_the_rows_account() -> None:
                                         "budget_stop"]),
                  "cost_usd": rng.choice([None, 0.0, 0.5, 1.25, 2.0]),
                  "cost_source": rng.choice([None, "", "vendor", "computed"]),
-                 "cost_unknown_reason": rng.choice([None, "no price"])}
+                 "cost_unknown_reason": rng.choice([None, "no price"]),
+                 "flags": rng.choice([(), ("timeout", "cost_lower_bound"), ("tool_storm",)])}
                 for i in range(rng.randrange(0, 30))]
         columns = Columns(**{k: [r[k] for r in rows] for k in rows[0]} if rows else {})
         keep, account = account_columns(columns)
