@@ -60,7 +60,7 @@ def ratio_of_cpc(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLike,
     never succeeds, nan when neither does (no ratio exists)."""
     a = cost_per_correct(spend_t, correct_t)
     b = cost_per_correct(spend_b, correct_b)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # past 1e308: inf
         r = a / b
     both_finite_zero = (a == 0) & (b == 0)
     return np.asarray(np.where(both_finite_zero, 1.0, r), dtype=np.float64)
