@@ -94,9 +94,10 @@ def test_analyze_of_a_results_file_loads_no_bundle_conclude_or_html_code(tmp_pat
     assert "numpy.ma" not in loaded
 
 
-def _console(*args: str) -> subprocess.CompletedProcess[str]:
-    """The installed command's entry point (`copeca-action`), as a child process."""
-    code = "import sys; from copeca_action.cli import console; console()"
+def _console(*args: str, before: str = "") -> subprocess.CompletedProcess[str]:
+    """The installed command's entry point (`copeca-action`), as a child process (`before`:
+    code run first in it)."""
+    code = f"import sys\n{before}\nfrom copeca_action.cli import console\nconsole()"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
                           timeout=60)
 
@@ -117,3 +118,18 @@ def test_a_reading_verb_leaves_early_with_its_whole_output_and_exit_code(tmp_pat
     bad = _console("analyze", str(results))
     assert bad.returncode == 2 and "results.jsonl:1: run_id" in bad.stderr
     assert _console("validate", str(tmp_path / "absent")).returncode != 0
+
+
+def test_the_early_exit_runs_atexit_handlers_and_waits_for_threads(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"run_id": "r1", "scenario": "s", "task_id": "t", "task_hash": "h", '
+                       '"arm": "baseline", "model": "m", "runner": "claude", "repetition": 0, '
+                       '"outcome": "ok", "correct": true, "cost_usd": 0.1}\n')
+    handler = "import atexit; atexit.register(lambda: print('handler ran', file=sys.stderr))"
+    done = _console("analyze", str(results), before=handler)
+    assert done.returncode == 0 and "handler ran" in done.stderr
+    thread = ("import threading, time\n"
+              "threading.Thread(target=lambda: (time.sleep(0.5), "
+              "print('thread finished', file=sys.stderr))).start()")
+    waited = _console("analyze", str(results), before=thread)
+    assert waited.returncode == 0 and "thread finished" in waited.stderr
