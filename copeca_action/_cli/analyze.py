@@ -13,7 +13,7 @@ import re
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,17 +112,19 @@ def _run_bundle(args: argparse.Namespace, tmp: Path) -> int:
 
 
 def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
-    from copeca_action.records import read_rows
-    from copeca_action.report import build_report, table_from_rows
-
     if not args.results.is_file():
         raise ConfigError("no such results file (expected a .jsonl written by `copeca-action "
                           "run` or `copeca run`, a run's output folder, or a .copeca bundle)",
                           args.results)
-    table, fmt = (None, None) if args.format == "html" else fast_table(args.results, scenario)
+    table, fmt = ((None, None) if args.format == "html"
+                  else fast_table(args.results, scenario, lambda: _load(args.format)))
+    from copeca_action.report import build_report, table_from_rows
+
     points: list[RunPoint] = []
     curves: list[CoverageCurve] = []
     if table is None or fmt is None:
+        from copeca_action.records import read_rows
+
         notes: list[str] = []
         rows, fmt = read_rows(args.results, notes)
         if args.format == "html":
@@ -158,19 +160,34 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
     return gate(report, args.fail_on) if args.gate else 0
 
 
-def fast_table(path: Path, scenario: Scenario | None
+def fast_table(path: Path, scenario: Scenario | None,
+               meanwhile: Callable[[], object] | None = None
                ) -> tuple[RecordTable | None, Format | None]:
     """The table from the typed columnar reader (`read_columns`), or (None, None) when it
     is not sure: then `read_rows` reads the file, raising the exact error (file, line,
-    field) or accepting what only its lax rules accept; the report is the same either way."""
+    field) or accepting what only its lax rules accept; the report is the same either way.
+    `meanwhile` runs while the reader's helper process decodes part of a large file."""
     from copeca_action.records import read_columns
-    from copeca_action.report import table_from_columns
 
-    read = read_columns(path)
+    read = read_columns(path, meanwhile)
     if read is None:
         return None, None
+    from copeca_action.report import table_from_columns
+
     columns, fmt, notes = read
     return table_from_columns(columns, scenario.name if scenario else "", notes), fmt
+
+
+def _load(fmt: str) -> None:
+    """The modules the report and its rendering need, imported while the results are read
+    (see `fast_table`)."""
+    import copeca_action.report._build
+    import copeca_action.report._table
+
+    if fmt == "json":
+        import copeca_action.render._json
+    else:
+        import copeca_action.render._markdown  # noqa: F401
 
 
 def read_coverage(path: Path | None) -> list[CoverageCurve]:

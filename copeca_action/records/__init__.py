@@ -5,7 +5,8 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from copeca_action.records._columns import Columns, read_columns
-    from copeca_action.records._foreign import Format, detect_format, from_copeca, read_rows
+    from copeca_action.records._copeca import Format, detect_format
+    from copeca_action.records._foreign import from_copeca, read_rows
     from copeca_action.records._io import (
         append_record,
         append_records,
@@ -58,7 +59,7 @@ _LAZY: dict[str, str] = {
     "Columns": "copeca_action.records._columns",
     "CostSource": "copeca_action.records._kinds",
     "Endpoint": "copeca_action.records._kinds",
-    "Format": "copeca_action.records._foreign",
+    "Format": "copeca_action.records._copeca",
     "OUTCOMES": "copeca_action.records._kinds",
     "Outcome": "copeca_action.records._kinds",
     "RetrievalScore": "copeca_action.records._retrieval",
@@ -69,7 +70,7 @@ _LAZY: dict[str, str] = {
     "ViewedSpan": "copeca_action.records._record",
     "append_record": "copeca_action.records._io",
     "append_records": "copeca_action.records._io",
-    "detect_format": "copeca_action.records._foreign",
+    "detect_format": "copeca_action.records._copeca",
     "from_copeca": "copeca_action.records._foreign",
     "iter_records": "copeca_action.records._io",
     "latest_by_run_id": "copeca_action.records._io",

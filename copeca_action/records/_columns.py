@@ -12,17 +12,22 @@ columns `read_rows` would have given.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import math
-from collections.abc import Iterator
+import os
+import pickle
+import signal
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from io import BufferedReader
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import msgspec
 
-from copeca_action.records._foreign import Format, copeca_messages, detect_format, renumber
+from copeca_action.records._copeca import Format, copeca_messages, detect_format, renumber
 from copeca_action.records._kinds import Endpoint, Outcome
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
@@ -157,30 +162,24 @@ _SOURCES = {"vendor": "vendor", "modeled": "computed"}
 _NO_COST = "the copeca record has no total_cost_usd"
 
 
-def read_columns(path: Path) -> tuple[Columns, Format, list[str]] | None:
+def read_columns(path: Path, meanwhile: Callable[[], object] | None = None
+                 ) -> tuple[Columns, Format, list[str]] | None:
     """The file's records as columns, its format and the reader's notes (as `read_rows`
-    gives them); None when the strict decode is not sure (then use `read_rows`)."""
+    gives them); None when the strict decode is not sure (then use `read_rows`).
+
+    A large file is read by two processes (`_split`): a forked helper decodes its second
+    part while this process runs `meanwhile` (the caller's imports, say) and then decodes
+    the first; the helper's columns come back pickled and are appended, so the columns are
+    those one process reading the whole file gives."""
     try:
         handle = path.open("rb")
     except OSError:
         return None
-    cols = Columns()
-    fmt: Format | None = None
-    control_seen = False
     with handle:
-        blocks = _Blocks(handle)
-        for block in blocks:
-            if fmt is None:
-                fmt = _format(block)
-            try:
-                if fmt == "copeca":
-                    control_seen |= _add_copeca(cols, _COPECA.decode_lines(block), path.stem)
-                elif not _add_ours(cols, _OURS.decode_lines(block)):
-                    return None
-            except msgspec.DecodeError:  # malformed JSON, or a ValidationError (a subclass)
-                return None
-        if blocks.tail.strip():  # an unterminated last line: read_rows decides what it is
-            return None
+        read = _read(handle, path, meanwhile)
+    if read is None:
+        return None
+    cols, fmt, control_seen = read
     notes: list[str] = []
     unique = len(set(cols.run_id)) == len(cols)
     if fmt == "copeca":
@@ -193,15 +192,169 @@ def read_columns(path: Path) -> tuple[Columns, Format, list[str]] | None:
         return None  # a retried or repeated run id: read_rows checks and resolves it
     if not _sound(cols):
         return None
-    return cols, fmt or "copeca-action", notes
+    return cols, fmt, notes
+
+
+@dataclass
+class _Part:
+    """The columns of a stretch of the file's lines."""
+
+    cols: Columns
+    control_seen: bool
+    """Some record has copeca's `control` key."""
+    tail: bool
+    """Something other than blank space follows the stretch's last newline."""
+
+
+def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | None
+          ) -> tuple[Columns, Format, bool] | None:
+    fmt = _format(handle.read(_FIRST))
+    size = os.fstat(handle.fileno()).st_size
+    split = _split(handle, size)
+    helper = _Helper(path, split, fmt) if split else None
+    try:
+        if meanwhile is not None:
+            meanwhile()
+        handle.seek(0)
+        part = _read_part(handle, fmt, path.stem, split)
+        if part is None or part.tail:
+            return None
+        if helper is not None:
+            rest = helper.result()
+            if rest is None or rest.tail:
+                return None
+            for name, values in vars(rest.cols).items():
+                getattr(part.cols, name).extend(values)
+            part.control_seen |= rest.control_seen
+        return part.cols, fmt, part.control_seen
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def _read_part(handle: BufferedReader, fmt: Format, stem: str, limit: int | None
+               ) -> _Part | None:
+    """The lines from the handle's position, up to `limit` bytes (None: to the end); None
+    when the strict decode refuses one."""
+    cols = Columns()
+    control_seen = False
+    blocks = _Blocks(handle, limit)
+    for block in blocks:
+        try:
+            if fmt == "copeca":
+                control_seen |= _add_copeca(cols, _COPECA.decode_lines(block), stem)
+            elif not _add_ours(cols, _OURS.decode_lines(block)):
+                return None
+        except msgspec.DecodeError:  # malformed JSON, or a ValidationError (a subclass)
+            return None
+    return _Part(cols, control_seen, bool(blocks.tail.strip()))
+
+
+PARALLEL_BYTES = 1 << 24
+"""Files from this size are read by two processes (`_split`); below it the fork and the
+transfer of the helper's columns cost more than they save."""
+_SHARE = 0.45
+"""The part of the file this process reads; the helper reads the rest and also pickles its
+columns, which this process unpickles."""
+
+
+def _split(handle: BufferedReader, size: int) -> int | None:
+    """Where the helper's part starts (just after a newline), or None to read the file in
+    this one process: a small file, one CPU, a platform where fork is unsafe (anything but
+    Linux), or other threads running (a forked child inherits their locks held)."""
+    if (size < PARALLEL_BYTES or sys.platform != "linux" or len(os.sched_getaffinity(0)) < 2
+            or not _one_thread()):
+        return None
+    handle.seek(int(size * _SHARE))
+    found = handle.read(_FIRST).find(b"\n")
+    return None if found < 0 else int(size * _SHARE) + found + 1
+
+
+def _one_thread() -> bool:
+    """This process runs one thread (native ones included: numpy's BLAS starts some when
+    it is imported, which is why `analyze` reads before it imports numpy)."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+class _Helper:
+    """A forked process that reads the file from `start` to its end and sends its `_Part`
+    back pickled (None when its decode refused a line, or when it failed)."""
+
+    def __init__(self, path: Path, start: int, fmt: Format) -> None:
+        read_end, write_end = os.pipe()
+        self._pid = os.fork()
+        if self._pid == 0:  # the helper: never returns into the caller's frames
+            os.close(read_end)
+            _help(path, start, fmt, write_end)
+        os.close(write_end)
+        self._pipe: BufferedReader | None = open(read_end, "rb")  # noqa: SIM115
+        self._status: int | None = None
+
+    def result(self) -> _Part | None:
+        """Its part; None when it refused a line or died."""
+        assert self._pipe is not None
+        data = self._pipe.read()
+        self._pipe.close()
+        self._pipe = None
+        self._status = os.waitpid(self._pid, 0)[1]
+        if self._status != 0 or not data:
+            return None
+        part = pickle.loads(data)
+        return part if isinstance(part, _Part) else None
+
+    def close(self) -> None:
+        """Stops the helper if it still runs (this process stopped first) and reaps it."""
+        if self._pipe is not None:
+            self._pipe.close()
+            self._pipe = None
+        if self._status is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGKILL)
+            self._status = os.waitpid(self._pid, 0)[1]
+
+
+def _help(path: Path, start: int, fmt: Format, out: int) -> NoReturn:
+    """The helper's whole life: exits 0 once its answer is written, 1 on any failure,
+    without running the parent's exit handlers or flushing its buffers."""
+    code = 1
+    try:
+        with path.open("rb") as handle:
+            handle.seek(start)
+            part = _read_part(handle, fmt, path.stem, None)
+        if part is not None:
+            _share_values(part.cols)
+        with open(out, "wb") as pipe:
+            pipe.write(pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL))
+        code = 0
+    finally:
+        os._exit(code)
+
+
+_REPEATING = ("task_id", "arm", "model", "served_model", "runner", "cli_version", "category",
+              "language", "outcome", "cost_source", "cost_unknown_reason", "tokens", "flags",
+              "endpoint", "scenario")
+"""The columns with few distinct values."""
+
+
+def _share_values(cols: Columns) -> None:
+    """Equal values of a repeating column made one object: pickle then writes each distinct
+    value once and refers to it after (a third of the transfer's time)."""
+    for name in _REPEATING:
+        seen: dict[Any, Any] = {}
+        setattr(cols, name, [seen.setdefault(v, v) for v in getattr(cols, name)])
 
 
 class _Blocks:
     """The file's whole lines, a block at a time, read into one reused buffer (no copy per
-    block); after the last, `tail` holds what followed the last newline."""
+    block); after the last, `tail` holds what followed the last newline. `limit`: read no
+    more than this many bytes."""
 
-    def __init__(self, handle: BufferedReader) -> None:
+    def __init__(self, handle: BufferedReader, limit: int | None = None) -> None:
         self._handle = handle
+        self._left = limit
         self.tail = b""
 
     def __iter__(self) -> Iterator[memoryview]:
@@ -212,9 +365,14 @@ class _Blocks:
                 grown = bytearray(2 * len(buf))
                 grown[:filled] = buf
                 buf = grown
-            read = self._handle.readinto(memoryview(buf)[filled:])
+            room = memoryview(buf)[filled:]
+            if self._left is not None:
+                room = room[:self._left]
+            read = self._handle.readinto(room)
             if not read:
                 break
+            if self._left is not None:
+                self._left -= read
             filled += read
             end = buf.rfind(b"\n", 0, filled) + 1
             if end:
@@ -224,9 +382,8 @@ class _Blocks:
         self.tail = bytes(buf[:filled])
 
 
-def _format(block: memoryview) -> Format:
-    """The format of the first non-blank line."""
-    data = bytes(block[:_FIRST])
+def _format(data: bytes) -> Format:
+    """The format of the first non-blank line of the file's first bytes."""
     start = len(data) - len(data.lstrip())
     line = data[start:].split(b"\n", 1)[0]
     try:

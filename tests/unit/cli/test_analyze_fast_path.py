@@ -1,11 +1,14 @@
 """`analyze` reads results with the typed columnar reader (`read_columns`) and falls back to
 the validating one (`read_rows`) whenever the fast path is not sure. Both must give the same
 report, byte for byte, in markdown and JSON, on our format and on copeca's; a bad line is
-reported as before (file, line, field)."""
+reported as before (file, line, field). A large file is read by two processes."""
 
 from __future__ import annotations
 
 import json
+import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +17,7 @@ import pytest
 
 from copeca_action import records
 from copeca_action.cli import main
-from copeca_action.records import read_columns
+from copeca_action.records import _columns, read_columns
 from copeca_action.report._simulate import Population, make_rows
 
 
@@ -85,7 +88,7 @@ def copeca(rows: list[dict[str, Any]], layout_2026: bool) -> list[dict[str, Any]
 def reports(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> tuple[str, str]:
     with monkeypatch.context() as patch:
         if not fast:
-            patch.setattr(records, "read_columns", lambda _path: None)
+            patch.setattr(records, "read_columns", lambda _path, _meanwhile=None: None)
         texts = []
         for fmt in ("md", "json"):
             out = path.with_suffix(f".{fast}.{fmt}")
@@ -204,3 +207,179 @@ def test_costs_the_fast_path_leaves_to_the_validating_reader(costs: list[float |
     from copeca_action.records._columns import Columns, _sound
 
     assert _sound(Columns(cost_usd=costs, repetition=[0] * len(costs))) is sound
+
+
+# ---------------------------------------------------------------- two processes
+# A large file is read by two processes: a forked helper decodes the second part and sends
+# its columns back. The columns must be exactly those one process gives; a refused line, a
+# torn tail or a dead helper anywhere makes the reader answer None (the validating reader
+# then decides), and the helper is always reaped.
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """Every file is read by two processes; yields the helpers' pids as they are forked."""
+    monkeypatch.setattr(_columns, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(_columns, "_BLOCK", 512)  # each process reads several blocks
+    # numpy's BLAS threads run in this process; the helper touches neither them nor their
+    # locks (`test_analyze_forks_before_any_thread_starts` runs the real check)
+    monkeypatch.setattr(_columns, "_one_thread", lambda: threading.active_count() == 1)
+    pids: list[int] = []
+    real = os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    yield pids
+    for pid in pids:  # reaped: no such child any more
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def alone(path: Path) -> tuple[Any, ...] | None:
+    """What one process reads."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_columns, "PARALLEL_BYTES", 1 << 62)
+        return read_columns(path)
+
+
+def lines(kind: str) -> list[dict[str, Any]]:
+    if kind == "ours":  # three times over, under new run ids
+        return [dict(r, run_id=f"{r['run_id']}-{i}") for i, r in enumerate(ours() * 3)]
+    rows = copeca(ours()[:-1], kind == "copeca_2026")
+    if kind == "copeca_repeats":  # copeca's single-task mode: cells repeated in both parts
+        rows += [dict(rows[0], repetition=0), dict(rows[1], repetition=0)] * 4
+    return rows
+
+
+@pytest.mark.parametrize("kind", ["ours", "copeca_2026", "copeca_2025", "copeca_repeats"])
+def test_two_processes_read_the_columns_one_reads(tmp_path: Path, forks: list[int],
+                                                  kind: str) -> None:
+    rows = lines(kind)
+    path = write(tmp_path / "results.jsonl", rows)
+    calls: list[int] = []
+    both = read_columns(path, meanwhile=lambda: calls.append(len(forks)))
+    assert forks and calls == [1]  # a helper was forked, and meanwhile ran after it
+    one = alone(path)
+    assert both is not None and one is not None
+    assert both[0] == one[0] and both[1:] == one[1:]
+    assert len(both[0]) == len(rows)
+    assert both[0].run_id[-1] == one[0].run_id[-1]  # the helper's part is appended in order
+    if kind == "copeca_repeats":
+        assert "8 copeca records repeated a cell" in both[2][0]
+
+
+def test_the_report_is_the_same_when_two_processes_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forks: list[int]) -> None:
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+    same_reports(path, monkeypatch)
+    assert len(forks) == 2  # md and json, each read by two processes
+
+
+@pytest.mark.parametrize(("case", "where"), [
+    *((case, where) for case in ("not_json", "wrong_type", "retrieval")
+      for where in ("first", "last")),
+    ("torn_tail", "last")])  # a torn line can only end the file: the first part ends at "\n"
+def test_a_line_either_process_refuses_declines_the_file(
+        tmp_path: Path, forks: list[int], where: str, case: str) -> None:
+    rows = [dict(r, run_id=f"{r['run_id']}-{i}") for i, r in enumerate(ours() * 2)]
+    at = 1 if where == "first" else len(rows) - 2
+    text = [json.dumps(r) + "\n" for r in rows]
+    if case == "not_json":
+        text[at] = '{"run_id": \n'
+    elif case == "wrong_type":
+        text[at] = json.dumps(dict(rows[at], repetition="2")) + "\n"
+    elif case == "retrieval":
+        text[at] = json.dumps(dict(rows[at], retrieval={"steps": 1})) + "\n"
+    else:
+        text.append('{"run_id": "cut')
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(text))
+    assert alone(path) is None
+    assert read_columns(path) is None
+    assert forks
+
+
+def test_a_helper_that_dies_declines_the_file(tmp_path: Path, forks: list[int],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+    monkeypatch.setattr(_columns, "_help", lambda *_: os._exit(3))
+    assert read_columns(path) is None
+    assert forks
+
+
+def test_a_failure_while_the_helper_reads_stops_and_reaps_it(
+        tmp_path: Path, forks: list[int]) -> None:
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+
+    def fail() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        read_columns(path, meanwhile=fail)
+    assert forks  # and the fixture checks it was reaped
+
+
+def test_no_fork_while_another_thread_runs(tmp_path: Path, forks: list[int]) -> None:
+    """A forked child would inherit the locks other threads hold."""
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        read = read_columns(path)
+    finally:
+        stop.set()
+        other.join()
+    assert not forks
+    assert read is not None and read[0] == alone(path)[0]  # type: ignore[index]
+
+
+def test_the_split_falls_just_after_a_newline(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_columns, "PARALLEL_BYTES", 1)
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+    data = path.read_bytes()
+    with path.open("rb") as handle:
+        at = _columns._split(handle, len(data))
+    assert at is not None and 0 < at < len(data)
+    assert data[at - 1:at] == b"\n" and b"\n" not in data[int(len(data) * _columns._SHARE):at - 1]
+    monkeypatch.setattr(_columns, "PARALLEL_BYTES", len(data) + 1)
+    with path.open("rb") as handle:
+        assert _columns._split(handle, len(data)) is None  # small: one process
+
+
+def test_analyze_forks_before_any_thread_starts(tmp_path: Path) -> None:
+    """In a fresh `analyze` process the read starts before numpy (whose BLAS starts threads)
+    is imported, so a large file really is read by two processes, and the report is the
+    one a single process gives."""
+    import subprocess
+    import sys
+
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+    script = """
+import os, sys
+from copeca_action.records import _columns
+_columns.PARALLEL_BYTES = int(sys.argv[1])
+forked = []
+real = os.fork
+def fork():
+    pid = real()
+    if pid:
+        forked.append(pid)
+    return pid
+os.fork = fork
+from copeca_action.cli import main
+code = main(["analyze", sys.argv[2], "--resamples", "300"])
+print("forks", len(forked), file=sys.stderr)
+sys.exit(code)
+"""
+    runs = [subprocess.run([sys.executable, "-c", script, str(limit), str(path)],
+                           capture_output=True, text=True, check=True, timeout=120)
+            for limit in (1, 1 << 62)]
+    assert [r.stderr.split()[-1] for r in runs] == ["1", "0"]
+    assert runs[0].stdout == runs[1].stdout and "codesearch vs baseline" in runs[0].stdout
