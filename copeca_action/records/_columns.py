@@ -211,7 +211,9 @@ def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | 
     fmt = _format(handle.read(_FIRST))
     size = os.fstat(handle.fileno()).st_size
     split = _split(handle, size)
-    helper = _Helper(path, split, fmt) if split else None
+    helper = _Helper.start(path, split, fmt) if split else None
+    if helper is None:
+        split = None  # no helper (or none could be forked): this process reads it all
     try:
         if meanwhile is not None:
             meanwhile()
@@ -283,15 +285,29 @@ class _Helper:
     """A forked process that reads the file from `start` to its end and sends its `_Part`
     back pickled (None when its decode refused a line, or when it failed)."""
 
-    def __init__(self, path: Path, start: int, fmt: Format) -> None:
-        read_end, write_end = os.pipe()
-        self._pid = os.fork()
-        if self._pid == 0:  # the helper: never returns into the caller's frames
+    def __init__(self, pid: int, pipe: BufferedReader) -> None:
+        self._pid = pid
+        self._pipe: BufferedReader | None = pipe
+        self._reaped = False
+
+    @classmethod
+    def start(cls, path: Path, start: int, fmt: Format) -> _Helper | None:
+        """The helper, forked; None when no process or pipe could be had (then this
+        process reads the whole file)."""
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            return None
+        try:
+            pid = os.fork()
+        except OSError:
             os.close(read_end)
-            _help(path, start, fmt, write_end)
+            os.close(write_end)
+            return None
+        if pid == 0:  # the helper: never returns into the caller's frames
+            _help(path, start, fmt, read_end, write_end)
         os.close(write_end)
-        self._pipe: BufferedReader | None = open(read_end, "rb")  # noqa: SIM115
-        self._status: int | None = None
+        return cls(pid, open(read_end, "rb"))  # closed by result or close
 
     def result(self) -> _Part | None:
         """Its part; None when it refused a line or died."""
@@ -299,10 +315,13 @@ class _Helper:
         data = self._pipe.read()
         self._pipe.close()
         self._pipe = None
-        self._status = os.waitpid(self._pid, 0)[1]
-        if self._status != 0 or not data:
+        status = self._reap(0)
+        if status not in (0, None) or not data:
             return None
-        part = pickle.loads(data)
+        try:
+            part = pickle.loads(data)
+        except Exception:  # cut short: it died, and something else reaped it
+            return None
         return part if isinstance(part, _Part) else None
 
     def close(self) -> None:
@@ -310,17 +329,27 @@ class _Helper:
         if self._pipe is not None:
             self._pipe.close()
             self._pipe = None
-        if self._status is None:
+        if not self._reaped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
-            self._status = os.waitpid(self._pid, 0)[1]
+            self._reap(0)
+
+    def _reap(self, flags: int) -> int | None:
+        """Its wait status; None when something else in this process reaped it first (a
+        SIGCHLD handler of the program that called the reader)."""
+        self._reaped = True
+        try:
+            return os.waitpid(self._pid, flags)[1]
+        except ChildProcessError:
+            return None
 
 
-def _help(path: Path, start: int, fmt: Format, out: int) -> NoReturn:
+def _help(path: Path, start: int, fmt: Format, unused: int, out: int) -> NoReturn:
     """The helper's whole life: exits 0 once its answer is written, 1 on any failure,
     without running the parent's exit handlers or flushing its buffers."""
     code = 1
     try:
+        os.close(unused)
         with path.open("rb") as handle:
             handle.seek(start)
             part = _read_part(handle, fmt, path.stem, None)

@@ -383,3 +383,36 @@ sys.exit(code)
             for limit in (1, 1 << 62)]
     assert [r.stderr.split()[-1] for r in runs] == ["1", "0"]
     assert runs[0].stdout == runs[1].stdout and "codesearch vs baseline" in runs[0].stdout
+
+
+@pytest.mark.parametrize("fails", ["pipe", "fork"])
+def test_no_process_to_fork_reads_the_file_alone(tmp_path: Path, forks: list[int],
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 fails: str) -> None:
+    """Out of processes or file descriptors: the read goes on in this process."""
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+
+    def refuse() -> Any:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, fails, refuse)
+    read = read_columns(path)
+    assert read is not None and read[0] == alone(path)[0]  # type: ignore[index]
+    assert not forks
+
+
+def test_a_helper_reaped_by_someone_else_still_counts(tmp_path: Path, forks: list[int],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program with its own SIGCHLD handler may reap the helper first: its answer, whole
+    in the pipe, is still read."""
+    path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
+    real = os.waitpid
+
+    def reaped_elsewhere(pid: int, flags: int) -> tuple[int, int]:
+        real(pid, flags)
+        raise ChildProcessError(10, "No child processes")
+
+    monkeypatch.setattr(os, "waitpid", reaped_elsewhere)
+    read = read_columns(path)
+    monkeypatch.setattr(os, "waitpid", real)
+    assert forks and read is not None and read[0] == alone(path)[0]  # type: ignore[index]
