@@ -12,6 +12,7 @@ columns `read_rows` would have given.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import datetime as dt
 import math
@@ -243,13 +244,25 @@ def _read_part(handle: BufferedReader, fmt: Format, stem: str, limit: int | None
     blocks = _Blocks(handle, limit)
     for block in blocks:
         try:
+            _utf8(block)
             if fmt == "copeca":
                 control_seen |= _add_copeca(cols, _COPECA.decode_lines(block), stem)
             elif not _add_ours(cols, _OURS.decode_lines(block)):
                 return None
-        except msgspec.DecodeError:  # malformed JSON, or a ValidationError (a subclass)
+        except (msgspec.DecodeError, UnicodeDecodeError):  # malformed JSON or UTF-8, or a
+            # ValidationError (a DecodeError)
             return None
     return _Part(cols, control_seen, bool(blocks.tail.strip()))
+
+
+def _utf8(block: memoryview) -> None:
+    """Raises UnicodeDecodeError unless the block is UTF-8. msgspec checks the strings it
+    decodes, but not the keys and values it skips: a line with a broken key or answer text
+    would pass here and fail the validating reader, which reads everything. A buffer all
+    ASCII (the usual file: copeca writes JSON escapes) is checked at memory speed."""
+    buffer = block.obj
+    if not (isinstance(buffer, bytearray) and buffer.isascii()):
+        codecs.utf_8_decode(block, "strict", True)
 
 
 PARALLEL_BYTES = 1 << 24

@@ -29,6 +29,7 @@ from copeca_action.records._copeca import (
 from copeca_action.records._kinds import OUTCOMES, Endpoint, Outcome
 from copeca_action.records._retrieval import RetrievalSummary
 
+_BOM = b"\xef\xbb\xbf"
 _REQUIRED = ("run_id", "task_id", "arm", "model", "outcome")
 _OUTCOMES = frozenset(OUTCOMES)
 
@@ -127,6 +128,10 @@ def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any] | None:
     except ValueError as exc:
         if not raw.endswith(b"\n"):
             return None
+        if raw.startswith(_BOM):
+            raise ConfigError(Problem(str(path), "starts with a UTF-8 byte-order mark "
+                                      "(expected JSON lines in UTF-8 without one: save the "
+                                      "file without a BOM)", number)) from exc
         raise ConfigError(Problem(str(path), f"not JSON: {exc}", number)) from exc
     if not isinstance(row, dict):
         raise ConfigError(Problem(str(path), "expected a JSON object per line", number))

@@ -184,6 +184,27 @@ def test_a_line_that_is_not_json_is_located_too(
     assert f"{path}:4" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(("fmt", "where"), [
+    ("ours", b'"task_id": "'), ("ours", b'"task_id'), ("ours", b'"harness_version": "'),
+    ("copeca", b'"task": "'), ("copeca", b'"task'), ("copeca", b'"result_text": "')])
+def test_bytes_that_are_not_utf8_are_located(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                             fmt: str, where: bytes) -> None:
+    """Bytes that are not UTF-8 in a value the reader decodes (msgspec raises
+    UnicodeDecodeError, neither of its own errors), in a key, or in a value it skips (which
+    msgspec does not check): the fast path declines, and the line is named, no traceback."""
+    rows = ours()[:4] if fmt == "ours" else copeca(ours()[:4], True)
+    rows[2]["harness_version"] = "0.1"
+    lines = [json.dumps(r).encode() for r in rows]
+    assert where in lines[2]
+    lines[2] = lines[2].replace(where, where + b"\xff\xfe", 1)
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    assert read_columns(path) is None
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:3" in err and "not JSON" in err and "Traceback" not in err
+
+
 def test_blocks_smaller_than_a_line_read_the_same_records(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from copeca_action.records import _columns
@@ -416,3 +437,12 @@ def test_a_helper_reaped_by_someone_else_still_counts(tmp_path: Path, forks: lis
     read = read_columns(path)
     monkeypatch.setattr(os, "waitpid", real)
     assert forks and read is not None and read[0] == alone(path)[0]  # type: ignore[index]
+
+
+def test_a_byte_order_mark_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Windows tools save UTF-8 with a BOM; the error says so rather than 'not JSON'."""
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + "".join(json.dumps(r) + "\n" for r in ours()).encode())
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1" in err and "byte-order mark" in err and "Traceback" not in err
