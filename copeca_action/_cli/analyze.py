@@ -225,10 +225,12 @@ def settings(args: argparse.Namespace, scenario: Scenario | None,
     overrides: dict[str, object] = {"pricing_updated": pricing_dates(
         [n for n in table.runner.names if n not in carried])}
     if args.seed is not None:
+        if args.seed < 0:
+            raise ConfigError(f"{args.seed}: expected a whole number ≥ 0", file="--seed")
         overrides["seed"] = args.seed
     if args.resamples is not None:
         if not 100 <= args.resamples <= 1_000_000:
-            raise ConfigError(f"--resamples {args.resamples}: expected 100 to 1,000,000",
+            raise ConfigError(f"{args.resamples}: expected 100 to 1,000,000",
                               file="--resamples")
         overrides["resamples"] = args.resamples
     if args.method:

@@ -77,7 +77,7 @@ class Scenario(InputModel):
     """Wall-clock limit per agent run; the process group is killed after it."""
     max_turns: Annotated[int, Field(ge=1, le=1000)] = 40
     workers: Annotated[int, Field(ge=1, le=256)] = 2
-    seed: int = 0
+    seed: Annotated[int, Field(ge=0)] = 0
     """Seeds the bootstrap and any sampling, so reports are reproducible."""
     resamples: Annotated[int, Field(ge=100, le=1_000_000)] = 10_000
     thresholds: Thresholds = Thresholds()

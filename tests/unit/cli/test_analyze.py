@@ -88,3 +88,23 @@ def test_an_output_folder_is_analysed_with_its_own_scenario(
     assert main(["analyze", str(tmp_path / "results.jsonl"), "--scenario",
                  str(tmp_path / "scenario.yaml"), "--format", "json"]) == 0
     assert Report.model_validate_json(capsys.readouterr().out) == own
+
+
+@pytest.mark.parametrize(("argv", "where", "said"), [
+    (["--seed", "-1"], "--seed", "-1: expected a whole number ≥ 0"),
+    (["--resamples", "99"], "--resamples", "99: expected 100 to 1,000,000"),
+    (["--scenario", "{scenario}"], "s.yaml:6", "seed: Input should be greater than or equal to 0")])
+def test_a_seed_or_resample_count_out_of_range_is_refused_by_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], where: str,
+        said: str) -> None:
+    """numpy takes no negative seed: a clear error naming the flag or the scenario's line,
+    never a traceback (and a scenario is refused by `validate`, before any run is paid)."""
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: s\ntasks: {include: ['*']}\nmodes: [baseline, codesearch]\n"
+                        "models: [m]\nmodel_runner_map: {m: claude}\nseed: -3\n")
+    rows = make_rows(Population(cost_ratio=1.0), 6, 2, np.random.default_rng(0))
+    results = write(tmp_path / "results.jsonl", rows)
+    args = [a.format(scenario=scenario) for a in argv]
+    assert main(["analyze", str(results), *args]) == 2
+    err = capsys.readouterr().err
+    assert f"{where}: {said}" in err and "Traceback" not in err
