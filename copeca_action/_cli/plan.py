@@ -26,6 +26,9 @@ from copeca_action.scenario import (
     require_prices,
 )
 
+MAX_EXPERIMENTS = 20_000
+"""The simulation holds every experiment's resampled statistics at once."""
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("plan", help="expand a scenario into its runs (optionally one shard), "
@@ -48,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--pilot", type=Path, help="with --power: a results.jsonl or .copeca bundle "
                    "whose base-arm runs are the population (default: documented defaults)")
     p.add_argument("--experiments", type=int, default=1000, help="with --power: simulated "
-                   "experiments per design (default 1000)")
+                   f"experiments per design (default 1000, at most {MAX_EXPERIMENTS:,})")
     p.set_defaults(func=run)
 
 
@@ -99,8 +102,9 @@ def load_pilot(path: Path) -> Pilot:
 
 
 def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> int:
-    if args.experiments < 200:
-        raise ConfigError("--experiments: expected at least 200")
+    if not 200 <= args.experiments <= MAX_EXPERIMENTS:
+        raise ConfigError(f"{args.experiments}: expected 200 to {MAX_EXPERIMENTS:,} (memory "
+                          "grows with it: 10,000 take about 0.5 GB)", file="--experiments")
     tasks = {r.task_id for r in plan.runs if not r.control}
     control = {r.task_id for r in plan.runs if r.control}
     reps = max((r.repetition for r in plan.runs), default=0) + 1

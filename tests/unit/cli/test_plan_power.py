@@ -64,3 +64,12 @@ def test_an_adaptive_scenario_is_sized_at_its_maximum_with_its_looks(
     planned = out["planned"]
     assert planned["adaptive"] and planned["models"] == 2
     assert planned["expected_runs"] == 2 * 12 * 4 * 2  # arms × tasks × max reps × models
+
+
+@pytest.mark.parametrize("count", ["199", "20001", "100000000000"])
+def test_a_count_of_experiments_out_of_range_is_refused_by_name(
+        count: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Not a traceback from numpy failing to allocate terabytes."""
+    assert main(["plan", str(DEMO), "--power", "--experiments", count]) == 2
+    err = capsys.readouterr().err
+    assert f"--experiments: {count}: expected 200 to 20,000" in err and "Traceback" not in err
