@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 def _key(key: str) -> str:

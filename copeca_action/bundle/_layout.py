@@ -23,7 +23,7 @@ STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://copeca-action.dev/bundle/v1"
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 
-_COMPONENT = re.compile(r"^[A-Za-z0-9@+=_-][A-Za-z0-9@+=._-]{0,127}$")
+_COMPONENT = re.compile(r"^[A-Za-z0-9@+=_-][A-Za-z0-9@+=._-]{0,127}\Z")
 
 
 def check_member_path(path: str) -> str | None:

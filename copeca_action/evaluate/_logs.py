@@ -26,7 +26,7 @@ from copeca_action.evaluate._sandbox import Sandbox
 from copeca_action.evaluate._testfiles import TestFileRules
 
 SETTINGS = ("solo", "coop")
-PAIR_RE = re.compile(r"^f(\d+)_f(\d+)$")
+PAIR_RE = re.compile(r"^f(\d+)_f(\d+)\Z")
 EVAL_FILE = "eval.json"
 SUMMARY_FILE = "eval_summary.json"
 

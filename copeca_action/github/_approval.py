@@ -27,7 +27,7 @@ COMMAND = "/copeca run"
 WRITE_ACCESS = ("admin", "maintain", "write")
 DOCS_URL = (f"https://github.com/copeca-action/copeca-action/blob/v{__version__}/docs/"
             "action.md#pull-requests-from-forks")
-_SHA = re.compile(r"^[0-9a-f]{7,40}$")
+_SHA = re.compile(r"^[0-9a-f]{7,40}\Z")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from copeca_action.errors import GitHubError
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\Z")
 MAX_SUMMARY_BYTES = 1024 * 1024
 """GitHub rejects a step summary above 1 MiB; we cut before that."""
 

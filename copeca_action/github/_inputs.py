@@ -27,7 +27,7 @@ SOURCE = "action input"
 _TRUE = {"true", "yes", "y", "on", "1"}
 _FALSE = {"false", "no", "n", "off", "0"}
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-_COMMENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_COMMENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 
 
 class Shard(RecordModel):

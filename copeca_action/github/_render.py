@@ -27,8 +27,8 @@ from copeca_action.github._markdown import (
 
 ICONS = {"improvement": "🟢", "regression": "🔴", "inconclusive": "⚪", "invalid": "⚠️",
          "skipped": "⏭️"}
-_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+(/[A-Za-z0-9._~/%-]*)?$")
-_HEX = re.compile(r"^[0-9a-f]{8,128}$")
+_URL = re.compile(r"^https?://[A-Za-z0-9.:-]+(/[A-Za-z0-9._~/%-]*)?\Z")
+_HEX = re.compile(r"^[0-9a-f]{8,128}\Z")
 ROW_CAP = {0: 50, 1: 50, 2: 10}
 """Flags and warnings shown at each truncation level."""
 

