@@ -11,13 +11,11 @@ verifier would have found it.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
 import threading
 from pathlib import Path
 
+from copeca_action._util.forked import Forked
 from copeca_action.bundle._layout import METADATA
 from copeca_action.bundle._zipread import Limits, SafeZip
 from copeca_action.errors import VerificationError
@@ -89,21 +87,13 @@ class ForkedMemberHashes(MemberHashes):
         self._failure = None
         self._stop = threading.Event()
         self._done = False
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: hash, send the results, leave without cleanup
-            os.close(read)
-            code = 0
-            try:
-                self._run()
-                with os.fdopen(write, "w", encoding="utf-8") as out:
-                    json.dump(self._payload(), out)
-            except BaseException:
-                code = 1
-            os._exit(code)
-        os.close(write)
-        self._pid = pid
-        self._read = read
+        self._child = Forked(self._hash)
+        self._pid = self._child.pid
+
+    def _hash(self) -> bytes:
+        """The child's work: hash, and the results as JSON."""
+        self._run()
+        return json.dumps(self._payload()).encode()
 
     def _payload(self) -> dict[str, object]:
         def error(exc: BaseException) -> list[str]:
@@ -118,11 +108,8 @@ class ForkedMemberHashes(MemberHashes):
     def _wait(self) -> None:
         if not self._done:
             self._done = True
-            with os.fdopen(self._read, "r", encoding="utf-8") as handle:
-                text = handle.read()
-            os.waitpid(self._pid, 0)
             try:
-                data = json.loads(text)
+                data = json.loads(self._child.output() or b"")
             except ValueError:
                 data = {"digests": {}, "crcs": {}, "failure": [
                     "corrupt", f"{self.path}: the hashing process ended without a result"]}
@@ -138,8 +125,5 @@ class ForkedMemberHashes(MemberHashes):
     def cancel(self) -> None:
         if not self._done:
             self._done = True
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
-            os.close(self._read)
+            self._child.stop()
 

@@ -13,21 +13,22 @@ columns `read_rows` would have given.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import datetime as dt
+import functools
 import math
 import os
 import pickle
-import signal
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from io import BufferedReader
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import msgspec
 
+from copeca_action._util.forked import Forked
+from copeca_action._util.forked import one_thread as _one_thread
 from copeca_action.records._copeca import Format, copeca_messages, detect_format, renumber
 from copeca_action.records._kinds import Endpoint, Outcome
 
@@ -212,9 +213,12 @@ def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | 
     fmt = _format(handle.read(_FIRST))
     size = os.fstat(handle.fileno()).st_size
     split = _split(handle, size)
-    helper = _Helper.start(path, split, fmt) if split else None
-    if helper is None:
-        split = None  # no helper (or none could be forked): this process reads it all
+    helper = None
+    if split is not None:
+        try:
+            helper = Forked(functools.partial(_help, path, split, fmt))
+        except OSError:  # no process or pipe to be had: this process reads it all
+            split = None
     try:
         if meanwhile is not None:
             meanwhile()
@@ -223,7 +227,7 @@ def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | 
         if part is None or part.tail:
             return None
         if helper is not None:
-            rest = helper.result()
+            rest = _unpickled(helper.output())
             if rest is None or rest.tail:
                 return None
             for name, values in vars(rest.cols).items():
@@ -232,7 +236,7 @@ def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | 
         return part.cols, fmt, part.control_seen
     finally:
         if helper is not None:
-            helper.close()
+            helper.stop()
 
 
 def _read_part(handle: BufferedReader, fmt: Format, stem: str, limit: int | None
@@ -285,94 +289,26 @@ def _split(handle: BufferedReader, size: int) -> int | None:
     return None if found < 0 else int(size * _SHARE) + found + 1
 
 
-def _one_thread() -> bool:
-    """This process runs one thread (native ones included: numpy's BLAS starts some when
-    it is imported, which is why `analyze` reads before it imports numpy)."""
+def _help(path: Path, start: int, fmt: Format) -> bytes:
+    """The helper's work (in the forked child): its part from `start` to the end, pickled
+    (None pickled when its decode refused a line), equal values shared first."""
+    with path.open("rb") as handle:
+        handle.seek(start)
+        part = _read_part(handle, fmt, path.stem, None)
+    if part is not None:
+        _share_values(part.cols)
+    return pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _unpickled(data: bytes | None) -> _Part | None:
+    """The helper's part; None when it refused a line or died (its bytes cut short)."""
+    if data is None:
+        return None
     try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
-
-
-class _Helper:
-    """A forked process that reads the file from `start` to its end and sends its `_Part`
-    back pickled (None when its decode refused a line, or when it failed)."""
-
-    def __init__(self, pid: int, pipe: BufferedReader) -> None:
-        self._pid = pid
-        self._pipe: BufferedReader | None = pipe
-        self._reaped = False
-
-    @classmethod
-    def start(cls, path: Path, start: int, fmt: Format) -> _Helper | None:
-        """The helper, forked; None when no process or pipe could be had (then this
-        process reads the whole file)."""
-        try:
-            read_end, write_end = os.pipe()
-        except OSError:
-            return None
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(read_end)
-            os.close(write_end)
-            return None
-        if pid == 0:  # the helper: never returns into the caller's frames
-            _help(path, start, fmt, read_end, write_end)
-        os.close(write_end)
-        return cls(pid, open(read_end, "rb"))  # closed by result or close
-
-    def result(self) -> _Part | None:
-        """Its part; None when it refused a line or died."""
-        assert self._pipe is not None
-        data = self._pipe.read()
-        self._pipe.close()
-        self._pipe = None
-        status = self._reap(0)
-        if status not in (0, None) or not data:
-            return None
-        try:
-            part = pickle.loads(data)
-        except Exception:  # cut short: it died, and something else reaped it
-            return None
-        return part if isinstance(part, _Part) else None
-
-    def close(self) -> None:
-        """Stops the helper if it still runs (this process stopped first) and reaps it."""
-        if self._pipe is not None:
-            self._pipe.close()
-            self._pipe = None
-        if not self._reaped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signal.SIGKILL)
-            self._reap(0)
-
-    def _reap(self, flags: int) -> int | None:
-        """Its wait status; None when something else in this process reaped it first (a
-        SIGCHLD handler of the program that called the reader)."""
-        self._reaped = True
-        try:
-            return os.waitpid(self._pid, flags)[1]
-        except ChildProcessError:
-            return None
-
-
-def _help(path: Path, start: int, fmt: Format, unused: int, out: int) -> NoReturn:
-    """The helper's whole life: exits 0 once its answer is written, 1 on any failure,
-    without running the parent's exit handlers or flushing its buffers."""
-    code = 1
-    try:
-        os.close(unused)
-        with path.open("rb") as handle:
-            handle.seek(start)
-            part = _read_part(handle, fmt, path.stem, None)
-        if part is not None:
-            _share_values(part.cols)
-        with open(out, "wb") as pipe:
-            pipe.write(pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL))
-        code = 0
-    finally:
-        os._exit(code)
+        part = pickle.loads(data)
+    except Exception:  # cut short: it died, and something else reaped it
+        return None
+    return part if isinstance(part, _Part) else None
 
 
 _REPEATING = ("task_id", "arm", "model", "served_model", "runner", "cli_version", "category",
