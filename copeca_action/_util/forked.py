@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
+import sys
 from collections.abc import Callable
-from typing import NoReturn
+from types import TracebackType
+from typing import Generic, NoReturn, TypeVar
+
+T = TypeVar("T")
 
 
 class Forked:
@@ -73,6 +78,59 @@ def _child(work: Callable[[], bytes], unused: int, out: int) -> NoReturn:
         code = 0
     finally:
         os._exit(code)
+
+
+class Beside(Generic[T]):
+    """`work()` computed beside this process: in a forked child when `fork` is asked for and
+    one can be had safely (`can_fork`), else here when `result` is first asked for. Either
+    way `result` is what `work()` returns: a child that fails (an exception, a signal, an
+    answer that does not unpickle) has its work done again here. Use it as a context
+    manager, so a child still running when this process gives up is killed and reaped."""
+
+    def __init__(self, work: Callable[[], T], *, fork: bool = True) -> None:
+        self._work = work
+        self._child: Forked | None = None
+        if fork and can_fork():
+            with contextlib.suppress(OSError):  # no process or pipe: computed here
+                self._child = Forked(lambda: pickle.dumps(work(),
+                                                          protocol=pickle.HIGHEST_PROTOCOL))
+
+    @property
+    def forked(self) -> bool:
+        return self._child is not None
+
+    def result(self) -> T:
+        child, self._child = self._child, None
+        if child is not None:
+            try:
+                data = child.output()
+            finally:
+                child.stop()
+            if data is not None:
+                try:
+                    return pickle.loads(data)  # type: ignore[no-any-return]
+                except Exception:  # cut short: computed again below
+                    pass
+        return self._work()
+
+    def close(self) -> None:
+        child, self._child = self._child, None
+        if child is not None:
+            child.stop()
+
+    def __enter__(self) -> Beside[T]:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+def can_fork() -> bool:
+    """A child can be forked safely and run beside this process: on Linux (elsewhere fork
+    is unsafe or absent), with two CPUs or more to run on, and one thread running here."""
+    return (sys.platform == "linux" and len(os.sched_getaffinity(0)) >= 2
+            and one_thread())
 
 
 def one_thread() -> bool:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from copeca_action._util.arrays import distinct
+from copeca_action._util.forked import Beside
 from copeca_action.plan import BASE_SUFFIX
 from copeca_action.records import OUTCOMES
 from copeca_action.report._model import (
@@ -125,9 +127,14 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     table = records if isinstance(records, RecordTable) else table_from_records(records)
     s, look = resolve_look(table, settings or Settings())
     warnings: list[str] = list(table.extra_warnings)
-    arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
     pairs = _pairs(table.arm.names)
-    comparisons = [_compare(table, kind, tool, base, s, warnings) for kind, tool, base in pairs]
+    with Beside(functools.partial(_asides, table, pairs, s),
+                fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as asides:
+        arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
+        fields = [_compare(table, kind, tool, base, s, warnings) for kind, tool, base in pairs]
+        comparisons = [Comparison(**f, capabilities=a.capabilities, languages=a.languages,
+                                  models=a.models, power=a.power)
+                       for f, a in zip(fields, asides.result(), strict=True)]
     headline = _headline(comparisons)
     if headline is None:
         verdict: Verdict = "skipped"
@@ -291,7 +298,8 @@ def _effective(tool: _Sums, base: _Sums, paired: NDArray[np.bool_]) -> float | N
 
 
 def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Settings,
-             warnings: list[str]) -> Comparison:
+             warnings: list[str]) -> dict[str, Any]:
+    """A comparison's fields but those computed beside it (`_Aside`)."""
     tc, bc = t.arm.code(tool), t.arm.code(base)
     n_tasks = len(t.task.names)
     tool_rows = t.reached & (t.arm.codes == tc)
@@ -336,17 +344,63 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
     if alert:
         warnings.append(f"{name}: cost per correct up {headline.estimate:+.1%}, above the alert "
                         f"threshold {s.thresholds.alert:.0%}")
-    return Comparison(
+    return dict(
         name=name, kind=kind, tool=tool, base=base, delta=headline, control_delta=control,
         adopted=adopted, verdict=verdict, reasons=reasons, alert=alert,
-        capabilities=_lines_by(t, t.category.codes, t.category.names, tool_rows & main,
-                               base_rows & main, s),
-        languages=_lines_by(t, t.language.codes, t.language.names, tool_rows & main,
-                            base_rows & main, s),
-        models=_lines_by(t, t.model.codes, t.model.names, tool_rows & main, base_rows & main, s),
         tasks=_task_lines(t, tool_rows, base_rows, s),
-        overall=_line("overall", st, sb, headline, "", s), control=control_line,
-        power=_power(t, base_rows & main, st, sb, s))
+        overall=_line("overall", st, sb, headline, "", s), control=control_line)
+
+
+def _main_rows(t: RecordTable, tool: str, base: str) -> list[NDArray[np.bool_]]:
+    """Each arm's rows that reached the agent on non-control tasks."""
+    return [t.reached & (t.arm.codes == t.arm.code(a)) & ~t.control for a in (tool, base)]
+
+
+@dataclass(frozen=True)
+class _Aside:
+    """The parts of a comparison computed beside the rest of the report (`Beside`)."""
+
+    capabilities: list[Line]
+    languages: list[Line]
+    models: list[Line]
+    power: Power | None
+
+
+def _asides(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
+            s: Settings) -> list[_Aside]:
+    """Each comparison's `_Aside`, in order."""
+    out = []
+    n_tasks = len(t.task.names)
+    for _, tool, base in pairs:
+        tool_rows, base_rows = _main_rows(t, tool, base)
+        st, sb = (_sums(t, r, t.task.codes, n_tasks) for r in (tool_rows, base_rows))
+        out.append(_Aside(
+            capabilities=_lines_by(t, t.category.codes, t.category.names, tool_rows,
+                                   base_rows, s),
+            languages=_lines_by(t, t.language.codes, t.language.names, tool_rows, base_rows, s),
+            models=_lines_by(t, t.model.codes, t.model.names, tool_rows, base_rows, s),
+            power=_power(t, base_rows, st, sb, s)))
+    return out
+
+
+def _simulated_draws(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
+                     s: Settings) -> int:
+    """About how many runs the comparisons' power simulations draw (experiments × tasks ×
+    runs per task and arm): what decides whether they are worth a process of their own."""
+    total = 0
+    n_tasks = len(t.task.names)
+    for _, tool, base in pairs:
+        st, sb = (_sums(t, r, t.task.codes, n_tasks) for r in _main_rows(t, tool, base))
+        paired = (st.runs > 0) & (sb.runs > 0)
+        total += s.power_experiments * int(sb.runs[paired].sum())
+    return total
+
+
+FORK_POWER_DRAWS = 2_000_000
+"""From this many simulated runs, the power simulations (and the lines by capability,
+language and model) run in a forked child beside the rest of the report (`Beside`): at 100k
+records (20M draws, 0.29 s) that saves a third of the report's time; below, the fork costs
+about what it saves (bench/analyze_perf.py). The numbers are the same either way."""
 
 
 def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,

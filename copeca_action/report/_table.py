@@ -7,6 +7,7 @@ import datetime as dt
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, cast
 
@@ -233,7 +234,9 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
         control=np.array(c.control, dtype=bool),
         adopted=np.array(adopted, dtype=np.int8),
         repetition=np.array(c.repetition, dtype=np.int64),
-        tokens=np.array(c.tokens, dtype=np.int64).reshape(-1, 4),
+        # one flat pass: np.array on a list of tuples first works out their shape (4× slower)
+        tokens=np.fromiter(chain.from_iterable(c.tokens), dtype=np.int64,
+                           count=4 * len(c.tokens)).reshape(-1, 4),
         turns=np.array(c.turns, dtype=np.int64),
         tool_calls=np.array(c.tool_calls, dtype=np.int64),
         duration=np.array(c.duration_s, dtype=np.float64),

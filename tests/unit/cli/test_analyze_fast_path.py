@@ -244,7 +244,7 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     monkeypatch.setattr(_columns, "_BLOCK", 512)  # each process reads several blocks
     # numpy's BLAS threads run in this process; the helper touches neither them nor their
     # locks (`test_analyze_forks_before_any_thread_starts` runs the real check)
-    monkeypatch.setattr(_columns, "_one_thread", lambda: threading.active_count() == 1)
+    monkeypatch.setattr(_columns, "can_fork", lambda: threading.active_count() == 1)
     pids: list[int] = []
     real = os.fork
 
@@ -446,3 +446,66 @@ def test_a_byte_order_mark_is_named(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["analyze", str(path)]) == 2
     err = capsys.readouterr().err
     assert f"{path}:1" in err and "byte-order mark" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- the report beside
+# Above FORK_POWER_DRAWS the power simulations and the breakdown lines run in a forked
+# child while this process computes the rest; the report must be the one computed here.
+
+_BESIDE = """
+import json, os, sys
+from copeca_action._cli import analyze
+load = analyze._load
+def patched(fmt):  # numpy is imported only now, as in a plain `analyze`
+    load(fmt)
+    from copeca_action.report import _build
+    _build.FORK_POWER_DRAWS = int(sys.argv[1])
+analyze._load = patched
+forked = []
+real = os.fork
+def fork():
+    pid = real()
+    if pid:
+        forked.append(pid)
+    return pid
+os.fork = fork
+from copeca_action.cli import main
+code = main(["analyze", sys.argv[2], "--format", "json", "--resamples", "300"])
+print("forks", len(forked), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def _analyze_beside(path: Path, draws: int, env: dict[str, str]) -> tuple[str, int]:
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _BESIDE, str(draws), str(path)],
+                         capture_output=True, text=True, check=True, timeout=120,
+                         env={k: v for k, v in os.environ.items()
+                              if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
+                                           "OMP_NUM_THREADS")} | env)
+    return run.stdout, int(run.stderr.split()[-1])
+
+
+def test_analyze_computes_power_beside_the_report_and_the_report_is_the_same(
+        tmp_path: Path) -> None:
+    """A real `analyze`: one BLAS thread (so a child can be forked once numpy is loaded),
+    one fork for the power child, and the very report a single process computes."""
+    path = write(tmp_path / "results.jsonl", ours())
+    beside, forks = _analyze_beside(path, 1, {})
+    alone_, none = _analyze_beside(path, 1 << 62, {})
+    assert (forks, none) == (1, 0)
+    assert beside == alone_
+    report = json.loads(beside)
+    assert all(c["power"] is not None and c["capabilities"] for c in report["comparisons"])
+
+
+def test_a_blas_thread_count_the_user_chose_is_kept(tmp_path: Path) -> None:
+    """OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) set by the user: analyze leaves it, so
+    BLAS's threads run and nothing is forked after numpy loads; the report is still whole."""
+    path = write(tmp_path / "results.jsonl", ours())
+    for env in ({"OPENBLAS_NUM_THREADS": "2"}, {"OMP_NUM_THREADS": "2"}):
+        out, forks = _analyze_beside(path, 1, env)
+        assert forks == 0
+        assert all(c["power"] is not None for c in json.loads(out)["comparisons"])
