@@ -81,47 +81,64 @@ def as_copeca(row: dict[str, object]) -> dict[str, object]:
             "vendor_cost_usd": row["cost_usd"], "computed_cost_usd": row["cost_usd"]}
 
 
-def measure(argv: list[str]) -> tuple[float, float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS MiB, peak tree MiB) of one child process. CPU
-    time is printed too because this machine is shared: under load, wall time mostly
-    measures the queue. The peak RSS is the process's own (or its largest descendant's);
-    the tree peak adds up the RSS of the process and its descendants at once (copeca-action
-    reads a large file with a forked helper), sampled every 5 ms, counting pages the fork
-    shares once per process: an upper bound."""
+def measure(argv: list[str]) -> tuple[float, float, float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS MiB, peak tree PSS MiB, peak tree RSS MiB) of
+    a command, from two runs. CPU time is printed too because this machine is shared: under
+    load, wall time mostly measures the queue. The peak RSS is the process's own (or its
+    largest descendant's). The tree peaks add up the process and its descendants at once
+    (copeca-action forks a reading helper and a power child), sampled every 5 ms in a second
+    run (reading smaps takes CPU the timed run must not lose): PSS counts a page that a fork
+    shares once in all (each sharer's part of it), the memory the tree really holds; the
+    RSS sum counts it once per process: an upper bound."""
+    wall, cpu, peak, _ = _run(argv, sample=False)
+    _, _, _, tree = _run(argv, sample=True)
+    return wall, cpu, peak, tree[0] / 1024, max(peak, tree[1] / 1024)
+
+
+def _run(argv: list[str], *, sample: bool) -> tuple[float, float, float, list[int]]:
     started = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    tree = [0]
+    tree = [0, 0]
     done = threading.Event()
     sampler = threading.Thread(target=sample_tree, args=(proc.pid, tree, done))
-    sampler.start()
+    if sample:
+        sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
     done.set()
-    sampler.join()
+    if sample:
+        sampler.join()
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"{argv[0]} failed ({code}): {err[-2000:]}")
-    peak = usage.ru_maxrss / 1024
-    return wall, usage.ru_utime + usage.ru_stime, peak, max(peak, tree[0] / 1024)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, tree
 
 
 def sample_tree(pid: int, peak: list[int], done: threading.Event) -> None:
-    """The largest sum of VmRSS (KiB) over `pid` and its descendants, until `done`."""
+    """The largest sums of Pss and of VmRSS (KiB) over `pid` and its descendants, until
+    `done`."""
     while not done.wait(0.005):
-        total = 0
+        pss = rss = 0
         todo = [pid]
         while todo:
             here = todo.pop()
             try:
                 status = Path(f"/proc/{here}/status").read_text()
+                rollup = Path(f"/proc/{here}/smaps_rollup").read_text()
                 kids = Path(f"/proc/{here}/task/{here}/children").read_text().split()
             except OSError:
                 continue
-            total += next((int(line.split()[1]) for line in status.splitlines()
-                           if line.startswith("VmRSS:")), 0)
+            rss += _kib(status, "VmRSS:")
+            pss += _kib(rollup, "Pss:")
             todo += [int(k) for k in kids]
-        peak[0] = max(peak[0], total)
+        peak[0] = max(peak[0], pss)
+        peak[1] = max(peak[1], rss)
+
+
+def _kib(text: str, key: str) -> int:
+    return next((int(line.split()[1]) for line in text.splitlines() if line.startswith(key)),
+                0)
 
 
 def write(path: Path, rows: list[dict[str, object]]) -> Path:
@@ -156,33 +173,34 @@ def main() -> int:
         print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print("Same copeca-format file for both tools, measured one after the other; the "
               "ratio is copeca's time over ours (> 1: we are faster).")
-        print("| records | bytes/line | format | copeca-action wall s (CPU s, MiB, tree MiB) "
+        print("| records | bytes/line | format | copeca-action wall s (CPU s, MiB, tree PSS MiB, "
+              "tree RSS-sum MiB) "
               "| copeca wall s (CPU s, MiB) | ratio wall (CPU) |")
         print("|---:|---:|---|---:|---:|---:|")
         for size in sizes:
             theirs = base / f"copeca-{size}.jsonl"
             per_line = theirs.stat().st_size / max(1, size)
             for ours_fmt, their_fmt in (("md", "markdown"), ("json", "json")):
-                w1, c1, m1, t1 = measure([*ANALYZE, str(theirs), "--format", ours_fmt])
+                w1, c1, m1, t1, r1 = measure([*ANALYZE, str(theirs), "--format", ours_fmt])
                 anchor = "not installed (pip install copeca into a scratch venv, --copeca)"
                 ratio = "–"
                 if copeca:
-                    w2, c2, m2, _ = measure([copeca, "analyze", str(theirs), "--format",
+                    w2, c2, m2, _, _ = measure([copeca, "analyze", str(theirs), "--format",
                                           their_fmt])
                     anchor = f"{w2:.2f} ({c2:.2f}, {m2:.0f})"
                     ratio = f"{w2 / w1:.1f}× ({c2 / c1:.1f}×)"
                 print(f"| {size:,} | {per_line:,.0f} | {ours_fmt} | {w1:.2f} ({c1:.2f}, "
-                      f"{m1:.0f}, {t1:.0f}) | {anchor} | {ratio} |", flush=True)
+                      f"{m1:.0f}, {t1:.0f}, {r1:.0f}) | {anchor} | {ratio} |", flush=True)
         print()
         print("copeca-action's own format (no anchor reads it):")
-        print("| records | format | wall s | CPU s | peak MiB | tree MiB |")
-        print("|---:|---|---:|---:|---:|---:|")
+        print("| records | format | wall s | CPU s | peak MiB | tree PSS MiB | tree RSS-sum MiB |")
+        print("|---:|---|---:|---:|---:|---:|---:|")
         for size in sizes:
             ours = base / f"ours-{size}.jsonl"
             for fmt in ("md", "json"):
-                wall, cpu, mem, tree = measure([*ANALYZE, str(ours), "--format", fmt])
-                print(f"| {size:,} | {fmt} | {wall:.2f} | {cpu:.2f} | {mem:.0f} | {tree:.0f} |",
-                      flush=True)
+                wall, cpu, mem, pss, rss = measure([*ANALYZE, str(ours), "--format", fmt])
+                print(f"| {size:,} | {fmt} | {wall:.2f} | {cpu:.2f} | {mem:.0f} | {pss:.0f} "
+                      f"| {rss:.0f} |", flush=True)
     return 0
 
 

@@ -155,6 +155,7 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
         table = table_from_rows(rows, scenario.name if scenario else "", notes,
                                 source=str(args.results))
         del rows  # the columns hold what is needed; free the rows before the bootstrap
+    _give_back_freed_memory()  # before the report forks its power child: less to share
     report = build_report(table, settings(args, scenario, table), source_format=fmt)
     if args.format == "html":
         from copeca_action import __version__
@@ -178,6 +179,22 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
     else:
         sys.stdout.write(text)
     return gate(report, args.fail_on) if args.gate else 0
+
+
+def _give_back_freed_memory() -> None:
+    """The C heap's free pages returned to the system (glibc's malloc_trim): the read's
+    lists and buffers, freed, leave about 26 MB of a 100k-record read resident otherwise,
+    and the report's child and this process would hold them at their peak together.
+    Nothing where the C library has no malloc_trim (musl, macOS)."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except AttributeError:
+        return
+    trim(0)
 
 
 def fast_table(path: Path, scenario: Scenario | None,
