@@ -305,18 +305,15 @@ def _log_bounds(x: FloatArray, estimate: FloatArray, alpha: float, resamples: in
     high = np.full(batch_shape, -np.inf)
     defined = np.zeros(batch_shape)
     if percentile:
-        values = np.sort(np.concatenate(plain, axis=-1), axis=-1)  # nan sorts last
-        count = (~np.isnan(values)).sum(axis=-1)
+        low, high, count = _order_stats(np.concatenate(plain, axis=-1), tail, 1 - tail)
         defined = count / resamples
-        low = _order_stat(values, count, tail, lower=True)
-        high = _order_stat(values, count, 1 - tail, lower=False)
     if student and se_hat is not None:
-        values = np.sort(np.concatenate(studentized, axis=-1), axis=-1)
-        count = (~np.isnan(values)).sum(axis=-1)
         t_tail = alpha / 2
+        t_low, t_high, count = _order_stats(np.concatenate(studentized, axis=-1), t_tail,
+                                            1 - t_tail)
         with np.errstate(invalid="ignore"):
-            s_low = theta_hat - _order_stat(values, count, 1 - t_tail, lower=False) * se_hat
-            s_high = theta_hat - _order_stat(values, count, t_tail, lower=True) * se_hat
+            s_low = theta_hat - t_high * se_hat
+            s_high = theta_hat - t_low * se_hat
         s_low = np.where(np.isnan(s_low), -np.inf, s_low)  # e.g. inf − inf: unbounded
         s_high = np.where(np.isnan(s_high), np.inf, s_high)
         if percentile:  # an infinite estimate has no standard error: percentile bounds only
@@ -457,6 +454,24 @@ def _linear_se(sums: FloatArray, pairs: list[tuple[int, int]], n: int) -> FloatA
             var = var + (1 if k == m else 2) * g[k] * g[m] * sums[..., 4 + j, :]
         var = var * n / max(n - 1, 1)
         return np.asarray(np.sqrt(np.maximum(var, 0.0)), dtype=np.float64)
+
+
+def _order_stats(values: FloatArray, q_low: float, q_high: float
+                 ) -> tuple[FloatArray, FloatArray, NDArray[np.int64]]:
+    """Along the last axis: the q_low-quantile rounded down and the q_high-quantile rounded
+    up among the values that are not NaN (`_order_stat`), and how many those are. With no
+    NaN anywhere (the usual case) the two positions are the same in every row, and a
+    partial sort around just them finds the very values a full sort puts there."""
+    count = np.asarray((~np.isnan(values)).sum(axis=-1), dtype=np.int64)
+    m = values.shape[-1]
+    if m and bool((count == m).all()):
+        lo, hi = (int(np.clip(f(q * (m - 1)), 0, m - 1))
+                  for f, q in ((math.floor, q_low), (math.ceil, q_high)))
+        part = np.partition(values, sorted({lo, hi}), axis=-1)
+        return np.asarray(part[..., lo]), np.asarray(part[..., hi]), count
+    ordered = np.sort(values, axis=-1)  # nan sorts last
+    return (_order_stat(ordered, count, q_low, lower=True),
+            _order_stat(ordered, count, q_high, lower=False), count)
 
 
 def _order_stat(sorted_values: FloatArray, defined: NDArray[np.int64], q: float,

@@ -92,3 +92,27 @@ def test_large_task_counts_are_chunked_without_changing_the_answer_shape() -> No
     s, c = rng.lognormal(size=n), rng.integers(1, 3, n).astype(float)
     bs = paired_bootstrap(s * 1.5, c, s, c, resamples=2000)
     assert float(bs.low) == pytest.approx(0.5) and float(bs.high) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("shape", [(1,), (7,), (2000,), (3, 4, 201)])
+@pytest.mark.parametrize("holes", ["none", "inf", "nan"])
+@pytest.mark.parametrize(("q_low", "q_high"), [(0.025, 0.975), (0.0, 1.0), (0.3, 0.3)])
+def test_order_stats_pick_what_a_full_sort_picks(shape: tuple[int, ...], holes: str,
+                                                 q_low: float, q_high: float) -> None:
+    """The partial sort (no NaN) and the full sort (some NaN) give the order statistics
+    of sorting every row: ties, infinities and rows with fewer defined values included."""
+    from copeca_action.report._stats import _order_stat, _order_stats
+
+    rng = np.random.default_rng(len(shape) * 1000 + shape[-1])
+    values = np.round(rng.standard_normal(shape), 1)  # many ties
+    if holes == "inf":
+        values.reshape(-1)[::5] = np.inf
+        values.reshape(-1)[1::7] = -np.inf
+    elif holes == "nan":
+        values.reshape(-1)[::3] = np.nan
+    ordered = np.sort(values, axis=-1)
+    count = (~np.isnan(values)).sum(axis=-1)
+    low, high, defined = _order_stats(values, q_low, q_high)
+    np.testing.assert_array_equal(defined, count)
+    np.testing.assert_array_equal(low, _order_stat(ordered, count, q_low, lower=True))
+    np.testing.assert_array_equal(high, _order_stat(ordered, count, q_high, lower=False))
