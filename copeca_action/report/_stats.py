@@ -459,19 +459,34 @@ def _linear_se(sums: FloatArray, pairs: list[tuple[int, int]], n: int) -> FloatA
 def _order_stats(values: FloatArray, q_low: float, q_high: float
                  ) -> tuple[FloatArray, FloatArray, NDArray[np.int64]]:
     """Along the last axis: the q_low-quantile rounded down and the q_high-quantile rounded
-    up among the values that are not NaN (`_order_stat`), and how many those are. With no
-    NaN anywhere (the usual case) the two positions are the same in every row, and a
-    partial sort around just them finds the very values a full sort puts there."""
+    up among the values that are not NaN (`_order_stat`), and how many those are.
+
+    Rows with the same count of such values have the same two positions: each group is
+    partially sorted around just them (NaN goes last, as in a full sort), which finds the
+    very values a full sort puts there. Many different counts: one full sort."""
     count = np.asarray((~np.isnan(values)).sum(axis=-1), dtype=np.int64)
-    m = values.shape[-1]
-    if m and bool((count == m).all()):
-        lo, hi = (int(np.clip(f(q * (m - 1)), 0, m - 1))
+    counts, group = np.unique(count, return_inverse=True)
+    if values.shape[-1] == 0 or len(counts) > _PARTIAL_GROUPS:
+        ordered = np.sort(values, axis=-1)  # nan sorts last
+        return (_order_stat(ordered, count, q_low, lower=True),
+                _order_stat(ordered, count, q_high, lower=False), count)
+    rows = values.reshape(-1, values.shape[-1])
+    group = group.reshape(-1)
+    low = np.full(len(rows), np.nan)
+    high = np.full(len(rows), np.nan)
+    for g, defined in enumerate(counts.tolist()):
+        if defined == 0:
+            continue  # no value at all: NaN
+        lo, hi = (int(np.clip(f(q * (defined - 1)), 0, defined - 1))
                   for f, q in ((math.floor, q_low), (math.ceil, q_high)))
-        part = np.partition(values, sorted({lo, hi}), axis=-1)
-        return np.asarray(part[..., lo]), np.asarray(part[..., hi]), count
-    ordered = np.sort(values, axis=-1)  # nan sorts last
-    return (_order_stat(ordered, count, q_low, lower=True),
-            _order_stat(ordered, count, q_high, lower=False), count)
+        members = np.flatnonzero(group == g) if len(counts) > 1 else slice(None)
+        part = np.partition(rows[members], sorted({lo, hi}), axis=-1)
+        low[members], high[members] = part[:, lo], part[:, hi]
+    return low.reshape(count.shape), high.reshape(count.shape), count
+
+
+_PARTIAL_GROUPS = 32
+"""Up to this many distinct counts of defined resamples, bounds come from partial sorts."""
 
 
 def _order_stat(sorted_values: FloatArray, defined: NDArray[np.int64], q: float,

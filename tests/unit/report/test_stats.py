@@ -94,13 +94,14 @@ def test_large_task_counts_are_chunked_without_changing_the_answer_shape() -> No
     assert float(bs.low) == pytest.approx(0.5) and float(bs.high) == pytest.approx(0.5)
 
 
-@pytest.mark.parametrize("shape", [(1,), (7,), (2000,), (3, 4, 201)])
-@pytest.mark.parametrize("holes", ["none", "inf", "nan"])
+@pytest.mark.parametrize("shape", [(1,), (7,), (2000,), (3, 4, 201), (60, 50)])
+@pytest.mark.parametrize("holes", ["none", "inf", "nan", "nan_per_row"])
 @pytest.mark.parametrize(("q_low", "q_high"), [(0.025, 0.975), (0.0, 1.0), (0.3, 0.3)])
 def test_order_stats_pick_what_a_full_sort_picks(shape: tuple[int, ...], holes: str,
                                                  q_low: float, q_high: float) -> None:
-    """The partial sort (no NaN) and the full sort (some NaN) give the order statistics
-    of sorting every row: ties, infinities and rows with fewer defined values included."""
+    """Partial sorts (rows grouped by their count of defined values) and the full sort
+    (many counts) give the order statistics of sorting every row: ties, infinities, rows
+    with fewer defined values or none included."""
     from copeca_action.report._stats import _order_stat, _order_stats
 
     rng = np.random.default_rng(len(shape) * 1000 + shape[-1])
@@ -110,6 +111,10 @@ def test_order_stats_pick_what_a_full_sort_picks(shape: tuple[int, ...], holes: 
         values.reshape(-1)[1::7] = -np.inf
     elif holes == "nan":
         values.reshape(-1)[::3] = np.nan
+    elif holes == "nan_per_row":  # a different count in each row: more than 32 groups
+        rows = values.reshape(-1, shape[-1])
+        for i, row in enumerate(rows):
+            row[rng.permutation(shape[-1])[:i % shape[-1]]] = np.nan
     ordered = np.sort(values, axis=-1)
     count = (~np.isnan(values)).sum(axis=-1)
     low, high, defined = _order_stats(values, q_low, q_high)
