@@ -246,8 +246,9 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
         rt = np.broadcast_to(np.asarray(runs_t, dtype=np.float64), (*x.shape[:-2], n))
         rb = np.broadcast_to(np.asarray(runs_b, dtype=np.float64), (*x.shape[:-2], n))
         if task_means:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                x = x / np.stack([rt, rt, rb, rb], axis=-2)
+            with np.errstate(divide="ignore", invalid="ignore"):  # x is our own: in place
+                for k, runs in enumerate((rt, rt, rb, rb)):
+                    np.divide(x[..., k, :], runs, out=x[..., k, :])
     elif task_means:
         raise ValueError("task_means needs runs_t and runs_b")
     estimate = delta(*(x[..., k, :].sum(axis=-1) for k in range(4)))
@@ -279,18 +280,15 @@ def _log_bounds(x: FloatArray, estimate: FloatArray, alpha: float, resamples: in
     percentile = method != "studentized"
     # Resampled variables: the 4 sums and, for studentizing, their 10 cross products.
     pairs = [(k, m) for k in range(4) for m in range(k, 4)] if student else []
-    cols = np.stack([x[..., k, :] for k in range(4)]
-                    + [x[..., k, :] * x[..., m, :] for k, m in pairs], axis=-2)
-    flat = cols.reshape(-1, n)
+    resampled = _Resampled(x, pairs)
     with np.errstate(divide="ignore", invalid="ignore"):
         theta_hat = np.log1p(estimate)
-    se_hat = _linear_se(cols.sum(axis=-1)[..., None], pairs, n)[..., 0] if student else None
-    batch = int(np.prod(batch_shape)) if batch_shape else 1
-    step = max(1, _CHUNK_CELLS // (n + batch * cols.shape[-2]))
+    se_hat = _linear_se(resampled.totals[..., None], pairs, n)[..., 0] if student else None
+    step = max(1, _CHUNK_CELLS // (n + resampled.batch * resampled.variables))
     plain: list[FloatArray] = []
     studentized: list[FloatArray] = []
     for weights in _resamples(n, resamples, step, rng):
-        sums = (flat @ weights.T).reshape(*batch_shape, cols.shape[-2], -1)  # (..., vars, b)
+        sums = resampled.sums(weights)  # (..., vars, b)
         ratio = ratio_of_cpc(sums[..., 0, :], sums[..., 1, :], sums[..., 2, :], sums[..., 3, :])
         with np.errstate(divide="ignore", invalid="ignore"):
             log_ratio = np.log(ratio)
@@ -305,12 +303,11 @@ def _log_bounds(x: FloatArray, estimate: FloatArray, alpha: float, resamples: in
     high = np.full(batch_shape, -np.inf)
     defined = np.zeros(batch_shape)
     if percentile:
-        low, high, count = _order_stats(np.concatenate(plain, axis=-1), tail, 1 - tail)
+        low, high, count = _order_stats(_joined(plain), tail, 1 - tail)
         defined = count / resamples
     if student and se_hat is not None:
         t_tail = alpha / 2
-        t_low, t_high, count = _order_stats(np.concatenate(studentized, axis=-1), t_tail,
-                                            1 - t_tail)
+        t_low, t_high, count = _order_stats(_joined(studentized), t_tail, 1 - t_tail)
         with np.errstate(invalid="ignore"):
             s_low = theta_hat - t_high * se_hat
             s_high = theta_hat - t_low * se_hat
@@ -456,10 +453,74 @@ def _linear_se(sums: FloatArray, pairs: list[tuple[int, int]], n: int) -> FloatA
         return np.asarray(np.sqrt(np.maximum(var, 0.0)), dtype=np.float64)
 
 
+class _Resampled:
+    """The resampled sums of the 4 variables and, for studentizing, of their 10 cross
+    products (`pairs`), per resample: the per-cluster values times the resample counts.
+
+    A small batch multiplies one (batch × variables, clusters) matrix; a large one (the
+    power simulation's experiments, per-task lines) one variable at a time, each cross
+    product made once more per block of resamples, so the (batch, 14, clusters) matrix is
+    never held (400 experiments × 500 tasks: 22 MB). Each sum is the same dot product
+    either way (the products split only the rows): bit for bit with BLAS on one thread, as
+    `analyze` runs it; BLAS's threads split the two products differently and may round a
+    last bit differently, as they do between thread counts."""
+
+    def __init__(self, x: FloatArray, pairs: list[tuple[int, int]]) -> None:
+        self.batch_shape, self.n = x.shape[:-2], x.shape[-1]
+        self.batch = int(np.prod(self.batch_shape)) if self.batch_shape else 1
+        self.pairs = pairs
+        self.variables = 4 + len(pairs)
+        self._split = self.batch >= _SPLIT_BATCH
+        rows = x.reshape(self.batch, 4, self.n)
+        if self._split:
+            self._x = [rows[:, k, :] for k in range(4)]  # views: BLAS reads them strided
+            products = [self._product(j) for j in range(len(pairs))]
+            self.totals = np.stack([a.sum(axis=-1) for a in self._x + products], axis=-1)
+            del products
+        else:
+            cols = np.empty((self.batch, self.variables, self.n))
+            cols[:, :4, :] = rows
+            for j, (k, m) in enumerate(pairs):
+                np.multiply(rows[:, k, :], rows[:, m, :], out=cols[:, 4 + j, :])
+            self._flat = cols.reshape(-1, self.n)
+            self.totals = cols.sum(axis=-1)
+        self.totals = self.totals.reshape(*self.batch_shape, self.variables)
+
+    def _product(self, j: int, out: FloatArray | None = None) -> FloatArray:
+        k, m = self.pairs[j]
+        return np.multiply(self._x[k], self._x[m], out=out)
+
+    def sums(self, weights: FloatArray) -> FloatArray:
+        """(..., variables, resamples) for these resample counts (resamples, clusters)."""
+        if not self._split:
+            return (self._flat @ weights.T).reshape(*self.batch_shape, self.variables, -1)
+        out = np.empty((self.batch, self.variables, len(weights)))
+        w = weights.T
+        for v in range(4):
+            np.matmul(self._x[v], w, out=out[:, v, :])
+        scratch = np.empty((self.batch, self.n))
+        for j in range(len(self.pairs)):
+            np.matmul(self._product(j, scratch), w, out=out[:, 4 + j, :])
+        return out.reshape(*self.batch_shape, self.variables, -1)
+
+
+_SPLIT_BATCH = 64
+"""From this batch size `_Resampled` multiplies one variable at a time."""
+
+
+def _joined(chunks: list[FloatArray]) -> FloatArray:
+    """The chunks joined along the last axis; the list is emptied, so each chunk is freed
+    as soon as the joined array holds it (per-task lines: 8 MB less at the peak)."""
+    joined = np.concatenate(chunks, axis=-1)
+    chunks.clear()
+    return joined
+
+
 def _order_stats(values: FloatArray, q_low: float, q_high: float
                  ) -> tuple[FloatArray, FloatArray, NDArray[np.int64]]:
     """Along the last axis: the q_low-quantile rounded down and the q_high-quantile rounded
     up among the values that are not NaN (`_order_stat`), and how many those are.
+    `values` is reordered in place (its rows keep their values).
 
     Rows with the same count of such values have the same two positions: each group is
     partially sorted around just them (NaN goes last, as in a full sort), which finds the
@@ -467,9 +528,9 @@ def _order_stats(values: FloatArray, q_low: float, q_high: float
     count = np.asarray((~np.isnan(values)).sum(axis=-1), dtype=np.int64)
     counts, group = np.unique(count, return_inverse=True)
     if values.shape[-1] == 0 or len(counts) > _PARTIAL_GROUPS:
-        ordered = np.sort(values, axis=-1)  # nan sorts last
-        return (_order_stat(ordered, count, q_low, lower=True),
-                _order_stat(ordered, count, q_high, lower=False), count)
+        values.sort(axis=-1)  # nan sorts last
+        return (_order_stat(values, count, q_low, lower=True),
+                _order_stat(values, count, q_high, lower=False), count)
     rows = values.reshape(-1, values.shape[-1])
     group = group.reshape(-1)
     low = np.full(len(rows), np.nan)
@@ -479,7 +540,11 @@ def _order_stats(values: FloatArray, q_low: float, q_high: float
             continue  # no value at all: NaN
         lo, hi = (int(np.clip(f(q * (defined - 1)), 0, defined - 1))
                   for f, q in ((math.floor, q_low), (math.ceil, q_high)))
-        members = np.flatnonzero(group == g) if len(counts) > 1 else slice(None)
+        if len(counts) == 1:  # every row: partitioned in place, no copy
+            rows.partition(sorted({lo, hi}), axis=-1)
+            low, high = rows[:, lo].copy(), rows[:, hi].copy()
+            break
+        members = np.flatnonzero(group == g)
         part = np.partition(rows[members], sorted({lo, hi}), axis=-1)
         low[members], high[members] = part[:, lo], part[:, hi]
     return low.reshape(count.shape), high.reshape(count.shape), count

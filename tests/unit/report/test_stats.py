@@ -121,3 +121,44 @@ def test_order_stats_pick_what_a_full_sort_picks(shape: tuple[int, ...], holes: 
     np.testing.assert_array_equal(defined, count)
     np.testing.assert_array_equal(low, _order_stat(ordered, count, q_low, lower=True))
     np.testing.assert_array_equal(high, _order_stat(ordered, count, q_high, lower=False))
+
+
+_SPLIT_CHECK = """
+import numpy as np
+from copeca_action.report import _stats
+
+rng = np.random.default_rng(5)
+shape = (3, 40, 60)  # 120 experiments of 60 tasks
+spend_t, spend_b = rng.lognormal(size=shape), rng.lognormal(size=shape)
+correct_t = rng.integers(0, 4, size=shape).astype(float)
+correct_b = rng.integers(0, 4, size=shape).astype(float)
+correct_t[0, 0] = 0.0  # one experiment whose tool arm is never right
+runs = np.full(shape, 3.0)
+for method in ("hybrid", "percentile", "studentized"):
+    got = []
+    for split_from in (_stats._SPLIT_BATCH, 1 << 30):  # 120 experiments: split, then not
+        _stats._SPLIT_BATCH = split_from
+        _stats._DRAWN.clear()
+        got.append(_stats.paired_bootstrap(spend_t, correct_t, spend_b, correct_b,
+                                           resamples=300, seed=9, method=method,
+                                           runs_t=runs, runs_b=runs, task_means=True))
+    for name in ("estimate", "low", "high", "defined"):
+        np.testing.assert_array_equal(getattr(got[0], name), getattr(got[1], name))
+    assert np.isfinite(got[0].low).sum() > 100, method
+print("same")
+"""
+
+
+def test_a_large_batch_resampled_one_variable_at_a_time_gives_the_same_bounds() -> None:
+    """The power simulation's and per-task lines' batches multiply one variable at a time
+    (no (batch, 14, clusters) matrix held): bit for bit the bounds of one matrix product,
+    with BLAS on one thread as `analyze` runs it (BLAS's threads split the two products
+    differently and may round a last bit differently, as they do between thread counts)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
+    run = subprocess.run([sys.executable, "-c", _SPLIT_CHECK], capture_output=True,
+                         text=True, timeout=120, env=env | {"OPENBLAS_NUM_THREADS": "1"})
+    assert run.returncode == 0 and run.stdout.strip() == "same", run.stderr[-3000:]
