@@ -334,8 +334,12 @@ def _share_values(cols: Columns) -> None:
     """Equal values of a repeating column made one object: pickle then writes each distinct
     value once and refers to it after (a third of the transfer's time)."""
     for name in _REPEATING:
+        values = getattr(cols, name)
+        if values and values.count(values[0]) == len(values):  # one value (`[None] * n`)
+            setattr(cols, name, [values[0]] * len(values))
+            continue
         seen: dict[Any, Any] = {}
-        setattr(cols, name, [seen.setdefault(v, v) for v in getattr(cols, name)])
+        setattr(cols, name, [seen.setdefault(v, v) for v in values])
 
 
 class _Blocks:
