@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,3 +19,23 @@ def root() -> Path:
 @pytest.fixture(scope="session")
 def corpus_root() -> Path:
     return ROOT / "corpus"
+
+
+@pytest.fixture
+def fork_pids(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The pids of the children this process forks during the test, as they are forked;
+    afterwards each must have been reaped (no such child any more)."""
+    pids: list[int] = []
+    real = os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    yield pids
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)

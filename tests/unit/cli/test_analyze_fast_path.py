@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -238,27 +237,14 @@ def test_costs_the_fast_path_leaves_to_the_validating_reader(costs: list[float |
 
 
 @pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """Every file is read by two processes; yields the helpers' pids as they are forked."""
+def forks(monkeypatch: pytest.MonkeyPatch, fork_pids: list[int]) -> list[int]:
+    """Every file is read by two processes; the helpers' pids as they are forked."""
     monkeypatch.setattr(_columns, "PARALLEL_BYTES", 1)
     monkeypatch.setattr(_columns, "_BLOCK", 512)  # each process reads several blocks
     # numpy's BLAS threads run in this process; the helper touches neither them nor their
     # locks (`test_analyze_forks_before_any_thread_starts` runs the real check)
     monkeypatch.setattr(_columns, "can_fork", lambda: threading.active_count() == 1)
-    pids: list[int] = []
-    real = os.fork
-
-    def fork() -> int:
-        pid = real()
-        if pid:
-            pids.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork)
-    yield pids
-    for pid in pids:  # reaped: no such child any more
-        with pytest.raises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+    return fork_pids
 
 
 def alone(path: Path) -> tuple[Any, ...] | None:
@@ -378,32 +364,10 @@ def test_analyze_forks_before_any_thread_starts(tmp_path: Path) -> None:
     """In a fresh `analyze` process the read starts before numpy (whose BLAS starts threads)
     is imported, so a large file really is read by two processes, and the report is the
     one a single process gives."""
-    import subprocess
-    import sys
-
     path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
-    script = """
-import os, sys
-from copeca_action.records import _columns
-_columns.PARALLEL_BYTES = int(sys.argv[1])
-forked = []
-real = os.fork
-def fork():
-    pid = real()
-    if pid:
-        forked.append(pid)
-    return pid
-os.fork = fork
-from copeca_action.cli import main
-code = main(["analyze", sys.argv[2], "--resamples", "300"])
-print("forks", len(forked), file=sys.stderr)
-sys.exit(code)
-"""
-    runs = [subprocess.run([sys.executable, "-c", script, str(limit), str(path)],
-                           capture_output=True, text=True, check=True, timeout=120)
-            for limit in (1, 1 << 62)]
-    assert [r.stderr.split()[-1] for r in runs] == ["1", "0"]
-    assert runs[0].stdout == runs[1].stdout and "codesearch vs baseline" in runs[0].stdout
+    runs = [_analyze_counting_forks("read", limit, path, "md") for limit in (1, 1 << 62)]
+    assert [forks for _, forks in runs] == [1, 0]
+    assert runs[0][0] == runs[1][0] and "codesearch vs baseline" in runs[0][0]
 
 
 @pytest.mark.parametrize("fails", ["pipe", "fork"])
@@ -452,15 +416,20 @@ def test_a_byte_order_mark_is_named(tmp_path: Path, capsys: pytest.CaptureFixtur
 # Above FORK_POWER_DRAWS the power simulations and the breakdown lines run in a forked
 # child while this process computes the rest; the report must be the one computed here.
 
-_BESIDE = """
-import json, os, sys
+_COUNTING_FORKS = """
+import os, sys
+mode, limit, path, fmt = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 from copeca_action._cli import analyze
-load = analyze._load
-def patched(fmt):  # numpy is imported only now, as in a plain `analyze`
-    load(fmt)
-    from copeca_action.report import _build
-    _build.FORK_POWER_DRAWS = int(sys.argv[1])
-analyze._load = patched
+from copeca_action.records import _columns
+if mode == "read":  # files from `limit` bytes are read by two processes
+    _columns.PARALLEL_BYTES = limit
+else:  # the report's child from `limit` simulated runs
+    load = analyze._load
+    def patched(fmt):  # numpy is imported only now, as in a plain `analyze`
+        load(fmt)
+        from copeca_action.report import _build
+        _build.FORK_POWER_DRAWS = limit
+    analyze._load = patched
 forked = []
 real = os.fork
 def fork():
@@ -470,21 +439,24 @@ def fork():
     return pid
 os.fork = fork
 from copeca_action.cli import main
-code = main(["analyze", sys.argv[2], "--format", "json", "--resamples", "300"])
+code = main(["analyze", path, "--format", fmt, "--resamples", "300"])
 print("forks", len(forked), file=sys.stderr)
 sys.exit(code)
 """
 
 
-def _analyze_beside(path: Path, draws: int, env: dict[str, str]) -> tuple[str, int]:
+def _analyze_counting_forks(mode: str, limit: int, path: Path, fmt: str,
+                            env: dict[str, str] | None = None) -> tuple[str, int]:
+    """A real `analyze` in a fresh process: its output and how many children it forked.
+    The BLAS thread counts of this environment are left out (the user's choice: `env`)."""
     import subprocess
     import sys
 
-    run = subprocess.run([sys.executable, "-c", _BESIDE, str(draws), str(path)],
-                         capture_output=True, text=True, check=True, timeout=120,
+    run = subprocess.run([sys.executable, "-c", _COUNTING_FORKS, mode, str(limit), str(path),
+                          fmt], capture_output=True, text=True, check=True, timeout=120,
                          env={k: v for k, v in os.environ.items()
                               if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS",
-                                           "OMP_NUM_THREADS")} | env)
+                                           "OMP_NUM_THREADS")} | (env or {}))
     return run.stdout, int(run.stderr.split()[-1])
 
 
@@ -493,8 +465,8 @@ def test_analyze_computes_power_beside_the_report_and_the_report_is_the_same(
     """A real `analyze`: one BLAS thread (so a child can be forked once numpy is loaded),
     one fork for the power child, and the very report a single process computes."""
     path = write(tmp_path / "results.jsonl", ours())
-    beside, forks = _analyze_beside(path, 1, {})
-    alone_, none = _analyze_beside(path, 1 << 62, {})
+    beside, forks = _analyze_counting_forks("beside", 1, path, "json")
+    alone_, none = _analyze_counting_forks("beside", 1 << 62, path, "json")
     assert (forks, none) == (1, 0)
     assert beside == alone_
     report = json.loads(beside)
@@ -506,7 +478,7 @@ def test_a_blas_thread_count_the_user_chose_is_kept(tmp_path: Path) -> None:
     BLAS's threads run and nothing is forked after numpy loads; the report is still whole."""
     path = write(tmp_path / "results.jsonl", ours())
     for env in ({"OPENBLAS_NUM_THREADS": "2"}, {"OMP_NUM_THREADS": "2"}):
-        out, forks = _analyze_beside(path, 1, env)
+        out, forks = _analyze_counting_forks("beside", 1, path, "json", env)
         assert forks == 0
         assert all(c["power"] is not None for c in json.loads(out)["comparisons"])
 

@@ -7,7 +7,6 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,24 +15,11 @@ from copeca_action._util.forked import Beside, can_fork
 
 
 @pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+def forks(monkeypatch: pytest.MonkeyPatch, fork_pids: list[int]) -> list[int]:
     """Forking allowed despite numpy's BLAS threads in this test process (the child here
-    touches neither them nor their locks); yields the children's pids."""
+    touches neither them nor their locks); the children's pids as they are forked."""
     monkeypatch.setattr(forked, "can_fork", lambda: threading.active_count() == 1)
-    pids: list[int] = []
-    real = os.fork
-
-    def fork() -> int:
-        pid = real()
-        if pid:
-            pids.append(pid)
-        return pid
-
-    monkeypatch.setattr(os, "fork", fork)
-    yield pids
-    for pid in pids:  # reaped: no such child any more
-        with pytest.raises(ChildProcessError):
-            os.waitpid(pid, os.WNOHANG)
+    return fork_pids
 
 
 def test_the_work_runs_in_a_child_and_its_result_comes_back(forks: list[int]) -> None:
