@@ -97,4 +97,8 @@ def os_error(exc: OSError) -> CopecaError:
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return InfraError(f"{where}the disk is full ({exc.strerror}); free some space, then "
                           "run again (`run --resume` keeps every run recorded so far)")
+    if exc.errno == errno.EEXIST and exc.filename and not Path(exc.filename).is_dir():
+        return InfraError(f"{where}exists and is not a folder (a folder was expected here)")
+    if exc.errno == errno.ENOTDIR:
+        return InfraError(f"{where}{exc.strerror}: a part of this path is a file, not a folder")
     return InfraError(f"{where}{exc.strerror or exc}")

@@ -132,6 +132,9 @@ def _run_bundle(args: argparse.Namespace, tmp: Path) -> int:
 
 
 def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
+    if args.results.exists() and not args.results.is_file():
+        raise ConfigError("not a regular file (a pipe or a device): analyze may read the "
+                          "results twice, so write them to a file first", args.results)
     if not args.results.is_file():
         raise ConfigError("no such results file (expected a .jsonl written by `copeca-action "
                           "run` or `copeca run`, a run's output folder, or a .copeca bundle)",

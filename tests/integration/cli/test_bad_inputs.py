@@ -269,6 +269,8 @@ def report_cases() -> list[Case]:
         Case("analyze-garbage", ["analyze", "{d}/results.jsonl"], r"results\.jsonl:?\d*",
              {results: "not json\n{}\n"}),
         Case("analyze-folder", ["analyze", "{d}"], r"analyze|results|folder|\{d\}|/"),
+        Case("analyze-fifo", ["analyze", "{d}/results.jsonl"],
+             r"results\.jsonl.*not a regular file", {results: fifo}),
         Case("analyze-resamples-huge", ["analyze", "{d}/results.jsonl", "--resamples",
                                         str(10**12)], r"--resamples", {results: ""}),
         Case("analyze-resamples-zero", ["analyze", "{d}/results.jsonl", "--resamples", "0"],

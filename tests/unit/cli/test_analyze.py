@@ -108,3 +108,38 @@ def test_a_seed_or_resample_count_out_of_range_is_refused_by_name(
     assert main(["analyze", str(results), *args]) == 2
     err = capsys.readouterr().err
     assert f"{where}: {said}" in err and "Traceback" not in err
+
+
+def test_results_that_are_not_a_regular_file_are_refused_by_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A pipe (`<(…)`, /dev/stdin, a FIFO) could be read only once, and a file that falls
+    back to the validating reader is read twice: refused, saying so; a missing file says
+    it is missing."""
+    import os
+
+    fifo = tmp_path / "results.jsonl"
+    os.mkfifo(fifo)
+    assert main(["analyze", str(fifo)]) == 2
+    err = capsys.readouterr().err
+    assert str(fifo) in err and "not a regular file" in err
+    assert main(["analyze", str(tmp_path / "missing.jsonl")]) == 2
+    assert "no such results file" in capsys.readouterr().err
+
+
+def test_an_output_folder_that_is_a_file_is_named_as_such(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """badge --out-dir at a file, or under one: the error says a folder was expected, not
+    the bare "File exists" / "Not a directory" of the system call."""
+    rows = make_rows(Population(cost_ratio=1.0), 6, 2, np.random.default_rng(1))
+    results = write(tmp_path / "results.jsonl", rows)
+    report = tmp_path / "report.json"
+    assert main(["analyze", str(results), "--format", "json", "--resamples", "200",
+                 "--out", str(report)]) == 0
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert main(["badge", str(report), "--out-dir", str(afile)]) == 2
+    err = capsys.readouterr().err
+    assert f"{afile}: exists and is not a folder" in err
+    assert main(["badge", str(report), "--out-dir", str(afile / "sub")]) == 2
+    err = capsys.readouterr().err
+    assert f"{afile / 'sub'}: " in err and "a part of this path is a file" in err
