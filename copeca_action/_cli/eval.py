@@ -57,6 +57,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+MAX_FUZZ = 100
+"""The largest `--fuzz` taken: more context lines than any diff carries (the default is 3)."""
+
+
 def _features(value: str | None) -> list[int] | None:
     if not value:
         return None
@@ -85,11 +89,20 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("-c: concurrency must be at least 1", file="--concurrency")
     if not (args.logs / args.name).is_dir():
         raise ConfigError(f"-n {args.name}: no folder {args.logs / args.name}", file="--name")
+    if not 0 <= args.fuzz <= MAX_FUZZ:
+        raise ConfigError(f"--fuzz {args.fuzz}: expected 0 to {MAX_FUZZ} (GNU patch ignores "
+                          "that many context lines; diffs carry 3)", file="--fuzz")
     corpus = load_corpus(args.corpus).require_ok()
     runs = discover_runs(args.logs, args.name, subset=_subset(args.subset, corpus.root),
                          repo=args.repo, task=args.task, features=_features(args.features))
-    if args.fuzz < 0:
-        raise ConfigError("--fuzz: must be 0 or more", file="--fuzz")
+    if not runs:
+        chosen = [f"{flag} {value}" for flag, value in (
+            ("-s", args.subset), ("-r", args.repo), ("-t", args.task), ("-f", args.features))
+            if value]
+        raise ConfigError(f"-n {args.name}: no run folder in {args.logs / args.name} "
+                          "(expected {solo,coop}/REPO/TASK/fA_fB/ folders"
+                          + (f" matching {', '.join(chosen)}" if chosen else "") + ")",
+                          file="--name")
     options = ApplyOptions(ignore_whitespace=not args.no_ignore_whitespace,
                            fuzz=None if args.no_fuzz else args.fuzz)
     resolver = CorpusResolver(corpus, parse_repo_dirs(args.repo_dir), args.backend, args.image,

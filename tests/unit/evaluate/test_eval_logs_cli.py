@@ -220,3 +220,25 @@ def test_eval_records_the_apply_options_it_was_given(repo: Path, corpus: Path, l
                                                           "fuzz": None}
     assert run_cli("eval", "-n", "exp", "--logs", str(logs), "--corpus", str(corpus),
                    "--repo-dir", str(repo), "--fuzz", "-1") == 2
+
+
+def test_an_experiment_without_matching_runs_is_refused_by_name(
+        corpus: Path, logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No run folder at all, or filters that match none: an error naming the folder and
+    the filters, not an empty summary that passes."""
+    (logs / "empty").mkdir()
+    assert run_cli("eval", "-n", "empty", "--logs", str(logs), "--corpus", str(corpus)) == 2
+    err = capsys.readouterr().err
+    assert f"no run folder in {logs / 'empty'}" in err and "fA_fB" in err
+    assert not (logs / "empty" / "eval_summary.json").exists()
+    assert run_cli("eval", "-n", "exp", "--logs", str(logs), "--corpus", str(corpus),
+                   "-t", "no-such-task", "-f", "1,2") == 2
+    assert "matching -t no-such-task, -f 1,2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fuzz", ["-1", "101", str(10**20)])
+def test_fuzz_outside_what_patch_takes_is_refused(corpus: Path, logs: Path, fuzz: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_cli("eval", "-n", "exp", "--logs", str(logs), "--corpus", str(corpus),
+                   "--fuzz", fuzz) == 2
+    assert f"--fuzz {fuzz}: expected 0 to 100" in capsys.readouterr().err
