@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
@@ -33,7 +34,7 @@ from copeca_action.report._model import (
     Verdict,
 )
 from copeca_action.report._retrieval import retrieval_section
-from copeca_action.report._spend import judge_spend, spend_warnings
+from copeca_action.report._spend import judge_overflow, judge_spend, spend_warnings
 from copeca_action.report._spending import current_look, look_alpha, schedule, spent
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
@@ -128,8 +129,12 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     s, look = resolve_look(table, settings or Settings())
     warnings: list[str] = list(table.extra_warnings)
     pairs = _pairs(table.arm.names)
-    with Beside(functools.partial(_asides, table, pairs, s),
-                fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as asides:
+    # costs that add up past the largest float make the verdict invalid (judge_overflow),
+    # which says so: numpy's overflow warnings on the way would only repeat it as noise
+    quiet = (np.errstate(over="ignore", invalid="ignore") if _overflows(table)
+             else contextlib.nullcontext())
+    with quiet, Beside(functools.partial(_asides, table, pairs, s),
+                       fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as asides:
         arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
         fields = [_compare(table, kind, tool, base, s, warnings) for kind, tool, base in pairs]
         comparisons = [Comparison(**f, capabilities=a.capabilities, languages=a.languages,
@@ -143,6 +148,9 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     else:
         verdict, reasons = comparisons[headline].verdict, comparisons[headline].reasons
     verdict, reasons, comparisons = judge_spend(table.spend, verdict, reasons, comparisons)
+    verdict, reasons, comparisons = judge_overflow({a.arm: a.spend_usd for a in arms},
+                                                   len(table.task.names), verdict, reasons,
+                                                   comparisons)
     warnings += spend_warnings(table.spend)
     warnings += _run_warnings(table, arms, s)
     infra = table.outcome == INFRA
@@ -178,6 +186,14 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
 
 
 # ---------------------------------------------------------------- arms
+
+
+def _overflows(t: RecordTable) -> bool:
+    """Some arm's costs add up, or resample, past the largest float (`judge_overflow`)."""
+    with np.errstate(over="ignore"):
+        spend = np.bincount(t.arm.codes[t.reached], weights=t.cost[t.reached],
+                            minlength=len(t.arm.names))
+        return not bool(np.isfinite(spend * max(1, len(t.task.names))).all())
 
 
 def _arm_summary(t: RecordTable, code: int, name: str, s: Settings) -> ArmSummary:

@@ -4,6 +4,7 @@ counted as 0, and the verdict is then `invalid`)."""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -148,6 +149,27 @@ def judge_spend(account: SpendAccount, verdict: Verdict, reasons: list[str],
     arms = set(account.unknown_arms)
     out = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
            if {c.tool, c.base} & arms else c for c in comparisons]
+    if verdict == "skipped" and not comparisons:
+        return verdict, reasons, out
+    return "invalid", [why, *reasons], out
+
+
+def judge_overflow(spend_by_arm: Mapping[str, float], clusters: int, verdict: Verdict,
+                   reasons: list[str], comparisons: list[Comparison]
+                   ) -> tuple[Verdict, list[str], list[Comparison]]:
+    """An arm whose runs' costs add up past the largest float (each cost finite, a
+    cost_usd near 1e308), or whose bootstrap could (a resample draws up to `clusters`
+    times an arm's spend), has no spend to speak of: ∞ would be an invented number. Its
+    comparisons are `invalid`, and so is the headline verdict, as with an unknown cost."""
+    over = sorted(arm for arm, spend in spend_by_arm.items()
+                  if not math.isfinite(spend * max(1, clusters)))
+    if not over:
+        return verdict, reasons, comparisons
+    why = (f"the runs' costs of arm(s) {', '.join(over)} add up (or resample) past the "
+           "largest number a float holds (a cost_usd near 1e308 is no price): spend and cost "
+           "per correct cannot be established")
+    out = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
+           if {c.tool, c.base} & set(over) else c for c in comparisons]
     if verdict == "skipped" and not comparisons:
         return verdict, reasons, out
     return "invalid", [why, *reasons], out

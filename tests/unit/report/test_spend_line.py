@@ -137,3 +137,27 @@ def test_the_columns_account_is_the_rows_account() -> None:
             assert len(kept) == len(rows)
         else:
             assert [rows[i] for i in keep] == kept
+
+
+@pytest.mark.parametrize("cost", [1e308, 6e307])
+def test_costs_that_add_up_past_the_largest_float_make_the_verdict_invalid(
+        cost: float) -> None:
+    """Each cost finite and valid, but one arm's spend (1e308 twice) or its resampled sums
+    (6e307 × 3 tasks) overflow: ∞ is no spend, so nothing is judged on it."""
+    runs = _runs()
+    runs += [record(task_id="a", arm="tool", cost_usd=cost, correct=True, repetition=r)
+             for r in (1, 2)]
+    report = build_report(runs)
+    assert report.verdict == "invalid"
+    assert "past the largest number a float holds" in report.verdict_reasons[0]
+    assert "arm(s) tool" in report.verdict_reasons[0]
+    assert all(c.verdict == "invalid" for c in report.comparisons)
+    assert "past the largest number" in render_markdown(report)
+
+
+def test_large_but_addable_costs_are_judged() -> None:
+    runs = _runs()
+    runs.append(record(task_id="a", arm="tool", cost_usd=1e6, correct=True, repetition=1))
+    report = build_report(runs)
+    assert report.verdict != "invalid"
+    assert not any("largest number" in r for r in report.verdict_reasons)
