@@ -37,6 +37,11 @@ DEFAULT_COST_PER_RUN = 0.25
 order of magnitude only): the spend estimate says when it rests on this."""
 
 
+MAX_PILOT_COST_USD = 1e9
+"""A pilot run's cost above this is refused: no agent run costs that, and simulated sums of
+such costs (up to 20,000 experiments of many runs) would overflow to an invented ∞."""
+
+
 @dataclass(frozen=True)
 class Pilot:
     """Runs of the base arm of an earlier experiment: per task, its runs' cost and grade."""
@@ -200,6 +205,11 @@ def pilot_from_rows(rows: list[dict[str, object]], source: str) -> Pilot:
     if len(by_task) < 2:
         raise ValueError(f"{source}: the pilot needs runs of at least 2 non-control tasks with "
                          f"a known cost (found {len(by_task)})")
+    largest = max(float(r["cost_usd"]) for r in chosen)  # type: ignore[arg-type]
+    if largest > MAX_PILOT_COST_USD:
+        raise ValueError(f"{source}: a pilot run costs ${largest:.3g}; above "
+                         f"${MAX_PILOT_COST_USD:,.0f} a run is no price, and the simulated "
+                         "spend would add up past the largest number a float holds")
     return Pilot(cost=[np.array([float(r["cost_usd"]) for r in runs])  # type: ignore[arg-type]
                        for runs in by_task.values()],
                  correct=[np.array([1.0 if r.get("correct") and r.get("outcome") != "agent_error"

@@ -73,3 +73,19 @@ def test_a_count_of_experiments_out_of_range_is_refused_by_name(
     assert main(["plan", str(DEMO), "--power", "--experiments", count]) == 2
     err = capsys.readouterr().err
     assert f"--experiments: {count}: expected 200 to 20,000" in err and "Traceback" not in err
+
+
+def test_a_pilot_whose_costs_are_no_price_is_refused(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Each cost finite, but near the largest float: the expected spend would be an
+    overflowed ∞; the pilot is refused, naming the cost and the limit."""
+    rows = [{"run_id": f"r{t}{r}", "task_id": f"t{t}", "arm": "baseline", "model": "m",
+             "outcome": "ok", "correct": True, "cost_usd": 1e308, "repetition": r}
+            for t in range(3) for r in range(2)]
+    results = tmp_path / "pilot.jsonl"
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["plan", str(DEMO), "--power", "--experiments", "200",
+                 "--pilot", str(results)]) == 2
+    err = capsys.readouterr().err
+    assert "a pilot run costs $1e+308; above $1,000,000,000 a run is no price" in err
+    assert "$inf" not in err
