@@ -34,7 +34,12 @@ from copeca_action.report._model import (
     Verdict,
 )
 from copeca_action.report._retrieval import retrieval_section
-from copeca_action.report._spend import judge_overflow, judge_spend, spend_warnings
+from copeca_action.report._spend import (
+    MAX_RUN_COST_USD,
+    judge_costs,
+    judge_spend,
+    spend_warnings,
+)
 from copeca_action.report._spending import current_look, look_alpha, schedule, spent
 from copeca_action.report._stats import (
     DEFAULT_METHOD,
@@ -129,9 +134,10 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     s, look = resolve_look(table, settings or Settings())
     warnings: list[str] = list(table.extra_warnings)
     pairs = _pairs(table.arm.names)
-    # costs that add up past the largest float make the verdict invalid (judge_overflow),
-    # which says so: numpy's overflow warnings on the way would only repeat it as noise
-    quiet = (np.errstate(over="ignore", invalid="ignore") if _overflows(table)
+    # a run above MAX_RUN_COST_USD makes the verdict invalid (judge_costs), which says so:
+    # numpy's overflow warnings on the way would only repeat it as noise
+    quiet = (np.errstate(over="ignore", invalid="ignore")
+             if max(_largest_costs(table).values(), default=0.0) > MAX_RUN_COST_USD
              else contextlib.nullcontext())
     with quiet, Beside(functools.partial(_asides, table, pairs, s),
                        fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as asides:
@@ -148,9 +154,8 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     else:
         verdict, reasons = comparisons[headline].verdict, comparisons[headline].reasons
     verdict, reasons, comparisons = judge_spend(table.spend, verdict, reasons, comparisons)
-    verdict, reasons, comparisons = judge_overflow({a.arm: a.spend_usd for a in arms},
-                                                   len(table.task.names), verdict, reasons,
-                                                   comparisons)
+    verdict, reasons, comparisons = judge_costs(_largest_costs(table), verdict, reasons,
+                                                comparisons)
     warnings += spend_warnings(table.spend)
     warnings += _run_warnings(table, arms, s)
     infra = table.outcome == INFRA
@@ -188,12 +193,14 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
 # ---------------------------------------------------------------- arms
 
 
-def _overflows(t: RecordTable) -> bool:
-    """Some arm's costs add up, or resample, past the largest float (`judge_overflow`)."""
-    with np.errstate(over="ignore"):
-        spend = np.bincount(t.arm.codes[t.reached], weights=t.cost[t.reached],
-                            minlength=len(t.arm.names))
-        return not bool(np.isfinite(spend * max(1, len(t.task.names))).all())
+def _largest_costs(t: RecordTable) -> dict[str, float]:
+    """Each arm's largest run cost among the runs that reached the agent."""
+    out = {}
+    for code, name in enumerate(t.arm.names):
+        cost = t.cost[t.reached & (t.arm.codes == code)]
+        if cost.size:
+            out[name] = float(cost.max())
+    return out
 
 
 def _arm_summary(t: RecordTable, code: int, name: str, s: Settings) -> ArmSummary:

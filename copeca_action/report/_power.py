@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from copeca_action.report._simulate import Population, draw
+from copeca_action.report._spend import MAX_RUN_COST_USD
 from copeca_action.report._spending import look_alpha, schedule
 from copeca_action.report._stats import FloatArray, paired_bootstrap
 from copeca_action.scenario import Adaptive
@@ -35,11 +36,6 @@ effect varying between tasks (log sd 0.2). bench/stats.py uses the same family."
 DEFAULT_COST_PER_RUN = 0.25
 """USD per run assumed without a pilot (a Claude Code comprehension task on a mid-size model,
 order of magnitude only): the spend estimate says when it rests on this."""
-
-
-MAX_PILOT_COST_USD = 1e9
-"""A pilot run's cost above this is refused: no agent run costs that, and simulated sums of
-such costs (up to 20,000 experiments of many runs) would overflow to an invented ∞."""
 
 
 @dataclass(frozen=True)
@@ -206,9 +202,9 @@ def pilot_from_rows(rows: list[dict[str, object]], source: str) -> Pilot:
         raise ValueError(f"{source}: the pilot needs runs of at least 2 non-control tasks with "
                          f"a known cost (found {len(by_task)})")
     largest = max(float(r["cost_usd"]) for r in chosen)  # type: ignore[arg-type]
-    if largest > MAX_PILOT_COST_USD:
+    if largest > MAX_RUN_COST_USD:
         raise ValueError(f"{source}: a pilot run costs ${largest:.3g}; above "
-                         f"${MAX_PILOT_COST_USD:,.0f} a run is no price, and the simulated "
+                         f"${MAX_RUN_COST_USD:,.0f} a run is no price, and the simulated "
                          "spend would add up past the largest number a float holds")
     return Pilot(cost=[np.array([float(r["cost_usd"]) for r in runs])  # type: ignore[arg-type]
                        for runs in by_task.values()],

@@ -4,7 +4,6 @@ counted as 0, and the verdict is then `invalid`)."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -154,20 +153,24 @@ def judge_spend(account: SpendAccount, verdict: Verdict, reasons: list[str],
     return "invalid", [why, *reasons], out
 
 
-def judge_overflow(spend_by_arm: Mapping[str, float], clusters: int, verdict: Verdict,
-                   reasons: list[str], comparisons: list[Comparison]
-                   ) -> tuple[Verdict, list[str], list[Comparison]]:
-    """An arm whose runs' costs add up past the largest float (each cost finite, a
-    cost_usd near 1e308), or whose bootstrap could (a resample draws up to `clusters`
-    times an arm's spend), has no spend to speak of: ∞ would be an invented number. Its
-    comparisons are `invalid`, and so is the headline verdict, as with an unknown cost."""
-    over = sorted(arm for arm, spend in spend_by_arm.items()
-                  if not math.isfinite(spend * max(1, clusters)))
+MAX_RUN_COST_USD = 1e9
+"""A run's cost above this is no price (no agent run costs a billion dollars), and the
+statistics on it would rest on sums and squares that overflow the largest float (squares
+from about 1e154): an arm with such a run has no spend or cost per correct to judge."""
+
+
+def judge_costs(largest_by_arm: Mapping[str, float], verdict: Verdict, reasons: list[str],
+                comparisons: list[Comparison]
+                ) -> tuple[Verdict, list[str], list[Comparison]]:
+    """The comparisons of an arm with a run above `MAX_RUN_COST_USD` are `invalid`, and so
+    is the headline verdict, as with an unknown cost: ∞ or a bound from an overflowed sum
+    would be an invented number."""
+    over = {arm: cost for arm, cost in largest_by_arm.items() if not cost <= MAX_RUN_COST_USD}
     if not over:
         return verdict, reasons, comparisons
-    why = (f"the runs' costs of arm(s) {', '.join(over)} add up (or resample) past the "
-           "largest number a float holds (a cost_usd near 1e308 is no price): spend and cost "
-           "per correct cannot be established")
+    why = (f"a run of arm(s) {', '.join(sorted(over))} costs ${max(over.values()):.3g}; above "
+           f"${MAX_RUN_COST_USD:,.0f} a run is no price, and the sums and squares of such "
+           "costs overflow: spend and cost per correct cannot be established")
     out = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
            if {c.tool, c.base} & set(over) else c for c in comparisons]
     if verdict == "skipped" and not comparisons:
