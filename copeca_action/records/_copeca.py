@@ -18,6 +18,19 @@ def detect_format(row: dict[str, Any]) -> Format:
     return "copeca-action"
 
 
+NO_COST = "the copeca record has no total_cost_usd"
+UNPRICED = ("copeca recorded $0 for a run that used tokens: its CLI reports no cost (codex, "
+            "gemini) and copeca had no price for the model, so it wrote the CLI's 0")
+
+
+def unpriced(cost: Any, source: Any, tokens: tuple[Any, Any, Any, Any]) -> bool:
+    """A copeca cost of $0 that is not a price: copeca takes the CLI's own figure as the
+    `vendor` cost when it has no price for the model, and codex and gemini report none
+    (their parsers write 0.0). A run that used tokens cost something; a `modeled` $0 is a
+    price of 0 the user gave (a free local model), and a run with no token spent nothing."""
+    return cost == 0 and source == "vendor" and any(tokens)
+
+
 def renumber(tasks: list[str], arms: list[str], models: list[str],
              repetitions: list[int]) -> tuple[list[int], int]:
     """Repetitions with repeated copeca cells numbered as further repetitions, in file

@@ -21,10 +21,13 @@ from typing_extensions import TypedDict  # pydantic needs it on Python < 3.12
 
 from copeca_action.errors import ConfigError, Problem
 from copeca_action.records._copeca import (
+    NO_COST,
+    UNPRICED,
     Format,
     copeca_messages,
     detect_format,
     renumber,
+    unpriced,
 )
 from copeca_action.records._kinds import OUTCOMES, Endpoint, Outcome
 from copeca_action.records._retrieval import RetrievalSummary
@@ -270,8 +273,9 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
     total_cost_usd, cost_source (vendor|modeled), input/output/cache_creation/cache_read
     _tokens, num_turns, num_tool_calls, duration_ms, tool_adopted, error, exit_code,
     adversarial_flags`. A run that raised in its harness has no `total_cost_usd`: an
-    infra error. `control` and `cli_version` (copeca writes both since June 2026) are kept
-    when present; copeca has no task hash. Keys copeca did not write are left out
+    infra error. A `vendor` $0 for a run that used tokens is no price (`unpriced`): an
+    unknown cost, never $0. `control` and `cli_version` (copeca writes both since June
+    2026) are kept when present; copeca has no task hash. Keys copeca did not write are left out
     (RunRecord's defaults apply), which keeps 100k rows small.
     """
     g = row.get
@@ -281,6 +285,9 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
     if meta and meta.get("vendor_cost_divergence_warning"):
         flags.append("cost_divergence")
     cost = g("total_cost_usd")
+    tokens = (g("input_tokens"), g("output_tokens"), g("cache_creation_tokens"),
+              g("cache_read_tokens"))
+    free_by_default = unpriced(cost, g("cost_source"), tokens)
     if cost is None:
         outcome = "infra_error"
     elif flags_in and flags_in.get("timeout"):
@@ -298,8 +305,9 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
         "tokens": {"input": g("input_tokens") or 0, "output": g("output_tokens") or 0,
                    "cache_write": g("cache_creation_tokens") or 0,
                    "cache_read": g("cache_read_tokens") or 0},
-        "cost_usd": None if cost is None else float(cost),
-        "cost_source": _SOURCES.get(str(g("cost_source")), "none"),
+        "cost_usd": None if cost is None or free_by_default else float(cost),
+        "cost_source": "none" if free_by_default else _SOURCES.get(str(g("cost_source")),
+                                                                     "none"),
         "duration_s": (g("duration_ms") or 0) / 1000, "turns": g("num_turns") or 0,
         "tool_calls": g("num_tool_calls") or 0, "tool_adopted": g("tool_adopted"),
         "flags": flags,
@@ -314,7 +322,9 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
     if isinstance(version, str) and version:
         out["cli_version"] = version
     if cost is None:  # spent or not, nobody knows: never 0
-        out["cost_unknown_reason"] = "the copeca record has no total_cost_usd"
+        out["cost_unknown_reason"] = NO_COST
+    elif free_by_default:  # spent, at a price nobody had: never 0
+        out["cost_unknown_reason"] = UNPRICED
     if scenario:
         out["scenario"] = scenario
     return out

@@ -153,7 +153,10 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
                    if len(table) else "no records"]
     else:
         verdict, reasons = comparisons[headline].verdict, comparisons[headline].reasons
-    verdict, reasons, comparisons = judge_spend(table.spend, verdict, reasons, comparisons)
+    hidden = not pairs and bool(_pairs(tuple(sorted({*table.arm.names,
+                                                     *table.spend.unknown_arms}))))
+    verdict, reasons, comparisons = judge_spend(table.spend, verdict, reasons, comparisons,
+                                                unknown_hid_a_comparison=hidden)
     verdict, reasons, comparisons = judge_costs(_largest_costs(table), verdict, reasons,
                                                 comparisons)
     warnings += spend_warnings(table.spend)

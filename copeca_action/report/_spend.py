@@ -139,9 +139,13 @@ def unknown_cost_reason(account: SpendAccount) -> str | None:
 
 
 def judge_spend(account: SpendAccount, verdict: Verdict, reasons: list[str],
-                comparisons: list[Comparison]) -> tuple[Verdict, list[str], list[Comparison]]:
+                comparisons: list[Comparison], *, unknown_hid_a_comparison: bool = False
+                ) -> tuple[Verdict, list[str], list[Comparison]]:
     """Any comparison with an unknown-cost run in one of its arms is `invalid`, and so is
-    the headline verdict when any counted run has no known cost."""
+    the headline verdict when any counted run has no known cost. With nothing compared,
+    the verdict stays `skipped` unless the unknown-cost runs are what left a comparison out
+    (`unknown_hid_a_comparison`: an arm whose every cost is unknown): then it is
+    `invalid`, not "no tool arm"."""
     why = unknown_cost_reason(account)
     if why is None:
         return verdict, reasons, comparisons
@@ -149,7 +153,8 @@ def judge_spend(account: SpendAccount, verdict: Verdict, reasons: list[str],
     out = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
            if {c.tool, c.base} & arms else c for c in comparisons]
     if verdict == "skipped" and not comparisons:
-        return verdict, reasons, out
+        # "no tool arm" would be untrue when the unknown costs are what hid it
+        return ("invalid", [why], out) if unknown_hid_a_comparison else (verdict, reasons, out)
     return "invalid", [why, *reasons], out
 
 

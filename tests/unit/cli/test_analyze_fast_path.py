@@ -130,6 +130,50 @@ def test_copeca_format_gives_the_same_report_on_both_paths(
     assert ("carry no control flag" in md) is not layout_2026
 
 
+def test_a_copeca_zero_that_is_no_price_is_an_unknown_cost_on_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """copeca writes the CLI's own cost as `vendor` when it has no price for the model, and
+    codex and gemini report none: $0 for a run that used tokens is no price (unknown cost,
+    the verdict invalid), where a `modeled` $0 (a price of 0 given) and a run with no token
+    stay $0."""
+    lines = copeca(ours()[:-1], True)
+    unpriced = [i for i, line in enumerate(lines) if line["mode"] == "codesearch"][:3]
+    for i in unpriced:
+        lines[i].update(total_cost_usd=0.0, cost_source="vendor", input_tokens=900)
+    free = next(i for i, line in enumerate(lines) if line["mode"] == "baseline")
+    lines[free].update(total_cost_usd=0.0, cost_source="modeled", input_tokens=900)
+    idle = next(i for i, line in enumerate(lines)
+                if line["mode"] == "baseline" and i != free)
+    lines[idle].update(total_cost_usd=0.0, cost_source="vendor", input_tokens=0,
+                       output_tokens=0, cache_creation_tokens=0, cache_read_tokens=0)
+    path = write(tmp_path / "scn.jsonl", lines)
+    assert read_columns(path) is not None  # the fast path reads it
+    _, js = same_reports(path, monkeypatch)
+    report = json.loads(js)
+    ids = sorted(f"copeca:{lines[i]['task']}:codesearch:{lines[i]['model']}:"
+                 f"{lines[i]['repetition']}" for i in unpriced)
+    assert report["exclusions"]["unknown_cost_runs"] == ids
+    assert report["verdict"] == "invalid"
+    assert "copeca recorded $0 for a run that used tokens" in report["verdict_reasons"][0]
+    # and the fixture's two lines with no total_cost_usd (excluded as infra errors)
+    assert report["spend"]["unknown_attempts"] == 3 + 2
+
+
+def test_an_arm_with_no_known_cost_at_all_is_invalid_not_missing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every run of the tool arm unpriced: the arm has no row to compare, and the verdict
+    says why (invalid: unknown cost), not "no tool arm with a baseline"."""
+    lines = [dict(line, total_cost_usd=0.0, cost_source="vendor", input_tokens=900)
+             if line["mode"] == "codesearch" else line
+             for line in copeca(ours()[:-1], True)]
+    path = write(tmp_path / "scn.jsonl", lines)
+    md, js = same_reports(path, monkeypatch)
+    report = json.loads(js)
+    assert report["verdict"] == "invalid" and not report["comparisons"]
+    assert "have no known cost" in report["verdict_reasons"][0]
+    assert "no tool arm" not in md
+
+
 @pytest.mark.parametrize("case", ["retry", "retrieval", "torn_tail", "lax_type",
                                   "copeca_string_cost", "copeca_string_flag"])
 def test_files_the_fast_path_declines_give_the_same_report(
