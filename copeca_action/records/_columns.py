@@ -29,15 +29,8 @@ from typing import Annotated, Any
 import msgspec
 
 from copeca_action._util.forked import Forked, can_fork
-from copeca_action.records._copeca import (
-    NO_COST,
-    UNPRICED,
-    Format,
-    copeca_messages,
-    detect_format,
-    renumber,
-    unpriced,
-)
+from copeca_action.records import _copeca
+from copeca_action.records._copeca import Format, copeca_messages, detect_format, renumber
 from copeca_action.records._kinds import Endpoint, Outcome
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0)]
@@ -445,8 +438,8 @@ def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
     flags, timed_out = _extras(rows)
     cost = [r.total_cost_usd for r in rows]
     # a $0 that is no price (`unpriced`): its cost is unknown, its outcome unchanged
-    free = ([unpriced(c, r.cost_source, (r.input_tokens, r.output_tokens,
-                                         r.cache_creation_tokens, r.cache_read_tokens))
+    free = ([_copeca.unpriced(c, r.cost_source, (r.input_tokens, r.output_tokens,
+                                                 r.cache_creation_tokens, r.cache_read_tokens))
              for r, c in zip(rows, cost, strict=True)] if 0 in cost else [False] * n)
     reps = [r.repetition or 0 for r in rows]
     task = [r.task for r in rows]
@@ -472,12 +465,13 @@ def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
         cols.cost_usd += [None if f else c for c, f in zip(cost, free, strict=True)]
         cols.cost_source += ["none" if f else _SOURCES.get(str(r.cost_source), "none")
                              for r, f in zip(rows, free, strict=True)]
-        cols.cost_unknown_reason += [UNPRICED if f else None if c is not None else NO_COST
+        cols.cost_unknown_reason += [_copeca.UNPRICED if f else None if c is not None
+                                     else _copeca.NO_COST
                                      for c, f in zip(cost, free, strict=True)]
     else:
         cols.cost_usd += cost
         cols.cost_source += [_SOURCES.get(str(r.cost_source), "none") for r in rows]
-        cols.cost_unknown_reason += [None if c is not None else NO_COST for c in cost]
+        cols.cost_unknown_reason += [None if c is not None else _copeca.NO_COST for c in cost]
     cols.control += [c is True for c in control]
     cols.tool_adopted += [r.tool_adopted for r in rows]
     cols.repetition += reps
