@@ -136,8 +136,9 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     pairs = _pairs(table.arm.names)
     # a run above MAX_RUN_COST_USD makes the verdict invalid (judge_costs), which says so:
     # numpy's overflow warnings on the way would only repeat it as noise
+    largest = _largest_costs(table)
     quiet = (np.errstate(over="ignore", invalid="ignore")
-             if max(_largest_costs(table).values(), default=0.0) > MAX_RUN_COST_USD
+             if max(largest.values(), default=0.0) > MAX_RUN_COST_USD
              else contextlib.nullcontext())
     with quiet, Beside(functools.partial(_asides, table, pairs, s),
                        fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as asides:
@@ -157,8 +158,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
                                                      *table.spend.unknown_arms}))))
     verdict, reasons, comparisons = judge_spend(table.spend, verdict, reasons, comparisons,
                                                 unknown_hid_a_comparison=hidden)
-    verdict, reasons, comparisons = judge_costs(_largest_costs(table), verdict, reasons,
-                                                comparisons)
+    verdict, reasons, comparisons = judge_costs(largest, verdict, reasons, comparisons)
     warnings += spend_warnings(table.spend)
     warnings += _run_warnings(table, arms, s)
     infra = table.outcome == INFRA
