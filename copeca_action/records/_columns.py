@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from io import BufferedReader
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 
@@ -537,7 +537,8 @@ def _repeats(cols: Columns) -> int:
 def _sound(cols: Columns) -> bool:
     """What RunRecord would refuse and the strict types let through: a negative or
     non-finite cost, a negative repetition (copeca's)."""
-    known = [c for c in cols.cost_usd if c is not None]
+    known: list[float] = ([c for c in cols.cost_usd if c is not None]
+                          if None in cols.cost_usd else cast(list[float], cols.cost_usd))
     # a NaN or an infinity makes the sum non-finite (so does an overflow of huge costs: then
     # read_rows decides); with the sum finite, min is exact
     return (math.isfinite(sum(known)) and min(known, default=0.0) >= 0

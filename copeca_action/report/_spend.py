@@ -106,15 +106,16 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
             else:
                 excluded_usd += float(cost)
     skip = set(outside)
-    unknown = [i for i, cost in enumerate(c.cost_usd) if cost is None and i not in skip]
-    counts = Counter(c.cost_source)
+    unknown = ([i for i, cost in enumerate(c.cost_usd) if cost is None and i not in skip]
+               if None in c.cost_usd else [])
+    counts = _counted(c.cost_source)
     counts.subtract(c.cost_source[i] for i in (*outside, *unknown))
     sources: dict[str, int] = {}
     for source, n in counts.items():
         if n:
             key = str(source or "none")
             sources[key] = sources.get(key, 0) + n
-    stopped = sum(n for flags, n in Counter(c.flags).items() if LOWER_BOUND_FLAG in flags)
+    stopped = sum(n for flags, n in _counted(c.flags).items() if LOWER_BOUND_FLAG in flags)
     keep = None
     if unknown:
         skip = set(unknown)
@@ -128,6 +129,14 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
         unknown_reasons=tuple(sorted({str(c.cost_unknown_reason[i] or "no reason given")
                                       for i in unknown})),
         sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped)
+
+
+def _counted(values: list[Any]) -> Counter[Any]:
+    """Counter(values), without a hash per row when every value is the first (a C-level
+    count: the usual cost source, the usual flags)."""
+    if values and values.count(values[0]) == len(values):
+        return Counter({values[0]: len(values)})
+    return Counter(values)
 
 
 def unknown_cost_reason(account: SpendAccount) -> str | None:

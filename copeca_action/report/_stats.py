@@ -447,10 +447,18 @@ def _linear_se(sums: FloatArray, pairs: list[tuple[int, int]], n: int) -> FloatA
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         g = [1 / sums[..., 0, :], -1 / sums[..., 1, :], -1 / sums[..., 2, :], 1 / sums[..., 3, :]]
         var = np.zeros_like(g[0])
-        for j, (k, m) in enumerate(pairs):
-            var = var + (1 if k == m else 2) * g[k] * g[m] * sums[..., 4 + j, :]
-        var = var * n / max(n - 1, 1)
-        return np.asarray(np.sqrt(np.maximum(var, 0.0)), dtype=np.float64)
+        term = np.empty_like(var)
+        for j, (k, m) in enumerate(pairs):  # var += (1 or 2)·g_k·g_m·x_km, in place
+            if k == m:
+                np.multiply(g[k], g[m], out=term)
+            else:
+                np.multiply(g[k], 2, out=term)
+                term *= g[m]
+            term *= sums[..., 4 + j, :]
+            var += term
+        var *= n
+        var /= max(n - 1, 1)
+        return np.asarray(np.sqrt(np.maximum(var, 0.0, out=var), out=var), dtype=np.float64)
 
 
 class _Resampled:

@@ -30,6 +30,8 @@ SUPERSEDABLE = ("infra_error", "budget_stop")
 """Outcomes a later record of the same run id replaces: a retry, or a run the budget
 stopped and a resumed job ran."""
 IDENTITY = ("task_id", "arm", "model", "repetition")
+_ADOPTED: dict[object, int] = {None: -1, False: 0, True: 1}
+"""`tool_adopted` → `RecordTable.adopted`."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,10 @@ class Labels:
     @classmethod
     def of(cls, values: Sequence[object]) -> Labels:
         """Codes in sorted-name order; a dict pass (np.unique on objects is slow)."""
+        if values and type(values[0]) is str and values.count(values[0]) == len(values):
+            # one model, runner or version throughout (the usual case): a C-level count,
+            # no hash per row (the reader makes new text objects for each record)
+            return cls(np.zeros(len(values), dtype=np.int64), (values[0],))
         try:
             distinct = dict.fromkeys(values)
         except TypeError:  # an unhashable value: named by its text
@@ -207,8 +213,13 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
     """The RecordTable of the rows the statistics read (one per run id, known cost)."""
     if not scenario and len(c):
         scenario = str(c.scenario[0])
-    adopted = [-1 if a is None else int(bool(a)) for a in c.tool_adopted]
-    outcome = np.array(list(map(OUTCOME_CODE.__getitem__, c.outcome)), dtype=np.int64)
+    n = len(c)
+    try:  # the usual values: one C-level pass
+        adopted = np.fromiter(map(_ADOPTED.__getitem__, c.tool_adopted), dtype=np.int8, count=n)
+    except (KeyError, TypeError):
+        adopted = np.array([-1 if a is None else int(bool(a)) for a in c.tool_adopted],
+                           dtype=np.int8)
+    outcome = np.fromiter(map(OUTCOME_CODE.__getitem__, c.outcome), dtype=np.int64, count=n)
     graded = np.array(c.correct, dtype=bool)
     failed = outcome == AGENT_ERROR
     model = Labels.of(c.model)
@@ -216,8 +227,11 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
     if c.served_model.count(None) != len(c):
         served = Labels.of([s or m for s, m in zip(c.served_model, c.model, strict=True)])
     endpoints: Counter[str] = Counter()
-    for name, n in Counter(c.endpoint).items():  # counted per name, not per row
-        endpoints[name or "unknown"] += n
+    if c.endpoint.count(None) == n:  # records that name no endpoint (copeca's, older ones)
+        endpoints["unknown"] = n
+    else:
+        for name, count in Counter(c.endpoint).items():  # counted per name, not per row
+            endpoints[name or "unknown"] += count
     return RecordTable(
         run_id=tuple(c.run_id),
         task=Labels.of(c.task_id),
@@ -232,7 +246,7 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
         correct=graded & ~failed,
         cost=np.array(c.cost_usd, dtype=np.float64),
         control=np.array(c.control, dtype=bool),
-        adopted=np.array(adopted, dtype=np.int8),
+        adopted=adopted,
         repetition=np.array(c.repetition, dtype=np.int64),
         # one flat pass: np.array on a list of tuples first works out their shape (4× slower)
         tokens=np.fromiter(chain.from_iterable(c.tokens), dtype=np.int64,

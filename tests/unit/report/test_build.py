@@ -231,3 +231,54 @@ def test_dates_are_read_once_per_distinct_value_with_the_same_result() -> None:
                                               ("b", dt.date(2026, 11, 22)))
     assert _pricing_dates(runners, [None] * len(runners)) == ()
     assert _run_date([["unhashable"], "2026-03-01"]) == dt.date(2026, 3, 1)
+
+
+def test_task_lines_are_the_general_line_of_each_task() -> None:
+    """The per-task lines are computed in Python numbers (`_task_line`); each must equal
+    `_line` over that one task's sums: tasks one arm did not run, a control task, an arm
+    with nothing right, a task with no spend and tasks with too few repetitions."""
+    import numpy as np
+
+    from copeca_action.report._build import _effect, _line, _Sums, _task_lines
+
+    recs = []
+    for task, arms, control, correct, cost, reps in (
+            ("both", ("codesearch", "baseline"), False, (True, False), (1.5, 0.7), 6),
+            ("tool-only", ("codesearch",), False, (True,), (2.0,), 6),
+            ("base-only", ("baseline",), False, (False,), (0.3,), 2),
+            ("control", ("codesearch", "baseline"), True, (True, True), (1.0, 1.25), 5),
+            ("never-right", ("codesearch", "baseline"), False, (False, True), (0.9, 1.1), 5),
+            ("free", ("codesearch", "baseline"), False, (True, True), (0.0, 0.0), 3),
+            ("few", ("codesearch", "baseline"), False, (True, False), (0.2, 0.4), 2)):
+        for arm, right, usd in zip(arms, correct, cost, strict=True):
+            for r in range(reps):
+                flip = r % 2 == 1 and task != "never-right"
+                recs.append(record(task_id=task, arm=arm, repetition=r, control=control,
+                                   correct=right != flip,
+                                   cost_usd=usd * (1 + r / 7), category=f"cat-{task}"))
+    t = table_from_rows([r.model_dump(mode="json") for r in recs])
+    tool = t.reached & (t.arm.codes == t.arm.code("codesearch"))
+    base = t.reached & (t.arm.codes == t.arm.code("baseline"))
+    lines = {line.key: line for line in _task_lines(t, tool, base, FAST)}
+    assert sorted(lines) == sorted(t.task.names)
+    n = len(t.task.names)
+    sums = [_Sums(*(np.bincount(t.task.codes[rows], weights=w[rows], minlength=n)
+                    for w in (t.cost, t.correct.astype(np.float64))),
+                  np.bincount(t.task.codes[rows], minlength=n)) for rows in (tool, base)]
+    main = [~t.control & rows for rows in (tool, base)]
+    totals = [(float(t.cost[m].sum()), float(t.correct[m].sum())) for m in main]
+    for code, name in enumerate(t.task.names):
+        one = [_Sums(a.spend[code:code + 1], a.correct[code:code + 1], a.runs[code:code + 1])
+               for a in sums]
+        got = lines[name]
+        expected = _line(name, one[0], one[1], got.delta, got.note)
+        assert got.model_dump(exclude={"category", "control", "effect"}) == expected.model_dump(
+            exclude={"category", "control", "effect"}), name
+        assert got.category == f"cat-{name}" and got.control == (name == "control")
+        scalar = [(float(a.spend[0]), float(a.correct[0]), int(a.runs[0])) for a in one]
+        assert got.effect == (None if name == "control" else _effect(*scalar, totals))
+    assert lines["tool-only"].runs_base == 0 and lines["tool-only"].note == "only one arm ran"
+    assert lines["tool-only"].tasks == 0 and lines["both"].tasks == 1
+    assert lines["never-right"].cpc_tool == math.inf and lines["free"].cpc_tool == 0.0
+    assert lines["few"].note.startswith("too few repetitions (2)")
+    assert lines["both"].effect is not None and lines["base-only"].effect is None
