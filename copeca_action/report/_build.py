@@ -140,13 +140,13 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     quiet = (np.errstate(over="ignore", invalid="ignore")
              if max(largest.values(), default=0.0) > MAX_RUN_COST_USD
              else contextlib.nullcontext())
-    with quiet, Beside(functools.partial(_asides, table, pairs, s),
-                       fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as asides:
+    with quiet, Beside(functools.partial(_powers, table, pairs, s),
+                       fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as powers:
         arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
-        fields = [_compare(table, kind, tool, base, s, warnings) for kind, tool, base in pairs]
-        comparisons = [Comparison(**f, capabilities=a.capabilities, languages=a.languages,
-                                  models=a.models, power=a.power)
-                       for f, a in zip(fields, asides.result(), strict=True)]
+        fields = [_compare(table, kind, tool, base, s, warnings)
+                  | _breakdowns(table, tool, base, s) for kind, tool, base in pairs]
+        comparisons = [Comparison(**f, power=power)
+                       for f, power in zip(fields, powers.result(), strict=True)]
     headline = _headline(comparisons)
     if headline is None:
         verdict: Verdict = "skipped"
@@ -325,7 +325,7 @@ def _effective(tool: _Sums, base: _Sums, paired: NDArray[np.bool_]) -> float | N
 
 def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Settings,
              warnings: list[str]) -> dict[str, Any]:
-    """A comparison's fields but those computed beside it (`_Aside`)."""
+    """A comparison's fields but its breakdowns (`_breakdowns`) and power (`_powers`)."""
     tc, bc = t.arm.code(tool), t.arm.code(base)
     n_tasks = len(t.task.names)
     tool_rows = t.reached & (t.arm.codes == tc)
@@ -382,30 +382,24 @@ def _main_rows(t: RecordTable, tool: str, base: str) -> list[NDArray[np.bool_]]:
     return [t.reached & (t.arm.codes == t.arm.code(a)) & ~t.control for a in (tool, base)]
 
 
-@dataclass(frozen=True)
-class _Aside:
-    """The parts of a comparison computed beside the rest of the report (`Beside`)."""
-
-    capabilities: list[Line]
-    languages: list[Line]
-    models: list[Line]
-    power: Power | None
+def _breakdowns(t: RecordTable, tool: str, base: str, s: Settings) -> dict[str, list[Line]]:
+    """A comparison's lines by capability, language and model."""
+    tool_rows, base_rows = _main_rows(t, tool, base)
+    return {key: _lines_by(t, labels.codes, labels.names, tool_rows, base_rows, s)
+            for key, labels in (("capabilities", t.category), ("languages", t.language),
+                                ("models", t.model))}
 
 
-def _asides(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
-            s: Settings) -> list[_Aside]:
-    """Each comparison's `_Aside`, in order."""
+def _powers(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
+            s: Settings) -> list[Power | None]:
+    """Each comparison's minimum detectable effects (`_power`), in order: what is computed
+    beside the rest of the report (`Beside`)."""
     out = []
     n_tasks = len(t.task.names)
     for _, tool, base in pairs:
         tool_rows, base_rows = _main_rows(t, tool, base)
         st, sb = (_sums(t, r, t.task.codes, n_tasks) for r in (tool_rows, base_rows))
-        out.append(_Aside(
-            capabilities=_lines_by(t, t.category.codes, t.category.names, tool_rows,
-                                   base_rows, s),
-            languages=_lines_by(t, t.language.codes, t.language.names, tool_rows, base_rows, s),
-            models=_lines_by(t, t.model.codes, t.model.names, tool_rows, base_rows, s),
-            power=_power(t, base_rows, st, sb, s)))
+        out.append(_power(t, base_rows, st, sb, s))
     return out
 
 
@@ -423,10 +417,12 @@ def _simulated_draws(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]
 
 
 FORK_POWER_DRAWS = 2_000_000
-"""From this many simulated runs, the power simulations (and the lines by capability,
-language and model) run in a forked child beside the rest of the report (`Beside`): at 100k
-records (20M draws, 0.29 s) that saves a third of the report's time; below, the fork costs
-about what it saves (bench/analyze_perf.py). The numbers are the same either way."""
+"""From this many simulated runs, the power simulations run in a forked child beside the
+rest of the report (`Beside`): at 100k records (20M draws, 0.25 s) that saves a third of the
+report's time; below, the fork costs about what it saves (bench/analyze_perf.py). The numbers
+are the same either way. The lines by capability, language and model stay here: with both
+CPUs busy the child's simulation runs slower than alone, and they balanced the two better
+here."""
 
 
 def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,

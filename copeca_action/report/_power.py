@@ -138,6 +138,11 @@ def _pilot_sums(pilot: Pilot, effect_sd: float, tasks: int, looks: list[int],
     scale = effect.reshape(-1)
     reps = looks[-1]
     out = np.empty((len(looks), 4, flat.size))
+    # right or wrong as bytes: the counts are the sums of the 0.0/1.0 values exactly, with
+    # an eighth of the memory to gather (any other value keeps the floats)
+    every = np.concatenate(pilot.correct) if pilot.correct else np.zeros(0)
+    binary = bool(((every == 0) | (every == 1)).all())
+    right = [c.astype(np.uint8) for c in pilot.correct] if binary else pilot.correct
     for arm in range(2):
         for i in range(n_pilot):
             cells = order[bounds[i]:bounds[i + 1]]
@@ -149,7 +154,7 @@ def _pilot_sums(pilot: Pilot, effect_sd: float, tasks: int, looks: list[int],
             spend = pilot.cost[i].take(j)
             if arm == 0:
                 spend *= scale[cells][:, None]
-            correct = pilot.correct[i].take(j)
+            correct = right[i].take(j)
             for k, r in enumerate(looks):
                 out[k, 2 * arm, cells] = spend[:, :r].sum(axis=-1)
                 out[k, 2 * arm + 1, cells] = correct[:, :r].sum(axis=-1)

@@ -51,3 +51,18 @@ def test_look_sums_equal_the_sums_of_the_full_draw(tasks: int, looks: list[int],
             assert np.array_equal(value, runs[..., :reps].sum(axis=-1))
     # the tool arm's costs are scaled, the base arm's are not: the two differ
     assert not np.array_equal(got[-1][0], got[-1][2])
+
+
+@pytest.mark.parametrize("scores", [(0.0, 1.0), (0.0, 0.5, 1.0)])
+def test_right_or_wrong_is_counted_and_any_other_score_is_summed(scores: tuple[float, ...]
+                                                                 ) -> None:
+    """0/1 answers are counted as bytes; a pilot with any other score keeps its floats: the
+    sums are those of the full draw either way."""
+    gen = np.random.default_rng(5)
+    cost = [gen.lognormal(size=6) for _ in range(7)]
+    pilot = Pilot(cost=cost, correct=[gen.choice(scores, size=6) for _ in cost], source="t")
+    got = _pilot_sums(pilot, 0.3, 10, [4], 30, np.random.default_rng(8))
+    full = full_draw(pilot, 0.3, 10, 4, 30, np.random.default_rng(8))
+    for value, runs in zip(got[0], full, strict=True):
+        assert np.array_equal(value, runs.sum(axis=-1))
+    assert (got[0][1] % 1 != 0).any() == (0.5 in scores)
