@@ -104,7 +104,8 @@ class _Ours(msgspec.Struct, gc=False):
     category: str = ""
     language: str = ""
     correct: bool = False
-    cost_usd: NonNegFloat | None = 0.0
+    cost_usd: NonNegFloat | msgspec.UnsetType | None = msgspec.UNSET
+    """Unset: `read_rows` decides (unknown when the run reached the agent, else 0)."""
     cost_source: str | None = None
     cost_unknown_reason: str | None = None
     served_model: str | None = None
@@ -394,8 +395,10 @@ then fails the strict decode and goes to read_rows)."""
 
 
 def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
-    """Appends the rows; False when one carries retrieval metrics (read_rows builds them)."""
-    if any(r.retrieval != _NULL for r in rows):
+    """Appends the rows; False when one carries retrieval metrics (read_rows builds them)
+    or has no `cost_usd` (read_rows decides what that means)."""
+    cost = [r.cost_usd for r in rows]
+    if msgspec.UNSET in cost or any(r.retrieval != _NULL for r in rows):
         return False
     cols.scenario += [r.scenario for r in rows]
     cols.run_id += [r.run_id for r in rows]
@@ -409,7 +412,7 @@ def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
     cols.language += [r.language for r in rows]
     cols.outcome += [r.outcome for r in rows]
     cols.correct += [r.correct for r in rows]
-    cols.cost_usd += [r.cost_usd for r in rows]
+    cols.cost_usd += cast(list[float | None], cost)
     cols.cost_source += [r.cost_source for r in rows]
     cols.cost_unknown_reason += [r.cost_unknown_reason for r in rows]
     cols.control += [r.control for r in rows]

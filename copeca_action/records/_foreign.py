@@ -29,7 +29,7 @@ from copeca_action.records._copeca import (
     renumber,
     unpriced,
 )
-from copeca_action.records._kinds import OUTCOMES, Endpoint, Outcome
+from copeca_action.records._kinds import NO_COST_FIELD, NOT_REACHED, OUTCOMES, Endpoint, Outcome
 from copeca_action.records._retrieval import RetrievalSummary
 
 _BOM = b"\xef\xbb\xbf"
@@ -80,15 +80,11 @@ def copeca_notes(rows: list[dict[str, Any]]) -> list[str]:
                            any(r.get("cli_version") for r in rows))
 
 
-
-
-
-
 def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
     """One validating parse of many lines, materialising only what is analysed."""
     try:
-        return cast(list[dict[str, Any]],
-                    _adapters()[0].validate_json(b"[" + b",".join(raw for _, raw in part) + b"]"))
+        return _costed(cast(list[dict[str, Any]], _adapters()[0].validate_json(
+            b"[" + b",".join(raw for _, raw in part) + b"]")))
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] != "json_invalid":
@@ -104,6 +100,16 @@ def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
                 rows.append(cast(dict[str, Any], _adapters()[2].validate_python(row)))
             except ValidationError as exc:
                 _raise(exc, path, number)
+    return _costed(rows)
+
+
+def _costed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows, those of runs that reached the agent without `cost_usd` given an unknown
+    cost (`NO_COST_FIELD`), as RunRecord gives them: never the $0 a default would be."""
+    for row in rows:
+        if "cost_usd" not in row and row["outcome"] not in NOT_REACHED:
+            row["cost_usd"] = None
+            row["cost_unknown_reason"] = row.get("cost_unknown_reason") or NO_COST_FIELD
     return rows
 
 

@@ -7,7 +7,13 @@ from typing import Literal
 
 Outcome = Literal["ok", "agent_error", "timeout", "budget_stop", "infra_error"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "agent_error", "timeout", "budget_stop", "infra_error")
+NOT_REACHED: tuple[Outcome, ...] = ("infra_error", "budget_stop")
+"""Outcomes of runs that never reached the agent: they spent nothing (cost 0 unless said)."""
 CostSource = Literal["vendor", "computed", "none"]
+NO_COST_FIELD = ("the record has no cost_usd (a run that reached the agent spent something: "
+                 "unknown, not $0)")
+"""The unknown-cost reason of a record, of a run that reached the agent, that carries no
+`cost_usd` (a record written by hand or by another tool): its cost is unknown, never $0."""
 Endpoint = Literal["real", "scripted", "dry_run"]
 """What answered the agent: `real` a vendor API or a custom base URL, `scripted` the bundled
 scripted model server, `dry_run` the scripted server standing in for a real run (the

@@ -5,9 +5,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from copeca_action._util.model import RecordModel
+from copeca_action.records._kinds import NO_COST_FIELD, NOT_REACHED
 from copeca_action.records._kinds import OUTCOMES as OUTCOMES
 from copeca_action.records._kinds import CostSource as CostSource
 from copeca_action.records._kinds import Endpoint as Endpoint
@@ -83,7 +84,8 @@ class RunRecord(RecordModel):
     cost_usd: Annotated[float, Field(ge=0)] | None = 0.0
     """The cost counted in spend (see cost_source). None: unknown (never 0), with
     `cost_unknown_reason`; a report that counts such a run is `invalid`. 0 for a run that
-    never reached the agent."""
+    never reached the agent; a record of a run that reached it without this field has an
+    unknown cost (`NO_COST_FIELD`), never 0."""
     cost_source: CostSource = "none"
     cost_unknown_reason: str | None = None
     """Why `cost_usd` is None: the models without a price, a token class the price table
@@ -121,7 +123,19 @@ class RunRecord(RecordModel):
     endpoint: Endpoint | None = None
     """What answered the agent (see `Endpoint`); None: not recorded (older records)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _no_cost_is_unknown(cls, data: Any) -> Any:
+        """A run that reached the agent with no `cost_usd` has an unknown cost (with
+        `NO_COST_FIELD` as its reason), not the default 0: the default is for runs that
+        never reached it."""
+        if (isinstance(data, dict) and "cost_usd" not in data
+                and data.get("outcome") not in NOT_REACHED):
+            return {**data, "cost_usd": None,
+                    "cost_unknown_reason": data.get("cost_unknown_reason") or NO_COST_FIELD}
+        return data
+
     @property
     def reached_agent(self) -> bool:
         """Runs that reached the agent are counted in spend, failed or not."""
-        return self.outcome not in ("infra_error", "budget_stop")
+        return self.outcome not in NOT_REACHED

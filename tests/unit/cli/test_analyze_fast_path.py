@@ -48,7 +48,8 @@ def ours() -> list[dict[str, Any]]:
     rows[9].update(cost_usd=None, cost_unknown_reason="no price for other-model")
     rows[12].update(outcome="agent_error", correct=True)
     rows.append({"run_id": "minimal", "task_id": "t9", "arm": "baseline", "model": "m",
-                 "outcome": "ok"})  # every optional field left out
+                 "outcome": "ok", "cost_usd": 0.5})  # every optional field left out (a
+    # run that reached the agent without a cost has an unknown one: see below)
     return rows
 
 
@@ -114,6 +115,29 @@ def test_our_format_gives_the_same_report_on_both_paths(
     assert "codesearch vs baseline" in md
     # the records' own price dates, judged at the day the last run started
     assert "prices last checked 2026-01-01, more than 60 days before the run (2026-11-20)" in md
+
+
+def test_a_record_without_a_cost_is_an_unknown_cost_on_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record (written by hand or another tool) of a run that reached the agent with no
+    `cost_usd` has an unknown cost, never the $0 a default would make of it (one arm all
+    free read as a -100% improvement); a run that never reached the agent still costs 0."""
+    rows = [{"run_id": f"{arm}-{t}-{r}", "task_id": f"t{t}", "arm": arm, "model": "m",
+             "repetition": r, "outcome": "ok", "correct": (t + r) % 3 > 0,
+             **({"cost_usd": 0.5} if arm == "baseline" else {})}
+            for t in range(8) for arm in ("codesearch", "baseline") for r in range(2)]
+    rows.append({"run_id": "lost", "task_id": "t0", "arm": "codesearch", "model": "m",
+                 "repetition": 9, "outcome": "infra_error"})
+    path = write(tmp_path / "results.jsonl", rows)
+    assert read_columns(path) is None  # the fast path leaves the decision to read_rows
+    md, js = same_reports(path, monkeypatch)
+    report = json.loads(js)
+    assert report["verdict"] == "invalid"
+    assert "the record has no cost_usd" in report["verdict_reasons"][0]
+    assert len(report["exclusions"]["unknown_cost_runs"]) == 16
+    assert report["spend"]["unknown_attempts"] == 16
+    assert report["exclusions"]["infra_error_runs"] == ["lost"]
+    assert "-100.0%" not in md and "improvement" not in md.split("\n")[2]
 
 
 @pytest.mark.parametrize("layout_2026", [True, False])
