@@ -103,9 +103,10 @@ class _Ours(msgspec.Struct, gc=False):
     control: bool = False
     category: str = ""
     language: str = ""
-    correct: bool = False
+    correct: bool | msgspec.UnsetType = msgspec.UNSET
     cost_usd: NonNegFloat | msgspec.UnsetType | None = msgspec.UNSET
-    """Unset: `read_rows` decides (unknown when the run reached the agent, else 0)."""
+    """Unset (as `correct`): `read_rows` decides (unknown when the run reached the agent,
+    else 0)."""
     cost_source: str | None = None
     cost_unknown_reason: str | None = None
     served_model: str | None = None
@@ -396,9 +397,11 @@ then fails the strict decode and goes to read_rows)."""
 
 def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
     """Appends the rows; False when one carries retrieval metrics (read_rows builds them)
-    or has no `cost_usd` (read_rows decides what that means)."""
+    or has no `cost_usd` or `correct` (read_rows decides what that means)."""
     cost = [r.cost_usd for r in rows]
-    if msgspec.UNSET in cost or any(r.retrieval != _NULL for r in rows):
+    correct = [r.correct for r in rows]
+    if (msgspec.UNSET in cost or msgspec.UNSET in correct
+            or any(r.retrieval != _NULL for r in rows)):
         return False
     cols.scenario += [r.scenario for r in rows]
     cols.run_id += [r.run_id for r in rows]
@@ -411,7 +414,7 @@ def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
     cols.category += [r.category for r in rows]
     cols.language += [r.language for r in rows]
     cols.outcome += [r.outcome for r in rows]
-    cols.correct += [r.correct for r in rows]
+    cols.correct += cast(list[bool], correct)
     cols.cost_usd += cast(list[float | None], cost)
     cols.cost_source += [r.cost_source for r in rows]
     cols.cost_unknown_reason += [r.cost_unknown_reason for r in rows]

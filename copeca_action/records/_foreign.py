@@ -83,8 +83,8 @@ def copeca_notes(rows: list[dict[str, Any]]) -> list[str]:
 def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
     """One validating parse of many lines, materialising only what is analysed."""
     try:
-        return _costed(cast(list[dict[str, Any]], _adapters()[0].validate_json(
-            b"[" + b",".join(raw for _, raw in part) + b"]")))
+        return _settled(path, [n for n, _ in part], cast(list[dict[str, Any]], _adapters()[
+            0].validate_json(b"[" + b",".join(raw for _, raw in part) + b"]")))
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] != "json_invalid":
@@ -92,7 +92,7 @@ def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
             field = ".".join(str(p) for p in loc[1:]) or None
             raise ConfigError(Problem(str(path), first["msg"], part[int(loc[0])][0],
                                       field)) from exc
-    rows = []
+    rows, numbers = [], []
     for number, raw in part:  # a line is not JSON: find it
         row = _parse(path, number, raw)
         if row is not None:
@@ -100,16 +100,25 @@ def _slice(path: Path, part: list[tuple[int, bytes]]) -> list[dict[str, Any]]:
                 rows.append(cast(dict[str, Any], _adapters()[2].validate_python(row)))
             except ValidationError as exc:
                 _raise(exc, path, number)
-    return _costed(rows)
+            numbers.append(number)
+    return _settled(path, numbers, rows)
 
 
-def _costed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rows, those of runs that reached the agent without `cost_usd` given an unknown
-    cost (`NO_COST_FIELD`), as RunRecord gives them: never the $0 a default would be."""
-    for row in rows:
+def _settled(path: Path, numbers: list[int], rows: list[dict[str, Any]]
+             ) -> list[dict[str, Any]]:
+    """The rows (of the lines `numbers`) with what a missing field means settled, never by
+    a default that would invent a result: a run that reached the agent without `cost_usd`
+    has an unknown cost (`NO_COST_FIELD`, as RunRecord gives it), not $0; a run that ended
+    `ok` without `correct` is refused (a grade left out is no wrong answer)."""
+    for number, row in zip(numbers, rows, strict=True):
         if "cost_usd" not in row and row["outcome"] not in NOT_REACHED:
             row["cost_usd"] = None
             row["cost_unknown_reason"] = row.get("cost_unknown_reason") or NO_COST_FIELD
+        if "correct" not in row and row["outcome"] == "ok":
+            raise ConfigError(Problem(
+                str(path), "missing: a run that ended ok must say whether its answer was "
+                "right (correct: true or false); left out, it would count as wrong", number,
+                "correct"))
     return rows
 
 

@@ -48,8 +48,8 @@ def ours() -> list[dict[str, Any]]:
     rows[9].update(cost_usd=None, cost_unknown_reason="no price for other-model")
     rows[12].update(outcome="agent_error", correct=True)
     rows.append({"run_id": "minimal", "task_id": "t9", "arm": "baseline", "model": "m",
-                 "outcome": "ok", "cost_usd": 0.5})  # every optional field left out (a
-    # run that reached the agent without a cost has an unknown one: see below)
+                 "outcome": "ok", "correct": True, "cost_usd": 0.5})  # every optional
+    # field left out (a run that reached the agent has a cost and a grade: see below)
     return rows
 
 
@@ -138,6 +138,28 @@ def test_a_record_without_a_cost_is_an_unknown_cost_on_both_paths(
     assert report["spend"]["unknown_attempts"] == 16
     assert report["exclusions"]["infra_error_runs"] == ["lost"]
     assert "-100.0%" not in md and "improvement" not in md.split("\n")[2]
+
+
+def test_a_run_that_ended_ok_without_a_grade_is_refused_on_both_paths(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Left out, `correct` would count as a wrong answer: the file, line and field are
+    named instead. Runs that failed or never reached the agent need no grade."""
+    rows = [{"run_id": "a", "task_id": "t", "arm": "baseline", "model": "m", "outcome": "ok",
+             "correct": True, "cost_usd": 1.0},
+            {"run_id": "b", "task_id": "t", "arm": "baseline", "model": "m",
+             "outcome": "infra_error"},
+            {"run_id": "c", "task_id": "t", "arm": "baseline", "model": "m",
+             "outcome": "agent_error", "cost_usd": 0.2},
+            {"run_id": "d", "task_id": "t", "arm": "codesearch", "model": "m", "outcome": "ok",
+             "cost_usd": 1.0}]
+    path = write(tmp_path / "results.jsonl", rows)
+    assert read_columns(path) is None
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:4" in err and "correct" in err and "Traceback" not in err
+    assert "must say whether its answer was right" in err
+    write(path, rows[:3])
+    assert main(["analyze", str(path), "--format", "json"]) == 0
 
 
 @pytest.mark.parametrize("layout_2026", [True, False])

@@ -89,7 +89,8 @@ def test_a_bad_line_is_located(tmp_path: Path) -> None:
 
 def test_a_truncated_last_line_is_skipped(tmp_path: Path) -> None:
     good = {"run_id": "a", "scenario": "s", "task_id": "t", "task_hash": "h", "arm": "b",
-            "model": "m", "runner": "r", "repetition": 0, "outcome": "ok"}
+            "model": "m", "runner": "r", "repetition": 0, "outcome": "ok",
+            "correct": True}
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(good) + "\n" + json.dumps(good)[:20])
     rows, _ = read_rows(path)
@@ -98,7 +99,8 @@ def test_a_truncated_last_line_is_skipped(tmp_path: Path) -> None:
 
 def test_a_broken_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
     good = {"run_id": "a", "scenario": "s", "task_id": "t", "task_hash": "h", "arm": "b",
-            "model": "m", "runner": "r", "repetition": 0, "outcome": "ok"}
+            "model": "m", "runner": "r", "repetition": 0, "outcome": "ok",
+            "correct": True}
     path = tmp_path / "r.jsonl"
     path.write_text(json.dumps(good) + "\n{broken\n" + json.dumps(good) + "\n")
     with pytest.raises(ConfigError) as err:
@@ -108,7 +110,8 @@ def test_a_broken_line_in_the_middle_is_an_error(tmp_path: Path) -> None:
 
 def test_errors_are_located_past_the_first_slice(tmp_path: Path) -> None:
     good = {"run_id": "a", "scenario": "s", "task_id": "t", "task_hash": "h", "arm": "b",
-            "model": "m", "runner": "r", "repetition": 0, "outcome": "ok", "cost_usd": 1.0}
+            "model": "m", "runner": "r", "repetition": 0, "outcome": "ok", "cost_usd": 1.0,
+            "correct": True}
     lines = [json.dumps({**good, "run_id": str(i)}) for i in range(9000)]
     lines[8500] = json.dumps({**good, "cost_usd": -1})
     path = tmp_path / "r.jsonl"

@@ -33,9 +33,9 @@ def test_a_run_that_never_reached_the_agent_costs_nothing(outcome: str) -> None:
 
 def test_every_reader_agrees(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
-    lines = [{**BASE, "run_id": "reached", "outcome": "ok"},
+    lines = [{**BASE, "run_id": "reached", "outcome": "ok", "correct": True},
              {**BASE, "run_id": "never", "outcome": "infra_error"},
-             {**BASE, "run_id": "priced", "outcome": "ok", "cost_usd": 0.25}]
+             {**BASE, "run_id": "priced", "outcome": "ok", "correct": False, "cost_usd": 0.25}]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     by_records = {r.run_id: (r.cost_usd, r.cost_unknown_reason) for r in read_records(path)}
     rows, _ = read_rows(path)
