@@ -496,39 +496,47 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
     """One line per task, resampling repetitions (pairs of the same repetition index);
     tasks with the same number of repetitions are bootstrapped together in one batch."""
     n_tasks = len(t.task.names)
-    width = int(t.repetition.max()) + 1 if len(t) else 1
-    keys = t.task.codes * width + t.repetition
-    st, sb = (_sums(t, r, keys, n_tasks * width) for r in (tool_rows, base_rows))
-    shape = (n_tasks, width)
-    used = ((st.runs > 0) | (sb.runs > 0)).reshape(shape)
-    reps = used.sum(axis=1)
-    has_t = st.runs.reshape(shape).sum(axis=1) > 0
-    has_b = sb.runs.reshape(shape).sum(axis=1) > 0
-    intervals: dict[int, Interval] = {}
-    for n in distinct(reps[has_t & has_b]):
-        if n < s.min_clusters:
-            continue
-        group = np.flatnonzero(has_t & has_b & (reps == n))
-        mask = used[group]
-
-        def pick(a: FloatArray, g: NDArray[np.int64] = group, m: NDArray[np.bool_] = mask,
-                 k: int = int(n)) -> FloatArray:
-            return a.reshape(shape)[g][m].reshape(len(g), k)
-
-        bs = paired_bootstrap(pick(st.spend), pick(st.correct), pick(sb.spend),
-                              pick(sb.correct), alpha=s.alpha, resamples=s.breakdown_resamples,
-                              seed=s.seed, method=s.method,
-                              runs_t=pick(st.runs.astype(np.float64)),
-                              runs_b=pick(sb.runs.astype(np.float64)))
-        for j, task in enumerate(group):
-            intervals[int(task)] = Interval(
-                estimate=_num(bs.estimate[j]), low=_num(bs.low[j]), high=_num(bs.high[j]),
-                level=1 - s.alpha, method=s.method, clusters=int(n), unit="repetition",
-                resamples=s.breakdown_resamples)
     # each task's sums as Python numbers: the same double arithmetic as numpy's, without
     # its cost per call (500 tasks × a dozen calls was a fifth of the lines' time)
-    per_task = [(a.spend.reshape(shape).sum(1).tolist(), a.correct.reshape(shape).sum(1).tolist(),
-                 a.runs.reshape(shape).sum(1).tolist()) for a in (st, sb)]
+    per_task: list[tuple[list[float], list[float], list[int]]] = [
+        ([0.0] * n_tasks, [0.0] * n_tasks, [0] * n_tasks) for _ in range(2)]
+    reps = [0] * n_tasks
+    intervals: dict[int, Interval] = {}
+    for tasks, keys, in_batch, width in _task_cells(t):
+        st, sb = (_sums(t, r if in_batch is None else r & in_batch, keys, len(tasks) * width)
+                  for r in (tool_rows, base_rows))
+        shape = (len(tasks), width)
+        used = ((st.runs > 0) | (sb.runs > 0)).reshape(shape)
+        count = used.sum(axis=1)
+        both = (st.runs.reshape(shape).sum(axis=1) > 0) & (sb.runs.reshape(shape).sum(axis=1) > 0)
+        for n in distinct(count[both]):
+            if n < s.min_clusters:
+                continue
+            group = np.flatnonzero(both & (count == n))
+            mask = used[group]
+
+            def pick(a: FloatArray, g: NDArray[np.int64] = group, m: NDArray[np.bool_] = mask,
+                     k: int = int(n), shape: tuple[int, int] = shape) -> FloatArray:
+                return a.reshape(shape)[g][m].reshape(len(g), k)
+
+            bs = paired_bootstrap(pick(st.spend), pick(st.correct), pick(sb.spend),
+                                  pick(sb.correct), alpha=s.alpha,
+                                  resamples=s.breakdown_resamples, seed=s.seed, method=s.method,
+                                  runs_t=pick(st.runs.astype(np.float64)),
+                                  runs_b=pick(sb.runs.astype(np.float64)))
+            for j, task in enumerate(tasks[group].tolist()):
+                intervals[task] = Interval(
+                    estimate=_num(bs.estimate[j]), low=_num(bs.low[j]), high=_num(bs.high[j]),
+                    level=1 - s.alpha, method=s.method, clusters=int(n), unit="repetition",
+                    resamples=s.breakdown_resamples)
+        codes = tasks.tolist()
+        for a, (spend, correct, runs) in zip((st, sb), per_task, strict=True):
+            for code, *sums in zip(codes, a.spend.reshape(shape).sum(1).tolist(),
+                                   a.correct.reshape(shape).sum(1).tolist(),
+                                   a.runs.reshape(shape).sum(1).tolist(), strict=True):
+                spend[code], correct[code], runs[code] = sums
+        for code, n in zip(codes, count.tolist(), strict=True):
+            reps[code] = n
     first = np.zeros(n_tasks, dtype=np.int64)
     first[t.task.codes[::-1]] = np.arange(len(t))[::-1]  # a row of each task
     rows = first.tolist()
@@ -536,24 +544,73 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
     category = t.category.codes.tolist()
     main = [(~t.control & r) for r in (tool_rows, base_rows)]
     totals = [(float(t.cost[m].sum()), float(t.correct[m].sum())) for m in main]
-    ran = [(has_t | has_b).tolist(), (has_t & has_b).tolist()]
     lines = []
     for code, name in enumerate(t.task.names):
-        if not ran[0][code]:
-            continue
         tool, base = ((spend[code], correct[code], runs[code])
                       for spend, correct, runs in per_task)
+        if not (tool[2] or base[2]):
+            continue
         interval = intervals.get(code)
         note = ""
         if interval is None:
-            note = ("only one arm ran" if not ran[1][code]
-                    else f"too few repetitions ({int(reps[code])}) for an interval")
+            note = ("only one arm ran" if not (tool[2] and base[2])
+                    else f"too few repetitions ({reps[code]}) for an interval")
         row = rows[code]
         lines.append(_task_line(name, tool, base, interval, note,
                                 category=t.category.names[category[row]],
                                 control=control[row],
                                 effect=None if control[row] else _effect(tool, base, totals)))
     return lines
+
+
+_TASK_CELLS = 1 << 22
+"""Task × repetition cells `_task_lines` holds at once when repetition numbers are sparse."""
+
+
+_Cells = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_] | None, int]
+
+
+def _task_cells(t: RecordTable) -> list[_Cells]:
+    """Batches of tasks for `_task_lines`: (their codes, each row's cell key, the rows in the
+    batch (None: all), the cells per task). A cell is (task, repetition): usually the
+    repetition number itself, every task at once. Where that matrix would be large (a
+    repetition numbered 10^9, or many tasks each with its own numbers), a task's cells are
+    its repetitions in order, and tasks go in batches of at most `_TASK_CELLS` cells, so a
+    stray number costs no memory: each task's line is the same either way but for the
+    sums' last bits (the zeros of unused repetitions are not added)."""
+    n_tasks = len(t.task.names)
+    width = int(t.repetition.max()) + 1 if len(t) else 1
+    if n_tasks * width <= max(4 * len(t), _TASK_CELLS):
+        return [(np.arange(n_tasks), t.task.codes * width + t.repetition, None, width)]
+    order = np.lexsort((t.repetition, t.task.codes))
+    task, rep = t.task.codes[order], t.repetition[order]
+    new_cell = np.ones(len(t), dtype=bool)
+    new_cell[1:] = (task[1:] != task[:-1]) | (rep[1:] != rep[:-1])
+    cell = np.cumsum(new_cell) - 1
+    first = np.zeros(n_tasks, dtype=np.int64)
+    first[task[::-1]] = cell[::-1]  # each task's first cell
+    rank = np.empty(len(t), dtype=np.int64)
+    rank[order] = cell - first[task]  # each row's repetition's place in its task
+    count = np.bincount(task[new_cell], minlength=n_tasks)
+    batches = []
+    tasks: list[int] = []
+    for code in np.argsort(count, kind="stable").tolist():
+        if tasks and (len(tasks) + 1) * int(count[code]) > _TASK_CELLS:
+            batches.append(tasks)
+            tasks = []
+        tasks.append(code)
+    batches.append(tasks)
+    out: list[_Cells] = []
+    for batch in batches:
+        codes = np.array(batch, dtype=np.int64)
+        width = max(1, int(count[codes].max()))
+        local = np.zeros(n_tasks, dtype=np.int64)
+        local[codes] = np.arange(len(codes))
+        rows = np.zeros(n_tasks, dtype=bool)
+        rows[codes] = True
+        out.append((codes, np.asarray(local[t.task.codes] * width + rank, dtype=np.int64),
+                    np.asarray(rows[t.task.codes], dtype=np.bool_), width))
+    return out
 
 
 _Task = tuple[float, float, int]

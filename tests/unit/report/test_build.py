@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import math
+from collections.abc import Callable
 
 import pytest
 from report_factory import Make, record
 
 from copeca_action.records import RunRecord
-from copeca_action.report import Report, Settings, build_report, table_from_rows
+from copeca_action.report import RecordTable, Report, Settings, build_report, table_from_rows
 from copeca_action.scenario import Thresholds
 
 FAST = Settings(resamples=500, breakdown_resamples=200)
@@ -282,3 +283,32 @@ def test_task_lines_are_the_general_line_of_each_task() -> None:
     assert lines["never-right"].cpc_tool == math.inf and lines["free"].cpc_tool == 0.0
     assert lines["few"].note.startswith("too few repetitions (2)")
     assert lines["both"].effect is not None and lines["base-only"].effect is None
+
+
+def test_sparse_repetition_numbers_give_the_same_task_lines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repetition numbered 10^9 once made the per-task lines allocate a (tasks × 10^9)
+    matrix (45 GiB, a MemoryError): sparse numbers are taken in order within each task, in
+    batches of tasks, and each task's line is the one its runs numbered 0, 1, 2… give."""
+    from copeca_action.report import _build
+
+    def table(number: Callable[[int], int]) -> RecordTable:
+        recs = [record(task_id=f"t{i}", arm=arm, repetition=number(r),
+                       correct=(i + r) % 3 > 0, cost_usd=1.0 + i / 10 + r / 100)
+                for i in range(7) for arm in ("codesearch", "baseline")
+                for r in range(6 if i % 2 else 3)]
+        return table_from_rows([r.model_dump(mode="json") for r in recs])
+
+    def lines(t: RecordTable) -> list[dict[str, object]]:
+        tool = t.reached & (t.arm.codes == t.arm.code("codesearch"))
+        base = t.reached & (t.arm.codes == t.arm.code("baseline"))
+        return [line.model_dump() for line in _build._task_lines(t, tool, base, FAST)]
+
+    dense = lines(table(lambda r: r))
+    assert sum(line["delta"] is not None for line in dense) == 3  # the 6-repetition tasks
+    sparse = table(lambda r: 10**9 + 7 * r)
+    assert len(_build._task_cells(sparse)) == 1 and _build._task_cells(sparse)[0][3] == 6
+    assert lines(sparse) == dense
+    monkeypatch.setattr(_build, "_TASK_CELLS", 8)  # a task or two per batch
+    assert len(_build._task_cells(sparse)) > 3
+    assert lines(sparse) == dense
