@@ -31,9 +31,9 @@ import msgspec
 from copeca_action._util.forked import Forked, can_fork
 from copeca_action.records import _copeca
 from copeca_action.records._copeca import Format, copeca_messages, detect_format, renumber
-from copeca_action.records._kinds import Endpoint, Outcome
+from copeca_action.records._kinds import MAX_COUNT, Endpoint, Outcome
 
-NonNeg = Annotated[int, msgspec.Meta(ge=0)]
+NonNeg = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]
 _BLOCK = 1 << 24
 """Bytes decoded per step (whole lines): memory holds the columns and one block, not the
@@ -138,19 +138,20 @@ class _Copeca(msgspec.Struct, gc=False):
     mode: str = ""
     model: str = ""
     runner: str | None = None
-    repetition: int | None = None
+    repetition: Annotated[int, msgspec.Meta(le=MAX_COUNT)] | None = None
+    """Negative: `_sound` sends the file to read_rows, which names it."""
     category: str | None = None
     language: str | None = None
     correct: bool | None = None
     total_cost_usd: float | None = None
     cost_source: str | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cache_creation_tokens: int | None = None
-    cache_read_tokens: int | None = None
-    duration_ms: float | None = None
-    num_turns: int | None = None
-    num_tool_calls: int | None = None
+    input_tokens: NonNeg | None = None
+    output_tokens: NonNeg | None = None
+    cache_creation_tokens: NonNeg | None = None
+    cache_read_tokens: NonNeg | None = None
+    duration_ms: NonNegFloat | None = None
+    num_turns: NonNeg | None = None
+    num_tool_calls: NonNeg | None = None
     tool_adopted: bool | None = None
     error: str | None = None
     exit_code: int | None = None

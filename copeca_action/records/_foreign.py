@@ -29,7 +29,14 @@ from copeca_action.records._copeca import (
     renumber,
     unpriced,
 )
-from copeca_action.records._kinds import NO_COST_FIELD, NOT_REACHED, OUTCOMES, Endpoint, Outcome
+from copeca_action.records._kinds import (
+    MAX_COUNT,
+    NO_COST_FIELD,
+    NOT_REACHED,
+    OUTCOMES,
+    Endpoint,
+    Outcome,
+)
 from copeca_action.records._retrieval import RetrievalSummary
 
 _BOM = b"\xef\xbb\xbf"
@@ -156,9 +163,12 @@ def _parse(path: Path, number: int, raw: bytes) -> dict[str, Any] | None:
     return row
 
 
-def _raise(exc: ValidationError, path: Path, number: int) -> None:
+def _raise(exc: ValidationError, path: Path, number: int,
+           names: dict[str, str] | None = None) -> None:
     first = exc.errors()[0]
     field = ".".join(str(p) for p in first["loc"]) or None
+    if names and field in names:
+        field = names[field]
     raise ConfigError(Problem(str(path), first["msg"], number, field)) from exc
 
 
@@ -205,7 +215,7 @@ class _Row(TypedDict):
     started_at: NotRequired[dt.datetime | None]
 
 
-NonNegInt = Annotated[int, Field(ge=0)]
+NonNegInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 
 
 class _CopecaRow(TypedDict, total=False):
@@ -263,22 +273,36 @@ def _quick_ok(rows: list[dict[str, Any]]) -> bool:
             return False
         if {type(r.get("correct", False)) for r in rows} - {bool}:
             return False
-        if {type(r.get("repetition", 0)) for r in rows} - {int}:
+        counts = [r[key] for key in ("repetition", "turns", "tool_calls") for r in rows]
+        counts += [n for r in rows for n in r["tokens"].values()]
+        if {type(n) for n in counts} - {int} or not 0 <= min(counts) <= max(counts) <= MAX_COUNT:
             return False
         costs = np.array([c for r in rows if (c := r.get("cost_usd", 0.0)) is not None],
                          dtype=np.float64)
-    except (KeyError, TypeError, ValueError):
+        durations = np.array([r["duration_s"] for r in rows], dtype=np.float64)
+    except (KeyError, TypeError, ValueError, OverflowError):
         return False
-    return bool(np.all(np.isfinite(costs)) and np.all(costs >= 0))
+    return bool(np.all(np.isfinite(costs)) and np.all(costs >= 0)
+                and np.all(durations >= 0))
 
 
 def _validate(row: dict[str, Any], path: Path, number: int) -> None:
+    """A mapped copeca line checked as a RunRecord; a bad one is named by copeca's field."""
     try:
         from copeca_action.records._record import RunRecord  # only to name a bad line
 
         RunRecord.model_validate({"scenario": "", "task_hash": "", **row})
     except ValidationError as exc:
-        _raise(exc, path, number)
+        _raise(exc, path, number, _COPECA_FIELDS)
+
+
+_COPECA_FIELDS = {"task_id": "task", "arm": "mode", "cost_usd": "total_cost_usd",
+                  "tokens.input": "input_tokens", "tokens.output": "output_tokens",
+                  "tokens.cache_write": "cache_creation_tokens",
+                  "tokens.cache_read": "cache_read_tokens", "turns": "num_turns",
+                  "tool_calls": "num_tool_calls", "duration_s": "duration_ms",
+                  "started_at": "timestamp"}
+"""Our field → the copeca field it is read from, where the names differ."""
 
 
 def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:

@@ -7,6 +7,9 @@ from typing import Literal
 
 Outcome = Literal["ok", "agent_error", "timeout", "budget_stop", "infra_error"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "agent_error", "timeout", "budget_stop", "infra_error")
+MAX_COUNT = 10**12
+"""The largest token count, turn or tool-call count or repetition number a record may
+carry: more is no measurement (and sums of such numbers overflow 64-bit integers)."""
 NOT_REACHED: tuple[Outcome, ...] = ("infra_error", "budget_stop")
 """Outcomes of runs that never reached the agent: they spent nothing (cost 0 unless said)."""
 CostSource = Literal["vendor", "computed", "none"]

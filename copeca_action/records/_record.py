@@ -8,14 +8,14 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from copeca_action._util.model import RecordModel
-from copeca_action.records._kinds import NO_COST_FIELD, NOT_REACHED
+from copeca_action.records._kinds import MAX_COUNT, NO_COST_FIELD, NOT_REACHED
 from copeca_action.records._kinds import OUTCOMES as OUTCOMES
 from copeca_action.records._kinds import CostSource as CostSource
 from copeca_action.records._kinds import Endpoint as Endpoint
 from copeca_action.records._kinds import Outcome as Outcome
 from copeca_action.records._retrieval import RetrievalSummary
 
-NonNeg = Annotated[int, Field(ge=0)]
+NonNeg = Annotated[int, Field(ge=0, le=MAX_COUNT)]
 
 
 class Tokens(RecordModel):

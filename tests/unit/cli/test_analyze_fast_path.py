@@ -162,6 +162,32 @@ def test_a_run_that_ended_ok_without_a_grade_is_refused_on_both_paths(
     assert main(["analyze", str(path), "--format", "json"]) == 0
 
 
+@pytest.mark.parametrize(("fmt", "bad", "field"), [
+    ("ours", {"repetition": 10**20}, "repetition"),
+    ("ours", {"tokens": {"input": 10**13}}, "tokens.input"),
+    ("ours", {"turns": 10**19}, "turns"),
+    ("copeca", {"input_tokens": -5}, "input_tokens"),
+    ("copeca", {"cache_read_tokens": 10**20}, "cache_read_tokens"),
+    ("copeca", {"num_turns": -3}, "num_turns"),
+    ("copeca", {"num_tool_calls": 10**13}, "num_tool_calls"),
+    ("copeca", {"duration_ms": -100}, "duration_ms"),
+    ("copeca", {"repetition": 10**19}, "repetition")])
+def test_counts_out_of_range_are_named_not_a_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, bad: dict[str, Any],
+        field: str) -> None:
+    """A negative count, or one past 10^12 (no measurement; 64-bit sums overflow), on
+    either path: the file, line and copeca's or our field, and exit 2 (it was a traceback
+    from numpy, or a negative token count in the report)."""
+    rows = ours()[:6]
+    lines = copeca(rows, True) if fmt == "copeca" else rows
+    lines[3] = {**lines[3], **bad}
+    path = write(tmp_path / "r.jsonl", lines)
+    assert read_columns(path) is None
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:4: {field}:" in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("layout_2026", [True, False])
 def test_copeca_format_gives_the_same_report_on_both_paths(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout_2026: bool) -> None:
