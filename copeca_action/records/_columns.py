@@ -464,10 +464,16 @@ def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
     cols.cli_version += [r.cli_version or None for r in rows]
     cols.category += [r.category or "" for r in rows]
     cols.language += [r.language or "" for r in rows]
-    cols.outcome += ["infra_error" if c is None else "timeout" if timeout
-                     else "agent_error" if r.error or r.exit_code else "ok"
-                     for r, c, timeout in zip(rows, cost, timed_out, strict=True)]
-    cols.correct += [r.correct is True for r in rows]
+    outcome = ["infra_error" if c is None else "timeout" if timeout
+               else "agent_error" if r.error or r.exit_code else "ok"
+               for r, c, timeout in zip(rows, cost, timed_out, strict=True)]
+    graded = [r.correct for r in rows]
+    if None in graded and any(g is None and o == "ok" for g, o in zip(graded, outcome,
+                                                                        strict=True)):
+        # a run that ended ok with no grade: read_rows names the line (`from_copeca`)
+        raise msgspec.ValidationError("correct")
+    cols.outcome += outcome
+    cols.correct += [g is True for g in graded]
     if any(free):
         cols.cost_usd += [None if f else c for c, f in zip(cost, free, strict=True)]
         cols.cost_source += ["none" if f else _SOURCES.get(str(r.cost_source), "none")

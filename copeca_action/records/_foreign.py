@@ -340,7 +340,8 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
         "run_id": f"copeca:{task}:{mode}:{model}:{rep}", "task_id": task, "arm": mode,
         "model": model, "runner": g("runner") or "", "repetition": rep,
         "category": g("category") or "", "language": g("language") or "",
-        "outcome": outcome, "correct": g("correct") is True,
+        "outcome": outcome, "correct": correct if type(correct := g("correct")) is bool
+        or outcome == "ok" else False,  # a run that ended ok with no grade is refused
         "tokens": {"input": g("input_tokens") or 0, "output": g("output_tokens") or 0,
                    "cache_write": g("cache_creation_tokens") or 0,
                    "cache_read": g("cache_read_tokens") or 0},

@@ -160,6 +160,19 @@ def test_a_run_that_ended_ok_without_a_grade_is_refused_on_both_paths(
     assert "must say whether its answer was right" in err
     write(path, rows[:3])
     assert main(["analyze", str(path), "--format", "json"]) == 0
+    capsys.readouterr()
+    # copeca's too (it writes null where it could not grade): refused when the run ended
+    # ok, a wrong answer when it failed anyway
+    lines = copeca(ours()[:6], True)
+    lines[2] = {**lines[2], "correct": None, "error": None, "exit_code": 0,
+                "adversarial_flags": {}}
+    path = write(tmp_path / "scn.jsonl", lines)
+    assert read_columns(path) is None
+    assert main(["analyze", str(path)]) == 2
+    assert f"{path}:3: correct:" in capsys.readouterr().err
+    lines[2]["error"] = "boom"
+    write(path, lines)
+    assert main(["analyze", str(path), "--format", "json"]) == 0
 
 
 @pytest.mark.parametrize(("fmt", "bad", "field"), [
