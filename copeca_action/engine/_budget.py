@@ -66,6 +66,14 @@ class Budget:
             self.spent += cost_usd
             self._costs[key].append(cost_usd)
 
+    def count_unknown(self, key: str) -> None:
+        """An earlier attempt (a resumed run's records) reached the agent at an unknown
+        cost: counted at the expected cost of its arm and model, as a live one keeps its
+        reservation; never 0."""
+        with self._lock:
+            self.spent += self._expected(key)
+            self.unknown += 1
+
     def release(self, run_id: str) -> None:
         """The run never reached the agent (or was already settled): drop its reservation."""
         with self._lock:

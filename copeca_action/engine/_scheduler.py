@@ -390,6 +390,10 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         spent = sum(r.cost_usd for r in out.records()
                     if r.cost_usd is not None and r.reused_from is None)
         budget = Budget(cfg.scenario.budget_usd, spent, history)
+        for r in out.records():  # spent at a price nobody knows (an attempt that never
+            # reached the agent costs 0, not None): its expected cost, never 0
+            if r.cost_usd is None and r.reused_from is None:
+                budget.count_unknown(f"{r.arm}|{r.model}")
         todo = [r for r in plan.runs if r.run_id not in finished]
         if cfg.reuse_worktrees:
             res.pool = WorktreePool(out.worktrees)

@@ -400,3 +400,26 @@ def test_resume_counts_the_spend_of_interrupted_and_failed_attempts(tmp_path: Pa
     # spent 0.30 + 0.50; the next run is expected to cost 0.30: 1.10 > 1.00, so none starts
     assert stats.budget_stopped
     assert [r.outcome for r in read_records(cfg.out.results)].count("ok") == 1
+
+
+def test_resume_counts_an_attempt_of_unknown_cost_at_its_expected_cost(tmp_path: Path) -> None:
+    """An earlier attempt whose cost nobody knows was counted as $0 on resume (a live one
+    keeps its reservation): it is counted at its arm and model's expected cost."""
+    corpus = make_corpus(tmp_path, {f"t{i}": {"prompt": fake(answer="42", cost=0.30)}
+                                    for i in range(4)})
+    cfg = config(tmp_path, corpus, scenario(budget_usd=0.35, workers=1))
+    _run(cfg)
+    first = read_records(cfg.out.results)
+    ran = next(r for r in first if r.outcome == "ok")
+    stopped = next(r for r in first if r.outcome == "budget_stop")
+    with cfg.out.results.open("a") as handle:  # interrupted after the agent ran, unpriced
+        handle.write(stopped.model_copy(update={
+            "outcome": "infra_error", "attempt": 2, "cost_usd": None,
+            "cost_unknown_reason": "usage not reported", "error": "interrupted"})
+            .model_dump_json() + "\n")
+    cfg.scenario = scenario(budget_usd=0.85, workers=1)
+    _, stats = _run(cfg, resume=True)
+    # spent 0.30 + (unknown: expected 0.30); the next is expected at 0.30: 0.90 > 0.85
+    assert ran.cost_usd == pytest.approx(0.30)
+    assert stats.budget_stopped
+    assert [r.outcome for r in read_records(cfg.out.results)].count("ok") == 1
