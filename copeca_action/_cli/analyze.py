@@ -13,8 +13,6 @@ import gc
 import os
 import re
 import sys
-import tempfile
-import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
     _one_blas_thread()
     gc.disable()  # a short life that makes no cyclic garbage worth collecting: collections
     # walked the 100k records' columns again and again (0.05 s), and none frees anything
-    if args.results.is_file() and zipfile.is_zipfile(args.results):
+    if _is_bundle(args.results):
+        import tempfile
+
         with tempfile.TemporaryDirectory(prefix="copeca-analyze-") as tmp:
             return _run_bundle(args, Path(tmp))
     if args.results.is_dir():  # an output folder: its results and its own scenario
@@ -89,6 +89,22 @@ def run(args: argparse.Namespace) -> int:
 
         scenario = load_scenario(args.scenario)
     return _analyze(args, scenario)
+
+
+def _is_bundle(path: Path) -> bool:
+    """A zip archive (a .copeca bundle): only a file that starts as one is opened as one
+    (zipfile and tempfile cost a few milliseconds of a results file's start-up)."""
+    if not path.is_file():  # a folder, a pipe (opening one waits for a writer), nothing
+        return False
+    try:
+        with path.open("rb") as handle:
+            if handle.read(2) != b"PK":
+                return False
+    except OSError:  # unreadable: `_analyze` says so
+        return False
+    import zipfile
+
+    return zipfile.is_zipfile(path)
 
 
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
