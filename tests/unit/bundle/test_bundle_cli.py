@@ -135,3 +135,29 @@ def test_merge_never_launders_a_signature(
     assert any("--allow-unsigned" in w for w in report["warnings"])
     assert "--allow-unsigned" in statement["predicate"]["summary"]["extra"]["merge_notes"][0]
     assert main(["merge", own1, own2, "--out", out, "--key", str(keys[0])]) == 0
+
+
+def test_analyze_of_a_bundle_is_the_report_of_its_records_with_its_scenario(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """`analyze B.copeca` verifies the bundle and reports its records with the scenario it
+    ran (its seed and thresholds): the report of those records and that scenario."""
+    from copeca_action.bundle import verify_bundle
+    from copeca_action.records import write_records
+
+    path = bundle(tmp_path, plan, demo, keys[0])
+    results = tmp_path / "alone" / "results.jsonl"
+    results.parent.mkdir()
+    write_records(results, verify_bundle(path).records)
+    for fmt in ("md", "json"):
+        assert main(["analyze", str(path), "--format", fmt, "--resamples", "200"]) == 0
+        from_bundle = capsys.readouterr().out
+        assert main(["analyze", str(results), "--scenario", str(demo[2]), "--format", fmt,
+                     "--resamples", "200"]) == 0
+        assert from_bundle == capsys.readouterr().out
+    assert main(["analyze", str(path), "--format", "html", "--out", str(tmp_path / "r.html"),
+                 "--resamples", "200"]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert keys[2] in page  # the signer, from the verified bundle
+    tampered = rewrite(path, tmp_path / "t.copeca", {"report.md": b"# better\n"})
+    assert main(["analyze", str(tampered)]) == 11
+    assert "changed: report.md" in capsys.readouterr().err
