@@ -549,12 +549,13 @@ def _repeats(cols: Columns) -> int:
 
 def _sound(cols: Columns) -> bool:
     """What RunRecord would refuse and the strict types let through: a negative or
-    non-finite cost, a negative repetition (copeca's)."""
+    non-finite cost, a non-finite duration, a negative repetition (copeca's)."""
     known: list[float] = ([c for c in cols.cost_usd if c is not None]
                           if None in cols.cost_usd else cast(list[float], cols.cost_usd))
     # a NaN or an infinity makes the sum non-finite (so does an overflow of huge costs: then
     # read_rows decides); with the sum finite, min is exact
     return (math.isfinite(sum(known)) and min(known, default=0.0) >= 0
+            and math.isfinite(sum(cols.duration_s))
             and min(cols.repetition, default=0) >= 0)
 
 

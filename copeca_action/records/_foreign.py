@@ -206,7 +206,7 @@ class _Row(TypedDict):
     tokens: NotRequired[_Tokens]
     turns: NotRequired[NonNegInt]
     tool_calls: NotRequired[NonNegInt]
-    duration_s: NotRequired[Annotated[float, Field(ge=0)]]
+    duration_s: NotRequired[Annotated[float, Field(ge=0, allow_inf_nan=False)]]
     tool_adopted: NotRequired[bool | None]
     flags: NotRequired[list[str]]
     retrieval: NotRequired[RetrievalSummary | None]
@@ -283,7 +283,7 @@ def _quick_ok(rows: list[dict[str, Any]]) -> bool:
     except (KeyError, TypeError, ValueError, OverflowError):
         return False
     return bool(np.all(np.isfinite(costs)) and np.all(costs >= 0)
-                and np.all(durations >= 0))
+                and np.all(np.isfinite(durations)) and np.all(durations >= 0))
 
 
 def _validate(row: dict[str, Any], path: Path, number: int) -> None:

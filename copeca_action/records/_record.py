@@ -96,7 +96,7 @@ class RunRecord(RecordModel):
     subagent_sessions: NonNeg = 0
     """Sub-agent sessions the CLI wrote beside the main one (Codex); their usage is in
     `tokens` and the cost."""
-    duration_s: Annotated[float, Field(ge=0)] = 0.0
+    duration_s: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.0
     turns: NonNeg = 0
     tool_calls: NonNeg = 0
     tool_adopted: bool | None = None

@@ -184,17 +184,21 @@ def test_a_run_that_ended_ok_without_a_grade_is_refused_on_both_paths(
     ("copeca", {"num_turns": -3}, "num_turns"),
     ("copeca", {"num_tool_calls": 10**13}, "num_tool_calls"),
     ("copeca", {"duration_ms": -100}, "duration_ms"),
-    ("copeca", {"repetition": 10**19}, "repetition")])
+    ("copeca", {"repetition": 10**19}, "repetition"),
+    ("ours", {"duration_s": float("inf")}, "duration_s"),
+    ("copeca", {"duration_ms": float("inf")}, "duration_ms")])
 def test_counts_out_of_range_are_named_not_a_traceback(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str, bad: dict[str, Any],
         field: str) -> None:
-    """A negative count, or one past 10^12 (no measurement; 64-bit sums overflow), on
-    either path: the file, line and copeca's or our field, and exit 2 (it was a traceback
-    from numpy, or a negative token count in the report)."""
+    """A negative count, or one past 10^12 (no measurement; 64-bit sums overflow), or an
+    infinite duration, on either path: the file, line and copeca's or our field, and exit 2
+    (it was a traceback from numpy, a negative token count or an infinite duration in the
+    report)."""
     rows = ours()[:6]
     lines = copeca(rows, True) if fmt == "copeca" else rows
     lines[3] = {**lines[3], **bad}
-    path = write(tmp_path / "r.jsonl", lines)
+    path = tmp_path / "r.jsonl"  # an infinity as JSON has it: a number too large
+    path.write_text("".join(json.dumps(r).replace("Infinity", "1e999") + "\n" for r in lines))
     assert read_columns(path) is None
     assert main(["analyze", str(path)]) == 2
     err = capsys.readouterr().err
