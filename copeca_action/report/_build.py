@@ -563,8 +563,9 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
     return lines
 
 
-_TASK_CELLS = 1 << 22
-"""Task × repetition cells `_task_lines` holds at once when repetition numbers are sparse."""
+_TASK_CELLS = 1 << 20
+"""Task × repetition cells `_task_lines` holds at once (each arm's sums: 32 MB) when repetition
+numbers are sparse or many."""
 
 
 _Cells = tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.bool_] | None, int]
@@ -575,7 +576,7 @@ def _task_cells(t: RecordTable) -> list[_Cells]:
     batch (None: all), the cells per task). A cell is (task, repetition): usually the
     repetition number itself, every task at once. Where that matrix would be large (a
     repetition numbered 10^9, or many tasks each with its own numbers), a task's cells are
-    its repetitions in order, and tasks go in batches of at most `_TASK_CELLS` cells, so a
+    its repetitions in order, and tasks go in batches of about `_TASK_CELLS` cells, so a
     stray number costs no memory: each task's line is the same either way but for the
     sums' last bits (the zeros of unused repetitions are not added)."""
     n_tasks = len(t.task.names)
