@@ -380,17 +380,18 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         if cfg.reuse is not None:
             reuse = adopt(out, plan, cfg.scenario.name, cfg.reuse, res.fingerprints)
             progress.warn(f"reuse: {reuse.message()}")
-        latest = latest_by_run_id(out.records())
+        recorded = out.records()  # read once: every record, superseded attempts included
+        latest = latest_by_run_id(recorded)
         finished = {rid for rid, r in latest.items() if r.outcome in FINISHED}
         history = [(f"{r.arm}|{r.model}", r.cost_usd) for r in latest.values()
                    if r.reached_agent and r.cost_usd is not None]
         # Every attempt ever recorded counts (an infra error after the agent ran, an
         # interrupted run, a superseded retry spent money too). Reused runs cost nothing
         # now: they inform the expected cost but do not use up this invocation's budget.
-        spent = sum(r.cost_usd for r in out.records()
+        spent = sum(r.cost_usd for r in recorded
                     if r.cost_usd is not None and r.reused_from is None)
         budget = Budget(cfg.scenario.budget_usd, spent, history)
-        for r in out.records():  # spent at a price nobody knows (an attempt that never
+        for r in recorded:  # spent at a price nobody knows (an attempt that never
             # reached the agent costs 0, not None): its expected cost, never 0
             if r.cost_usd is None and r.reused_from is None:
                 budget.count_unknown(f"{r.arm}|{r.model}")

@@ -29,14 +29,7 @@ from copeca_action.records._copeca import (
     renumber,
     unpriced,
 )
-from copeca_action.records._kinds import (
-    MAX_COUNT,
-    NO_COST_FIELD,
-    NOT_REACHED,
-    OUTCOMES,
-    Endpoint,
-    Outcome,
-)
+from copeca_action.records._kinds import MAX_COUNT, OUTCOMES, Endpoint, Outcome, missing_cost
 from copeca_action.records._retrieval import RetrievalSummary
 
 _BOM = b"\xef\xbb\xbf"
@@ -115,12 +108,10 @@ def _settled(path: Path, numbers: list[int], rows: list[dict[str, Any]]
              ) -> list[dict[str, Any]]:
     """The rows (of the lines `numbers`) with what a missing field means settled, never by
     a default that would invent a result: a run that reached the agent without `cost_usd`
-    has an unknown cost (`NO_COST_FIELD`, as RunRecord gives it), not $0; a run that ended
+    has an unknown cost (`missing_cost`, as RunRecord gives it), not $0; a run that ended
     `ok` without `correct` is refused (a grade left out is no wrong answer)."""
     for number, row in zip(numbers, rows, strict=True):
-        if "cost_usd" not in row and row["outcome"] not in NOT_REACHED:
-            row["cost_usd"] = None
-            row["cost_unknown_reason"] = row.get("cost_unknown_reason") or NO_COST_FIELD
+        row.update(missing_cost(row))
         if "correct" not in row and row["outcome"] == "ok":
             raise ConfigError(Problem(
                 str(path), "missing: a run that ended ok must say whether its answer was "

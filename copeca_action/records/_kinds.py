@@ -3,7 +3,8 @@ pydantic model: the fast results reader and `analyze` use them without loading R
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 Outcome = Literal["ok", "agent_error", "timeout", "budget_stop", "infra_error"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "agent_error", "timeout", "budget_stop", "infra_error")
@@ -21,3 +22,13 @@ Endpoint = Literal["real", "scripted", "dry_run"]
 """What answered the agent: `real` a vendor API or a custom base URL, `scripted` the bundled
 scripted model server, `dry_run` the scripted server standing in for a real run (the
 action's `dry-run`). Anything but `real` is a simulation: its numbers measure nothing."""
+
+
+def missing_cost(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a record without `cost_usd` gets: none when its run never reached the
+    agent (the default 0 holds), else an unknown cost with `NO_COST_FIELD` (unless it gives
+    a reason of its own): never the $0 a default would make of it."""
+    if "cost_usd" in record or record.get("outcome") in NOT_REACHED:
+        return {}
+    return {"cost_usd": None,
+            "cost_unknown_reason": record.get("cost_unknown_reason") or NO_COST_FIELD}

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, model_validator
 
 from copeca_action._util.model import RecordModel
-from copeca_action.records._kinds import MAX_COUNT, NO_COST_FIELD, NOT_REACHED
+from copeca_action.records._kinds import MAX_COUNT, NOT_REACHED, missing_cost
 from copeca_action.records._kinds import OUTCOMES as OUTCOMES
 from copeca_action.records._kinds import CostSource as CostSource
 from copeca_action.records._kinds import Endpoint as Endpoint
@@ -126,13 +126,11 @@ class RunRecord(RecordModel):
     @model_validator(mode="before")
     @classmethod
     def _no_cost_is_unknown(cls, data: Any) -> Any:
-        """A run that reached the agent with no `cost_usd` has an unknown cost (with
-        `NO_COST_FIELD` as its reason), not the default 0: the default is for runs that
-        never reached it."""
-        if (isinstance(data, dict) and "cost_usd" not in data
-                and data.get("outcome") not in NOT_REACHED):
-            return {**data, "cost_usd": None,
-                    "cost_unknown_reason": data.get("cost_unknown_reason") or NO_COST_FIELD}
+        """A run that reached the agent with no `cost_usd` has an unknown cost
+        (`missing_cost`), not the default 0: the default is for runs that never reached
+        it."""
+        if isinstance(data, dict) and (unknown := missing_cost(data)):
+            return {**data, **unknown}
         return data
 
     @property

@@ -21,6 +21,7 @@ from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 
 from copeca_action.records import RetrievalSummary, RunRecord
+from copeca_action.records._kinds import NOT_REACHED
 from copeca_action.render import _svg
 from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
 from copeca_action.render._templates import asset
@@ -80,7 +81,7 @@ def coverage_curves(records: Iterable[RunRecord | Mapping[str, Any]],
             raw = r.get("retrieval")
             value = raw if raw is None or isinstance(raw, RetrievalSummary) else \
                 RetrievalSummary.model_validate(raw)
-        latest[key] = (arm, value if outcome not in ("infra_error", "budget_stop") else None)
+        latest[key] = (arm, value if outcome not in NOT_REACHED else None)
     per_arm: dict[str, list[list[float]]] = defaultdict(list)
     for arm, value in latest.values():
         traj = getattr(value, f"trajectory_{granularity}", None) if value else None
@@ -109,7 +110,7 @@ def run_points(records: Iterable[RunRecord | Mapping[str, Any]]) -> list[RunPoin
         latest[str(row.get("run_id", i))] = RunPoint(
             task_id=str(row["task_id"]), arm=str(row["arm"]),
             cost_usd=float(row.get("cost_usd") or 0.0), correct=bool(row.get("correct")),
-            reached=row.get("outcome") not in ("infra_error", "budget_stop"),
+            reached=row.get("outcome") not in NOT_REACHED,
             started_at=started, duration_s=float(row.get("duration_s") or 0.0))
     return list(latest.values())
 

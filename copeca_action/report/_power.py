@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from copeca_action.records._kinds import NOT_REACHED
 from copeca_action.report._simulate import Population, draw
 from copeca_action.report._spend import MAX_RUN_COST_USD
 from copeca_action.report._spending import look_alpha, schedule
@@ -194,7 +195,7 @@ def pilot_from_rows(rows: list[dict[str, object]], source: str) -> Pilot:
     """The base arm's runs per non-control task (`baseline`, else any arm named `…@base`,
     else every arm), runs that reached the agent with a known cost. Raises ValueError when
     fewer than 2 tasks remain (a pilot must show the spread between tasks)."""
-    reached = [r for r in rows if r.get("outcome") not in ("infra_error", "budget_stop")
+    reached = [r for r in rows if r.get("outcome") not in NOT_REACHED
                and isinstance(r.get("cost_usd"), int | float) and not r.get("control")]
     arms = {str(r.get("arm")) for r in reached}
     base = ("baseline" if "baseline" in arms

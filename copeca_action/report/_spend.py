@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from copeca_action.records._columns import Columns
+from copeca_action.records._kinds import NOT_REACHED as _NOT_COUNTED
 from copeca_action.report._model import Comparison, Verdict
-
-_NOT_COUNTED = ("infra_error", "budget_stop")
 
 
 @dataclass(frozen=True)
@@ -108,14 +107,14 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
     skip = set(outside)
     unknown = ([i for i, cost in enumerate(c.cost_usd) if cost is None and i not in skip]
                if None in c.cost_usd else [])
-    counts = _counted(c.cost_source)
+    counts = count_values(c.cost_source)
     counts.subtract(c.cost_source[i] for i in (*outside, *unknown))
     sources: dict[str, int] = {}
     for source, n in counts.items():
         if n:
             key = str(source or "none")
             sources[key] = sources.get(key, 0) + n
-    stopped = sum(n for flags, n in _counted(c.flags).items() if LOWER_BOUND_FLAG in flags)
+    stopped = sum(n for flags, n in count_values(c.flags).items() if LOWER_BOUND_FLAG in flags)
     keep = None
     if unknown:
         skip = set(unknown)
@@ -131,7 +130,7 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
         sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped)
 
 
-def _counted(values: list[Any]) -> Counter[Any]:
+def count_values(values: list[Any]) -> Counter[Any]:
     """Counter(values), without a hash per row when every value is the first (a C-level
     count: the usual cost source, the usual flags)."""
     if values and values.count(values[0]) == len(values):
@@ -158,12 +157,21 @@ def judge_spend(account: SpendAccount, verdict: Verdict, reasons: list[str],
     why = unknown_cost_reason(account)
     if why is None:
         return verdict, reasons, comparisons
-    arms = set(account.unknown_arms)
+    return _invalid(why, set(account.unknown_arms), verdict, reasons, comparisons,
+                    # "no tool arm" would be untrue when the unknown costs are what hid it
+                    hid_a_comparison=unknown_hid_a_comparison)
+
+
+def _invalid(why: str, arms: set[str], verdict: Verdict, reasons: list[str],
+             comparisons: list[Comparison], hid_a_comparison: bool = False
+             ) -> tuple[Verdict, list[str], list[Comparison]]:
+    """The comparisons of `arms` and the headline verdict made `invalid` for `why`; with
+    nothing compared the verdict stays `skipped`, unless `why` is what left a comparison
+    out."""
     out = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
            if {c.tool, c.base} & arms else c for c in comparisons]
     if verdict == "skipped" and not comparisons:
-        # "no tool arm" would be untrue when the unknown costs are what hid it
-        return ("invalid", [why], out) if unknown_hid_a_comparison else (verdict, reasons, out)
+        return ("invalid", [why], out) if hid_a_comparison else (verdict, reasons, out)
     return "invalid", [why, *reasons], out
 
 
@@ -185,11 +193,7 @@ def judge_costs(largest_by_arm: Mapping[str, float], verdict: Verdict, reasons: 
     why = (f"a run of arm(s) {', '.join(sorted(over))} costs ${max(over.values()):.3g}; above "
            f"${MAX_RUN_COST_USD:,.0f} a run is no price, and the sums and squares of such "
            "costs overflow: spend and cost per correct cannot be established")
-    out = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
-           if {c.tool, c.base} & set(over) else c for c in comparisons]
-    if verdict == "skipped" and not comparisons:
-        return verdict, reasons, out
-    return "invalid", [why, *reasons], out
+    return _invalid(why, set(over), verdict, reasons, comparisons)
 
 
 def spend_warnings(account: SpendAccount) -> list[str]:

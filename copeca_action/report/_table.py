@@ -17,7 +17,12 @@ from numpy.typing import NDArray
 from copeca_action.errors import ConfigError
 from copeca_action.records import OUTCOMES, RetrievalSummary
 from copeca_action.records._columns import Columns
-from copeca_action.report._spend import SpendAccount, account_columns, account_spend
+from copeca_action.report._spend import (
+    SpendAccount,
+    account_columns,
+    account_spend,
+    count_values,
+)
 
 if TYPE_CHECKING:
     from copeca_action.records import RunRecord
@@ -226,11 +231,8 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
     if c.served_model.count(None) != len(c):
         served = Labels.of([s or m for s, m in zip(c.served_model, c.model, strict=True)])
     endpoints: Counter[str] = Counter()
-    if c.endpoint.count(None) == n:  # records that name no endpoint (copeca's, older ones)
-        endpoints["unknown"] = n
-    else:
-        for name, count in Counter(c.endpoint).items():  # counted per name, not per row
-            endpoints[name or "unknown"] += count
+    for name, count in count_values(c.endpoint).items():  # counted per name, not per row
+        endpoints[name or "unknown"] += count
     return RecordTable(
         run_id=tuple(c.run_id),
         task=Labels.of(c.task_id),
