@@ -87,7 +87,11 @@ def console() -> NoReturn:
     (`analyze`, `validate`, `list`) leaves through `os._exit` once its output is flushed and
     the `atexit` handlers have run: the interpreter's teardown (freeing numpy's and
     pydantic's modules one by one) took about 40 ms of a one-record `analyze`. Not while a
-    thread other than this one runs (the normal exit waits for it)."""
+    thread other than this one runs (the normal exit waits for it). pydantic loads no
+    plugin here (`_util.plugins`)."""
+    from copeca_action._util.plugins import no_pydantic_plugins
+
+    no_pydantic_plugins()
     code, fast = _main(None)
     if fast and _alone():
         try:

@@ -41,7 +41,7 @@ from copeca_action.bundle._sign import (
 from copeca_action.bundle._zipread import Limits, SafeZip
 from copeca_action.errors import VerificationError
 from copeca_action.plan import RunPlan
-from copeca_action.records import RunRecord
+from copeca_action.records import STORED, RunRecord
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -77,7 +77,7 @@ class VerifiedBundle:
 
 def _parse(model: type[M], data: bytes, name: str) -> M:
     try:
-        return model.model_validate_json(data)
+        return model.model_validate_json(data, context=STORED)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

@@ -15,6 +15,7 @@ if _typing.TYPE_CHECKING:
         read_records,
         write_records,
     )
+    from copeca_action.records._kinds import STORED
     from copeca_action.records._record import (
         OUTCOMES,
         CostSource,
@@ -32,6 +33,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "OUTCOMES",
+    "STORED",
     "Columns",
     "CostSource",
     "Endpoint",
@@ -66,6 +68,7 @@ _LAZY: dict[str, str] = {
     "RetrievalSummary": "copeca_action.records._retrieval",
     "RetrievalTrajectory": "copeca_action.records._retrieval",
     "RunRecord": "copeca_action.records._record",
+    "STORED": "copeca_action.records._kinds",
     "Tokens": "copeca_action.records._record",
     "ViewedSpan": "copeca_action.records._record",
     "append_record": "copeca_action.records._io",

@@ -29,7 +29,15 @@ from copeca_action.records._copeca import (
     renumber,
     unpriced,
 )
-from copeca_action.records._kinds import MAX_COUNT, OUTCOMES, Endpoint, Outcome, missing_cost
+from copeca_action.records._kinds import (
+    MAX_COUNT,
+    OUTCOMES,
+    UNGRADED,
+    Endpoint,
+    Outcome,
+    missing_cost,
+    ungraded,
+)
 from copeca_action.records._retrieval import RetrievalSummary
 
 _BOM = b"\xef\xbb\xbf"
@@ -112,11 +120,8 @@ def _settled(path: Path, numbers: list[int], rows: list[dict[str, Any]]
     `ok` without `correct` is refused (a grade left out is no wrong answer)."""
     for number, row in zip(numbers, rows, strict=True):
         row.update(missing_cost(row))
-        if "correct" not in row and row["outcome"] == "ok":
-            raise ConfigError(Problem(
-                str(path), "missing: a run that ended ok must say whether its answer was "
-                "right (correct: true or false); left out, it would count as wrong", number,
-                "correct"))
+        if ungraded(row):
+            raise ConfigError(Problem(str(path), f"missing: {UNGRADED}", number, "correct"))
     return rows
 
 

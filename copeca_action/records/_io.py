@@ -10,6 +10,7 @@ from pydantic import ValidationError
 
 from copeca_action._util.scrub import scrub_bytes
 from copeca_action.errors import ConfigError, Problem
+from copeca_action.records._kinds import STORED
 from copeca_action.records._record import RunRecord
 
 
@@ -90,7 +91,7 @@ def iter_records(path: Path, strict: bool = True) -> Iterator[RunRecord]:
         if not raw.strip():
             continue
         try:
-            yield RunRecord.model_validate_json(raw)
+            yield RunRecord.model_validate_json(raw, context=STORED)
         except ValidationError as exc:
             if number - 1 == last:  # unterminated last line: an interrupted append
                 continue

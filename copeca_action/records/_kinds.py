@@ -32,3 +32,17 @@ def missing_cost(record: Mapping[str, Any]) -> dict[str, Any]:
         return {}
     return {"cost_usd": None,
             "cost_unknown_reason": record.get("cost_unknown_reason") or NO_COST_FIELD}
+
+
+UNGRADED = ("a run that ended ok must say whether its answer was right (correct: true or "
+            "false); left out, it would count as wrong")
+"""Why a stored record of an `ok` run without `correct` is refused, by every reader."""
+STORED = {"stored": True}
+"""The validation context of a RunRecord read back from a file (results, a bundle): there a
+missing `correct` is refused (`UNGRADED`); the engine builds its records before grading."""
+
+
+def ungraded(record: Mapping[str, Any]) -> bool:
+    """An `ok` run whose record leaves out `correct`."""
+    return "correct" not in record and record.get("outcome") == "ok"
+

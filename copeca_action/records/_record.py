@@ -5,10 +5,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from copeca_action._util.model import RecordModel
-from copeca_action.records._kinds import MAX_COUNT, NOT_REACHED, missing_cost
+from copeca_action.records._kinds import (
+    MAX_COUNT,
+    NOT_REACHED,
+    UNGRADED,
+    missing_cost,
+    ungraded,
+)
 from copeca_action.records._kinds import OUTCOMES as OUTCOMES
 from copeca_action.records._kinds import CostSource as CostSource
 from copeca_action.records._kinds import Endpoint as Endpoint
@@ -74,6 +80,10 @@ class RunRecord(RecordModel):
     language: str = ""
     outcome: Outcome
     correct: bool = False
+    """Whether the answer was right. A stored record (results, a bundle, a file `analyze`
+    reads) of a run that ended `ok` must carry it: left out, the record is refused, never
+    counted wrong. On a run that did not end ok, left out is false; an `agent_error` run
+    counts as wrong whatever it says."""
     grading: dict[str, Any] = {}
     """Grader detail: matched terms, completeness, test exit code, eval summary."""
     tokens: Tokens = Tokens()
@@ -125,13 +135,18 @@ class RunRecord(RecordModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _no_cost_is_unknown(cls, data: Any) -> Any:
+    def _nothing_by_default(cls, data: Any, info: ValidationInfo) -> Any:
         """A run that reached the agent with no `cost_usd` has an unknown cost
         (`missing_cost`), not the default 0: the default is for runs that never reached
-        it."""
-        if isinstance(data, dict) and (unknown := missing_cost(data)):
-            return {**data, **unknown}
-        return data
+        it. Read back from a file (context `STORED`), an `ok` run with no `correct` is
+        refused (`UNGRADED`), not counted wrong by the default: the engine, which builds
+        its records before grading them, writes `correct` in every one."""
+        if not isinstance(data, dict):
+            return data
+        if info.context is not None and info.context.get("stored") and ungraded(data):
+            raise ValueError(UNGRADED)
+        unknown = missing_cost(data)
+        return {**data, **unknown} if unknown else data
 
     @property
     def reached_agent(self) -> bool:

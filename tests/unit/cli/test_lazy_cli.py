@@ -133,3 +133,33 @@ def test_the_early_exit_runs_atexit_handlers_and_waits_for_threads(tmp_path: Pat
               "print('thread finished', file=sys.stderr))).start()")
     waited = _console("analyze", str(results), before=thread)
     assert waited.returncode == 0 and "thread finished" in waited.stderr
+
+
+def test_the_command_loads_no_pydantic_plugin(tmp_path: Path) -> None:
+    """An installed package's `pydantic` entry point is imported by pydantic when it builds
+    its first validator; the command's process (`console`) imports none. A program using
+    copeca_action as a library keeps its plugins (the check below that the plugin is found
+    at all)."""
+    marker = tmp_path / "plugin-imported"
+    (tmp_path / "spy_plugin.py").write_text(
+        "import pathlib, types\n"
+        f"pathlib.Path({str(marker)!r}).write_text('imported')\n"
+        "plugin = types.SimpleNamespace(new_schema_validator=lambda *a, **k: (None, None, None))\n")
+    info = tmp_path / "spy_plugin-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: spy-plugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[pydantic]\nspy = spy_plugin:plugin\n")
+    results = tmp_path / "results.jsonl"
+    results.write_text('{"run_id": "r1", "scenario": "s", "task_id": "t", "task_hash": "h", '
+                       '"arm": "baseline", "model": "m", "runner": "claude", "repetition": 0, '
+                       '"outcome": "ok", "correct": true, "cost_usd": 0.1}\n')
+    on_path = f"sys.path.insert(0, {str(tmp_path)!r})"
+    done = _console("analyze", str(results), "--format", "json", before=on_path)
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists()
+    library = subprocess.run(
+        [sys.executable, "-c", f"import sys\n{on_path}\nfrom copeca_action.cli import main\n"
+                               f"sys.exit(main(['analyze', {str(results)!r}]))"],
+        capture_output=True, text=True, timeout=60)
+    assert library.returncode == 0, library.stderr
+    assert marker.read_text() == "imported"
