@@ -64,6 +64,22 @@ def badge_endpoint(data: BadgeInput) -> dict[str, Any]:
             "color": COLORS.get(data.verdict, "#9f9f9f"), "labelColor": LABEL_COLOR}
 
 
+def unbacked(data: BadgeInput) -> str | None:
+    """Why the numbers do not back the verdict (None: they do). An improvement or a
+    regression is drawn only with the interval that decides it (`report._verdict.judge`):
+    wholly below zero, or wholly above it. The report and the action's comment carry it by
+    construction; a file given to `copeca-action badge` may not."""
+    if data.verdict == "improvement" and not (
+            data.delta is not None and data.ci_high is not None and data.ci_high < 0):
+        return ("an improvement is drawn with its delta and an interval whose upper bound "
+                "ci_high is below zero")
+    if data.verdict == "regression" and not (
+            data.delta is not None and data.ci_low is not None and data.ci_low > 0):
+        return ("a regression is drawn with its delta and an interval whose lower bound "
+                "ci_low is above zero")
+    return None
+
+
 def badge_input(report: Report) -> BadgeInput:
     """The badge of a Report: the headline comparison's delta and interval, as the action's
     comment shows them."""
@@ -139,7 +155,8 @@ def badge_svg(data: BadgeInput) -> str:
 def read_badge_input(path: Path) -> BadgeInput:
     """The badge of a report.json the action or `run` wrote (its headline comparison, as the
     action's badge), or of a JSON with top-level `verdict`, `delta`, `ci_low`, `ci_high`
-    (other keys are ignored)."""
+    (other keys are ignored). An improvement or a regression needs the numbers that decide
+    it (`unbacked`)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -148,17 +165,26 @@ def read_badge_input(path: Path) -> BadgeInput:
         raise ConfigError(Problem(str(path), f"not JSON: {exc}")) from exc
     if isinstance(data, dict) and "comparisons" in data and "schema_version" in data:
         try:
-            return badge_input(Report.model_validate(data))
+            report = Report.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(Problem(str(path), f"not a report: {exc.errors()[0]['msg']}",
                                       field=".".join(str(x) for x in exc.errors()[0]["loc"]))
                               ) from exc
+        drawn = badge_input(report)
+        if why := unbacked(drawn):  # an edited report: its verdict, not its numbers
+            raise ConfigError(Problem(
+                str(path), f"verdict {report.verdict!r} is not what the headline comparison's "
+                f"interval says ({why})", field="verdict"))
+        return drawn
     try:
-        return BadgeInput.model_validate(data)
+        drawn = BadgeInput.model_validate(data)
     except ValidationError as exc:
         problems = [Problem(str(path), e["msg"], field=".".join(str(x) for x in e["loc"]))
                     for e in exc.errors()]
         raise ConfigError(problems) from exc
+    if why := unbacked(drawn):
+        raise ConfigError(Problem(str(path), why, field="verdict"))
+    return drawn
 
 
 def write_badge(data: BadgeInput, out_dir: Path, stem: str = "badge") -> tuple[Path, Path]:

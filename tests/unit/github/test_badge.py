@@ -11,7 +11,8 @@ from copeca_action.github import ENDPOINT_KEYS, BadgeInput, badge_endpoint, badg
 
 
 def test_endpoint_json_uses_only_shields_keys() -> None:
-    data = badge_endpoint(BadgeInput(verdict="improvement", delta=-0.182))
+    data = badge_endpoint(BadgeInput(verdict="improvement", delta=-0.182, ci_low=-0.3,
+                                     ci_high=-0.05))
     assert set(data) <= ENDPOINT_KEYS
     assert {"schemaVersion", "label", "message"} <= set(data)
     assert data["schemaVersion"] == 1
@@ -32,7 +33,8 @@ def test_svg_is_self_contained_and_escaped() -> None:
 
 def test_badge_cli_writes_both_files(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
-    report.write_text(json.dumps({"verdict": "improvement", "delta": -0.031, "other": 1}))
+    report.write_text(json.dumps({"verdict": "improvement", "delta": -0.031, "ci_low": -0.05,
+                                  "ci_high": -0.01, "other": 1}))
     assert main(["badge", str(report), "--out-dir", str(tmp_path / "b")]) == 0
     data = json.loads((tmp_path / "b" / "badge.json").read_text())
     assert data["message"] == "−3.1% vs baseline"
@@ -56,13 +58,15 @@ def test_an_inconclusive_badge_shows_the_interval_never_a_bare_estimate() -> Non
 
 
 def test_a_simulated_badge_says_so() -> None:
-    data = badge_endpoint(BadgeInput(verdict="improvement", delta=-0.4, simulated=True))
+    data = badge_endpoint(BadgeInput(verdict="improvement", delta=-0.4, ci_low=-0.5,
+                                     ci_high=-0.3, simulated=True))
     assert data["label"] == "simulated cost per correct"
 
 
-@pytest.mark.parametrize("ratio", [0.5, 1.0])
-def test_the_cli_badge_of_report_json_is_the_actions_badge(tmp_path: Path,
-                                                           ratio: float) -> None:
+@pytest.mark.parametrize(("ratio", "tasks", "reps"), [(0.5, 10, 2), (1.0, 10, 2), (0.4, 20, 3),
+                                                    (2.5, 20, 3)])
+def test_the_cli_badge_of_report_json_is_the_actions_badge(tmp_path: Path, ratio: float,
+                                                           tasks: int, reps: int) -> None:
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
@@ -72,8 +76,10 @@ def test_the_cli_badge_of_report_json_is_the_actions_badge(tmp_path: Path,
     from copeca_action.github._badge import badge_from_comment
     from copeca_action.report import Settings, build_report
 
-    report = build_report(records(10, 2, ratio=ratio, control=2),
+    report = build_report(records(tasks, reps, ratio=ratio, control=2),
                           Settings(resamples=300, breakdown_resamples=100))
+    if ratio in (0.4, 2.5):  # a real improvement and regression pass `unbacked`
+        assert report.verdict == ("improvement" if ratio < 1 else "regression")
     (tmp_path / "report.json").write_text(report.model_dump_json())
     assert main(["badge", str(tmp_path / "report.json"), "--out-dir", str(tmp_path)]) == 0
     cli = json.loads((tmp_path / "badge.json").read_text())
@@ -82,3 +88,45 @@ def test_the_cli_badge_of_report_json_is_the_actions_badge(tmp_path: Path,
     if ratio == 1.0:
         assert report.verdict == "inconclusive"
         assert " to " in cli["message"]  # the interval, not a bare estimate
+
+
+@pytest.mark.parametrize(("claim", "field"), [
+    ({"verdict": "improvement"}, "ci_high"),
+    ({"verdict": "improvement", "delta": -0.2}, "ci_high"),
+    ({"verdict": "improvement", "delta": -0.2, "ci_low": -0.4, "ci_high": 0.1}, "ci_high"),
+    ({"verdict": "regression", "delta": 0.3}, "ci_low"),
+    ({"verdict": "regression", "delta": 0.3, "ci_low": -0.1, "ci_high": 0.6}, "ci_low"),
+])
+def test_a_verdict_its_numbers_do_not_back_is_no_badge(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], claim: dict[str, object],
+        field: str) -> None:
+    """The verdict is drawn only with the interval that decides it: a bare "improvement",
+    or one whose interval reaches above zero, is refused, and nothing is written."""
+    report = tmp_path / "claim.json"
+    report.write_text(json.dumps(claim))
+    assert main(["badge", str(report), "--out-dir", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert str(report) in err and field in err and "Traceback" not in err
+    assert not (tmp_path / "b").exists()
+
+
+def test_an_edited_report_verdict_is_no_badge(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
+    from html_cases import records
+
+    from copeca_action.report import Settings, build_report
+
+    report = build_report(records(10, 2, ratio=1.0, control=2),
+                          Settings(resamples=300, breakdown_resamples=100))
+    assert report.verdict == "inconclusive"
+    data = json.loads(report.model_dump_json())
+    data["verdict"] = "improvement"
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data))
+    assert main(["badge", str(path), "--out-dir", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}" in err and "verdict 'improvement' is not what the headline" in err
+    assert not (tmp_path / "b").exists()
