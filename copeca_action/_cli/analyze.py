@@ -107,8 +107,10 @@ def _is_bundle(path: Path) -> bool:
     return zipfile.is_zipfile(path)
 
 
-_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
-"""What OpenBLAS reads, in that order, for its thread count when it loads."""
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS",
+                 "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
+"""What the BLAS libraries numpy may load read for their thread count when they load
+(OpenBLAS the first three, in that order; MKL, Accelerate, BLIS one each)."""
 
 
 def _one_blas_thread() -> None:
@@ -117,9 +119,14 @@ def _one_blas_thread() -> None:
     where one thread runs: `can_fork`), and on two CPUs it spent 0.4 s of CPU to save 0.05 s
     of a 100k-record report. The numbers are then the same on any number of CPUs (the
     matrix products' summation order no longer follows the thread count). analyze starts no
-    program, so nothing else inherits it. Without effect once numpy is loaded."""
+    program, so nothing else inherits it. Without effect once numpy is loaded. With the
+    count pinned before numpy loads, the report's own limit (`_util.blas`) has nothing to
+    do; a count the user chose is limited there, so the numbers never follow it."""
     if "numpy" not in sys.modules and not any(os.environ.get(k) for k in _BLAS_THREADS):
-        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        os.environ.update(dict.fromkeys(_BLAS_THREADS, "1"))
+        from copeca_action._util.blas import pinned_before_load
+
+        pinned_before_load()
 
 
 def _run_bundle(args: argparse.Namespace, tmp: Path) -> int:

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from copeca_action._util.arrays import distinct
+from copeca_action._util.blas import on_one_blas_thread
 from copeca_action._util.forked import Beside
 from copeca_action.plan import BASE_SUFFIX
 from copeca_action.records import OUTCOMES
@@ -127,6 +128,7 @@ class _Sums:
     """Summed turns per cluster (only where a line reports mean turns)."""
 
 
+@on_one_blas_thread
 def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings | None = None,
                  *, scenario: str = "", source_format: str = "copeca-action") -> Report:
     """The whole analysis. Pure: the same records and settings give the same report."""

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from copeca_action._util.blas import on_one_blas_thread
 from copeca_action.records._kinds import NOT_REACHED
 from copeca_action.report._simulate import Population, draw
 from copeca_action.report._spend import MAX_RUN_COST_USD
@@ -163,6 +164,7 @@ def _pilot_sums(pilot: Pilot, effect_sd: float, tasks: int, looks: list[int],
     return [[shaped[k, v] for v in range(4)] for k in range(len(looks))]
 
 
+@on_one_blas_thread
 def power(design: Design, *, fail: float = 0.10, alpha: float = 0.05,
           adaptive: Adaptive | None = None, pilot: Pilot | None = None,
           population: Population | None = None, experiments: int = 1000,
@@ -220,6 +222,7 @@ def pilot_from_rows(rows: list[dict[str, object]], source: str) -> Pilot:
                         f"{base or 'any'})")
 
 
+@on_one_blas_thread
 def rates(design: Design, ratios: list[float], *, fail: float = 0.10, alpha: float = 0.05,
           adaptive: Adaptive | None = None, population: Population | None = None,
           experiments: int = 2000, resamples: int = 1000, seed: int = 0
