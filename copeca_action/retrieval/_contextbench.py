@@ -71,6 +71,15 @@ def _line_entries(value: Any, path: Path, field: str,
         yield name, (start, end)
 
 
+def _paths(value: Any, path: Path, field: str) -> list[str]:
+    """A list of file paths, checked (a bare string is not read one character a path)."""
+    items = value if value is not None else []
+    _need(isinstance(items, list), path, field, "a list of file paths")
+    for i, name in enumerate(items):
+        _need(isinstance(name, str) and bool(name), path, f"{field}[{i}]", "a file path")
+    return list(items)
+
+
 def _spans_field(value: Any, path: Path, field: str) -> list[LineSpan]:
     if isinstance(value, dict):
         return [s for file, items in value.items()
@@ -100,8 +109,8 @@ def read_prediction(path: Path, repo: Repo) -> tuple[list[Viewed], list[str], li
 
     for index, step in enumerate(steps):
         _need(isinstance(step, dict), path, f"pred_steps[{index}]", "an object")
-        for name in step.get("files", []) or []:
-            if (rel := place(str(name))) is not None:
+        for name in _paths(step.get("files"), path, f"pred_steps[{index}].files"):
+            if (rel := place(name)) is not None:
                 viewed.append(Viewed(step=index, file=rel))
         for name, lines in _spans_field(step.get("spans", []) or [], path,
                                         f"pred_steps[{index}].spans"):
@@ -110,9 +119,11 @@ def read_prediction(path: Path, repo: Repo) -> tuple[list[Viewed], list[str], li
     final_spans = [(rel, lines) for name, lines in
                    _spans_field(data.get("pred_spans", {}) or {}, path, "pred_spans")
                    if (rel := place(name)) is not None]
-    final_files = [rel for name in data.get("pred_files", []) or []
-                   if (rel := place(str(name))) is not None]
-    model_patch = patch if isinstance(patch, str) else None
+    final_files = [rel for name in _paths(data.get("pred_files"), path, "pred_files")
+                   if (rel := place(name)) is not None]
+    _need(patch is None or isinstance(patch, str), path, "model_patch",
+          "the patch as a string (unified diff)")
+    model_patch = patch
     return viewed, list(dropped), final_spans, final_files, model_patch
 
 

@@ -160,6 +160,23 @@ def test_bad_gold_names_file_and_field(small_repo: Path, tmp_path: Path) -> None
         evaluate_files(pred, empty, Repo(small_repo))
 
 
+@pytest.mark.parametrize(("pred", "field"), [
+    ({"pred_files": "src/a.py"}, "pred_files: expected a list of file paths"),
+    ({"pred_files": [1, 2]}, "pred_files[0]: expected a file path"),
+    ({"pred_steps": [{"files": "src/a.py"}]}, "pred_steps[0].files: expected a list"),
+    ({"pred_files": ["src/a.py"], "model_patch": {"diff": "x"}}, "model_patch: expected"),
+])
+def test_a_bad_prediction_names_its_field(small_repo: Path, tmp_path: Path,
+                                          pred: dict[str, object], field: str) -> None:
+    """A bare string is not read one character a path (the error was "none of the
+    predicted paths is a file (a, ., p…)"), a number is no path, a patch is text."""
+    gold = write(tmp_path / "gold.json", {"gold_context": [{"file": "src/a.py",
+                                                            "lines": [1, 2]}]})
+    with pytest.raises(ConfigError) as info:
+        evaluate_files(write(tmp_path / "pred.json", pred), gold, Repo(small_repo))
+    assert f"pred.json: {field}" in str(info.value)
+
+
 def test_context_cli_missing_repo_is_a_flag_error(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["context", "--pred", "p.json", "--gold", "g.json",
