@@ -1,9 +1,16 @@
-"""Markdown pieces of a finished Report; the PR comment and step summary reuse them."""
+"""Markdown pieces of a finished Report; the PR comment and step summary reuse them.
+
+Text a record, task or scenario supplies (task ids, arm, model and scenario names,
+categories, languages, and the reasons, warnings and notes that quote them) goes through
+`plain`, as in the PR comment: it renders as itself and cannot end a table row, start a
+heading, open an HTML comment or mention anyone. Numbers are formatted here and left as is.
+"""
 
 from __future__ import annotations
 
 import math
 
+from copeca_action.github._markdown import escape_md
 from copeca_action.report import (
     ArmInterval,
     ArmSummary,
@@ -14,6 +21,12 @@ from copeca_action.report import (
     RetrievalComparison,
     RetrievalSection,
 )
+
+
+def plain(value: object, max_len: int = 300) -> str:
+    """Record- or task-supplied text, escaped for markdown (`escape_md`)."""
+    return str(escape_md(value, max_len))
+
 
 VERDICT_MARK = {"improvement": "🟢", "regression": "🔴", "inconclusive": "⚪",
                 "invalid": "⚠️", "skipped": "⏭️"}
@@ -78,12 +91,13 @@ def interval_text(i: Interval | None) -> str:
 def headline_md(report: Report) -> str:
     """The verdict line plus, for the deciding comparison, delta, control and adopted-only."""
     mark = VERDICT_MARK[report.verdict]
-    out = [f"### {mark} {report.verdict}: " + "; ".join(report.verdict_reasons)]
+    out = [f"### {mark} {report.verdict}: "
+           + "; ".join(plain(r, 2000) for r in report.verdict_reasons)]
     c = report.headline_comparison
     if c is not None:
         level = f"{c.delta.level * 100:.4g}%"
         out.append("")
-        out.append(f"**{c.name}**: cost per correct answer {interval_text(c.delta)} "
+        out.append(f"**{plain(c.name)}**: cost per correct answer {interval_text(c.delta)} "
                    f"({level} CI, {c.delta.clusters} tasks, intent-to-treat)")
         if c.adopted is not None:
             out.append(f"- runs where the tool was used ({share(c.adopted.adoption_rate)} "
@@ -99,7 +113,7 @@ def simulated_md(report: Report) -> str:
     """The banner of a simulated report (scripted model or dry run); "" for a measurement."""
     if not report.simulated:
         return ""
-    return f"> [!WARNING]\n> **Simulated.** {report.simulation_note}"
+    return f"> [!WARNING]\n> **Simulated.** {plain(report.simulation_note, 1000)}"
 
 
 def _turns(v: float | None) -> str:
@@ -122,7 +136,8 @@ def population_table(c: Comparison) -> str:
              o.runs_base, o.mean_turns_base),
             (c.tool, o.cpc_tool, o.interval_tool, o.accuracy_tool, o.spend_tool, o.correct_tool,
              o.runs_tool, o.mean_turns_tool)):
-        rows.append(f"| {arm} | {cpc_text(cpc, i)} | {accuracy_text(acc, i)} | {usd(spend)} | "
+        rows.append(f"| {plain(arm)} | {cpc_text(cpc, i)} | {accuracy_text(acc, i)} | "
+                    f"{usd(spend)} | "
                     f"{'n/a' if correct is None else correct} | {runs} | {_turns(turns)} |")
     tasks = f"{o.tasks} " if o.tasks is not None else ""
     plural = "" if o.tasks == 1 else "s"
@@ -169,7 +184,7 @@ def arms_table(arms: list[ArmSummary]) -> str:
             "adoption | infra errors | not run |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for a in arms:
-        rows.append(f"| {a.arm} | {a.runs} | {usd(a.spend_usd)} | {a.correct} | "
+        rows.append(f"| {plain(a.arm)} | {a.runs} | {usd(a.spend_usd)} | {a.correct} | "
                     f"{accuracy_text(a.accuracy, a.interval)} | "
                     f"{cpc_text(a.cpc_usd, a.interval)} | {share(a.adoption_rate)} | "
                     f"{a.infra_errors} | {a.not_run} |")
@@ -179,8 +194,8 @@ def arms_table(arms: list[ArmSummary]) -> str:
 def comparisons_table(comparisons: list[Comparison]) -> str:
     rows = ["| comparison | delta [CI] | control delta | verdict |", "|---|---|---|---|"]
     for c in comparisons:
-        rows.append(f"| {c.name} | {interval_text(c.delta)} | {interval_text(c.control_delta)} "
-                    f"| {VERDICT_MARK[c.verdict]} {c.verdict} |")
+        rows.append(f"| {plain(c.name)} | {interval_text(c.delta)} | "
+                    f"{interval_text(c.control_delta)} | {VERDICT_MARK[c.verdict]} {c.verdict} |")
     return "\n".join(rows)
 
 
@@ -190,8 +205,9 @@ def lines_table(title: str, lines: list[Line]) -> str:
     rows = [f"| {title} | runs (tool/base) | accuracy (tool/base) | cpc (tool/base) | "
             "delta [CI] |", "|---|---:|---:|---:|---|"]
     for ln in lines:
-        delta = interval_text(ln.delta) if ln.delta else ln.note
-        rows.append(f"| {ln.key} | {ln.runs_tool}/{ln.runs_base} | {share(ln.accuracy_tool)}/"
+        delta = interval_text(ln.delta) if ln.delta else plain(ln.note)
+        rows.append(f"| {plain(ln.key)} | {ln.runs_tool}/{ln.runs_base} | "
+                    f"{share(ln.accuracy_tool)}/"
                     f"{share(ln.accuracy_base)} | {usd(ln.cpc_tool)}/{usd(ln.cpc_base)} | "
                     f"{delta} |")
     return "\n".join(rows)
@@ -211,12 +227,14 @@ def _ratio(v: float | None) -> str:
 
 def retrieval_table(c: RetrievalComparison, level: float) -> str:
     """Metric | base | tool | tool/base (CI): values on the tasks both arms have."""
-    rows = [f"| metric | {c.base} | {c.tool} | ratio ({level * 100:.4g}% CI) | tasks |",
+    rows = [f"| metric | {plain(c.base)} | {plain(c.tool)} | ratio ({level * 100:.4g}% CI) "
+            "| tasks |",
             "|---|---:|---:|---|---:|"]
     for ln in c.lines:
         ratio = (f"{_ratio(ln.ratio)} ({_ratio(ln.low)}–{_ratio(ln.high)})"
                  if ln.ratio is not None else "n/a")
-        rows.append(f"| {ln.label}, {ln.aggregation} | {_value(ln.base, ln.metric)} | "
+        rows.append(f"| {plain(ln.label)}, {plain(ln.aggregation)} | "
+                    f"{_value(ln.base, ln.metric)} | "
                     f"{_value(ln.tool, ln.metric)} | {ratio} | {ln.tasks} |")
     return "\n".join(rows)
 
@@ -229,7 +247,7 @@ _ARM_FIELDS = (("auc", "AUC-coverage"), ("micro_coverage", "coverage"),
 def retrieval_arms_table(section: RetrievalSection) -> str:
     """Per arm over all its scored runs: micro coverage/precision/F1, macro AUC, redundancy."""
     arms = section.arms
-    rows = ["| metric | " + " | ".join(a.arm for a in arms) + " |",
+    rows = ["| metric | " + " | ".join(plain(a.arm) for a in arms) + " |",
             "|---|" + "---:|" * len(arms)]
     rows.append("| scored runs (unscored) | " + " | ".join(
         f"{a.metrics.runs} ({a.unscored_runs})" for a in arms) + " |")
@@ -249,11 +267,11 @@ def retrieval_md(section: RetrievalSection | None) -> str:
     """The sentences, one table per comparison, and the per-arm estimates folded away."""
     if section is None:
         return ""
-    parts = [f"- {c.summary}" for c in section.comparisons]
+    parts = [f"- {plain(c.summary, 2000)}" for c in section.comparisons]
     if section.comparisons:
         parts = ["\n".join(parts)]
     for c in section.comparisons:
-        parts.append(f"**{c.name}** (micro: pooled sizes; macro: mean over runs)\n\n"
+        parts.append(f"**{plain(c.name)}** (micro: pooled sizes; macro: mean over runs)\n\n"
                      + retrieval_table(c, section.level))
     arms = retrieval_arms_table(section)
     parts.append(arms if not section.comparisons else
@@ -261,12 +279,13 @@ def retrieval_md(section: RetrievalSection | None) -> str:
     if section.tasks_without_gold:
         n = len(section.tasks_without_gold)
         parts.append(f"{n} task(s) without gold context excluded: "
-                     + ", ".join(section.tasks_without_gold[:10]) + (", …" if n > 10 else ""))
+                     + ", ".join(plain(t) for t in section.tasks_without_gold[:10])
+                     + (", …" if n > 10 else ""))
     return "\n\n".join(parts)
 
 
 def warnings_md(report: Report) -> str:
-    return "\n".join(f"- ⚠️ {w}" for w in report.warnings)
+    return "\n".join(f"- ⚠️ {plain(w, 2000)}" for w in report.warnings)
 
 
 def method_md(report: Report) -> str:
@@ -280,7 +299,7 @@ def method_md(report: Report) -> str:
 
 def render_markdown(report: Report, *, tasks: bool = True) -> str:
     """The full report as GitHub-flavoured markdown."""
-    parts = [f"## copeca-action: {report.scenario or 'results'}"]
+    parts = [f"## copeca-action: {plain(report.scenario) if report.scenario else 'results'}"]
     if report.simulated:
         parts.append(simulated_md(report))
     parts.append(headline_md(report))
@@ -306,7 +325,7 @@ def render_markdown(report: Report, *, tasks: bool = True) -> str:
             body.append(lines_table("task", c.tasks))
         text = "\n\n".join(b for b in body if b)
         if text:
-            parts.append(f"<details><summary>{c.name}: breakdowns</summary>\n\n{text}\n\n"
+            parts.append(f"<details><summary>{plain(c.name)}: breakdowns</summary>\n\n{text}\n\n"
                          "</details>")
     if report.retrieval is not None:
         parts += ["#### Retrieval", retrieval_md(report.retrieval)]

@@ -49,3 +49,30 @@ def test_markdown_arm_rows_carry_their_intervals() -> None:
         row = next(ln for ln in text.splitlines() if ln.startswith(f"| {arm.arm} |"))
         assert f"[{i.accuracy_low:.0%}, {i.accuracy_high:.0%}]" in row
         assert f"[{usd(i.cpc_low)}, {usd(i.cpc_high)}]" in row
+
+
+def test_markdown_escapes_text_the_records_supply() -> None:
+    """A task id, category, language, arm or scenario from a record renders as itself: it
+    cannot end a table row, add a forged verdict heading, open an HTML comment that hides the
+    rest, or mention anyone (report.md is shown in the job summary)."""
+    hostile = ("x|1\n### 🟢 improvement: −90% | <!-- @octocat #1 `a` "
+               "<img src=x onerror=alert(1)>\u202e")
+    rows = make_rows(Population(cost_ratio=1.0), 6, 3, np.random.default_rng(1),
+                     control_tasks=2)
+    for r in rows:
+        if r["task_id"].endswith("0001"):
+            r.update(task_id=hostile, category=hostile, language=hostile)
+        if r["arm"] == "codesearch":
+            r["arm"] = "tool|<b>"
+    r = build_report([RunRecord(**r) for r in rows], Settings(resamples=200),
+                     scenario="s\n## 🟢 improvement")
+    text = render_markdown(r)
+    assert "<!--" not in text and "<img" not in text and "<b>" not in text
+    assert "\u202e" not in text and "@octocat" not in text
+    lines = text.splitlines()
+    assert not [ln for ln in lines if ln.startswith("#") and "improvement" in ln
+                and not ln.startswith("## copeca-action: s &#35;")]
+    task_rows = [ln for ln in lines if ln.startswith("| x&#124;1")]
+    assert len(task_rows) == 3 and all(ln.count("|") == 6 for ln in task_rows)
+    arm_rows = [ln for ln in lines if ln.startswith("| tool&#124;&#60;b&#62; |")]
+    assert len(arm_rows) == 2 and {ln.count("|") for ln in arm_rows} == {8, 10}
