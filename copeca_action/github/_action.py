@@ -56,6 +56,7 @@ from copeca_action.github._history import (
     trend_runs,
 )
 from copeca_action.github._inputs import ActionInputs, read_inputs
+from copeca_action.github._markdown import code_block
 from copeca_action.github._render import headline_text, render_comment
 from copeca_action.render import render_history_html
 from copeca_action.report import Report
@@ -264,7 +265,8 @@ def _fail_check(ctx: ActionContext, env: Mapping[str, str], check: int | None, m
         return
     with contextlib.suppress(GitHubError):
         complete_check_run(_api(ctx, env, policy, sleep), ctx.event.owner, ctx.event.repo,
-                           check, "invalid", "copeca-action failed", f"```text\n{message}\n```")
+                           check, "invalid", "copeca-action failed",
+                           code_block(shared_scrubber().scrub_text(message)))
 
 
 def publish_quiet(ctx: ActionContext, env: Mapping[str, str], reason: str) -> None:
@@ -422,5 +424,5 @@ def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
         print(f"::error title=copeca-action::{escape_command(message)}", flush=True)
         if (path := summary_path(env)) is not None:
             with contextlib.suppress(GitHubError):
-                write_summary(path, f"### ❌ copeca-action failed\n\n```text\n{message}\n```\n")
+                write_summary(path, f"### ❌ copeca-action failed\n\n{code_block(message)}\n")
         return exc.exit_code

@@ -37,6 +37,14 @@ def escape_md(text: object, max_len: int = 300) -> Safe:
     return Safe("".join(out).replace("www.", f"www{ZWSP}."))
 
 
+def code_block(text: str, info: str = "text") -> Safe:
+    """`text` verbatim in a fenced code block whose fence is longer than any run of backticks
+    in it, so no line of the text can close the block and be read as markdown."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return Safe(f"{fence}{info}\n{text}\n{fence}")
+
+
 def _num(value: float, digits: int) -> str:
     text = f"{abs(value):,.{digits}f}"
     return (MINUS if value < 0 and text.strip("0.,") else "") + text

@@ -111,6 +111,8 @@ class FakeGitHub:
         self.raw = copy.deepcopy(raw)
         self.comments: dict[tuple[str, str, int], list[dict[str, Any]]] = {}
         self.check_runs: list[dict[str, Any]] = []
+        self.check_outputs: dict[int, dict[str, Any]] = {}
+        """The last `output` (title, summary) sent to each check run, by its id."""
         self.pulls: dict[int, dict[str, Any]] = {}
         """Pull requests by number (`add_pull`), for GET pulls/{n}."""
         self.permissions: dict[str, str] = {}
@@ -306,6 +308,8 @@ class FakeGitHub:
             for run in self.check_runs:
                 if run["id"] == int(m.group(3)):
                     run.update({k: body[k] for k in ("status", "conclusion") if k in body})
+                    if "output" in body:
+                        self.check_outputs[run["id"]] = body["output"]
                     run["history"].append(body.get("status"))
                     return 200, {k: v for k, v in run.items() if k != "history"}, {}
             return 404, {"message": "Not Found"}, {}
