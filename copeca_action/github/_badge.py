@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from copeca_action.errors import ConfigError, Problem
 from copeca_action.github._comment_data import CommentData, Verdict
@@ -42,6 +42,9 @@ class BadgeInput(BaseModel):
     versus: str = "baseline"
     simulated: bool = False
     """The numbers come from the scripted model (Report.simulated): the label says so."""
+    confidence: float = Field(default=0.95, gt=0, lt=1)
+    """The interval's level (the report's `delta.level`: 1 − alpha, or the adaptive look's),
+    named in the SVG's title."""
 
 
 def badge_label(data: BadgeInput) -> str:
@@ -89,7 +92,7 @@ def badge_input(report: Report) -> BadgeInput:
     return BadgeInput(verdict=report.verdict, delta=_finite_or_none(c.delta.estimate),
                       ci_low=_finite_or_none(c.delta.low), ci_high=_finite_or_none(c.delta.high),
                       versus="base" if c.kind == "head_vs_base" else "baseline",
-                      simulated=report.simulated)
+                      simulated=report.simulated, confidence=c.delta.level)
 
 
 def badge_from_comment(data: CommentData) -> BadgeInput:
@@ -99,7 +102,8 @@ def badge_from_comment(data: CommentData) -> BadgeInput:
     return BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
                       ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
                       versus=data.headline.versus if data.headline else "baseline",
-                      simulated=bool(data.simulated))
+                      simulated=bool(data.simulated),
+                      confidence=data.footer.confidence if data.footer else 0.95)
 
 
 def _finite_or_none(v: float | None) -> float | None:
@@ -134,7 +138,7 @@ def badge_svg(data: BadgeInput) -> str:
     total = lw + mw
     title = f"{label}: {message}"
     if data.ci_low is not None and data.ci_high is not None and data.delta is not None:
-        title += f" (95% CI {ci_text(data.ci_low, data.ci_high)})"
+        title += f" ({ci_text(data.ci_low, data.ci_high, confidence=data.confidence)})"
     t, lab, msg = escape(title), escape(label), escape(message)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{total}" height="20" role="img" '

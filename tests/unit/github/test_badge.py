@@ -130,3 +130,28 @@ def test_an_edited_report_verdict_is_no_badge(tmp_path: Path,
     err = capsys.readouterr().err
     assert f"{path}" in err and "verdict 'improvement' is not what the headline" in err
     assert not (tmp_path / "b").exists()
+
+
+def test_the_svg_names_the_intervals_own_level(tmp_path: Path) -> None:
+    """A scenario's alpha (or an adaptive look's) sets the interval's level: the badge's
+    title names that level, as the comment and report do, never a fixed 95%."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "render"))
+    from html_cases import records
+
+    from copeca_action.github import BundleInfo, comment_data
+    from copeca_action.github._badge import badge_from_comment, badge_input
+    from copeca_action.report import Settings, build_report
+
+    report = build_report(records(10, 2, ratio=0.4, control=2),
+                          Settings(resamples=300, breakdown_resamples=100, alpha=0.2))
+    c = report.headline_comparison
+    assert c is not None and c.delta.level == pytest.approx(0.8)
+    svg = badge_svg(badge_input(report))
+    assert "(80% CI " in svg and "95%" not in svg
+    data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
+    assert badge_svg(badge_from_comment(data)) == svg
+    (tmp_path / "report.json").write_text(report.model_dump_json())
+    assert main(["badge", str(tmp_path / "report.json"), "--out-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "badge.svg").read_text() == svg
