@@ -24,7 +24,7 @@ from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.records._kinds import NOT_REACHED
 from copeca_action.render import _svg
 from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
-from copeca_action.render._templates import asset
+from copeca_action.render._templates import asset, without_bidi
 from copeca_action.render._templates import environment as jinja_environment
 from copeca_action.render._trend import TrendRun, trend_svg
 from copeca_action.report import ArmInterval, ArmSummary, Comparison, Interval, Line, Report
@@ -544,7 +544,7 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
                spend_figure(runs, colours)]
     script = asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
-    return jinja_environment().get_template("report.html.j2").render(
+    return without_bidi(jinja_environment().get_template("report.html.j2").render(
         report=report, head=head, figures=[f for f in figures if f is not None],
         arms=arms_table(report), flags=flags_table(report),
         population=population_table(head) if head else None,
@@ -553,4 +553,4 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
         method=method_md(report),
         verification=verification, scenario_yaml=scenario_yaml,
         environment=environment_rows(report, environment),
-        style=Markup(asset("report.css")), script=Markup(script), script_hash=digest)
+        style=Markup(asset("report.css")), script=Markup(script), script_hash=digest))

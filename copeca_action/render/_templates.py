@@ -3,6 +3,7 @@ their static assets, shared by report.html and history.html."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 
@@ -11,6 +12,15 @@ import jinja2
 from copeca_action.render._markdown import interval_text, pct, share, usd
 
 TEMPLATES = "templates"
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Bidirectional marks, embeddings, overrides and isolates: in a task id or arm name, U+202E
+shows the rest of its line (a tooltip's numbers, a warning) right to left, `$1.68` as `86.1$`."""
+
+
+def without_bidi(page: str) -> str:
+    """A finished page without bidi controls; our templates use none, so only text a record,
+    task or scenario supplied loses them."""
+    return _BIDI.sub("", page)
 
 
 @cache

@@ -17,7 +17,7 @@ from markupsafe import Markup, escape
 
 from copeca_action.render._markdown import usd
 from copeca_action.render._svg import PALETTE, Scale, _f
-from copeca_action.render._templates import asset, environment
+from copeca_action.render._templates import asset, environment, without_bidi
 
 WIDTH, HEIGHT = 480, 300
 """User units of the trend's viewBox: narrow, so its text stays legible on a 390 px phone."""
@@ -130,7 +130,7 @@ def render_history_html(runs: Sequence[TrendRun], *, title: str = "copeca-action
     script = asset("report.js")
     digest = base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()
     arms = list(dict.fromkeys(a.arm for r in runs for a in r.arms))
-    return environment().get_template("history.html.j2").render(
+    return without_bidi(environment().get_template("history.html.j2").render(
         title=title, chart=trend_svg(runs), runs=list(reversed(runs)), arms=arms,
         simulated=any(r.simulated for r in runs), badge_url=badge_url,
-        style=Markup(asset("report.css")), script=Markup(script), script_hash=digest)
+        style=Markup(asset("report.css")), script=Markup(script), script_hash=digest))

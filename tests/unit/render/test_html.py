@@ -11,7 +11,7 @@ from collections import Counter
 from html.parser import HTMLParser
 
 import pytest
-from html_cases import CASES, HOSTILE, Case, demo, records
+from html_cases import CASES, HOSTILE, Case, _report, demo, records
 
 from copeca_action.render import CoverageCurve, render_html, report_files, run_points
 from copeca_action.render._svg import DOT_LIMIT, Scale, quartiles
@@ -81,6 +81,29 @@ def test_hostile_text_is_escaped_everywhere() -> None:
     shown = "".join(page.data)
     assert HOSTILE in shown  # kept as text, intact (the template did not evaluate {{ 7*7 }})
     assert shown.count(HOSTILE) >= 6
+
+
+BIDI = "\u202e\u2066\u200f\u061c"
+
+
+def test_bidi_controls_are_dropped_from_the_page() -> None:
+    """U+202E in a task id or arm name would show the rest of its tooltip or warning right to
+    left (`$1.68` read as `86.1$`); the page keeps the text and drops the controls."""
+    from copeca_action.render import TrendArm, TrendRun, render_history_html
+
+    def edit(r: dict[str, object]) -> dict[str, object]:
+        return {**r, "task_id": f"{r['task_id']}{BIDI}", "category": f"c{BIDI}",
+                "arm": f"tool{BIDI}" if r["arm"] == "codesearch" else r["arm"]}
+
+    recs = records(8, 2, edit=edit)
+    report = _report(recs, (f"warn{BIDI} 12.5%",), f"scen{BIDI}")
+    text = render_html(report, runs=run_points(recs), scenario_yaml=f"a: b{BIDI}")
+    assert not set(BIDI) & set(text)
+    assert "tool" in text and "warn 12.5%" in text
+    page = render_history_html([TrendRun("ab" * 20, "2026-01-01", "inconclusive",
+                                         [TrendArm(f"tool{BIDI}", 1.0, 0.5, 2.0)],
+                                         release=f"v1{BIDI}")], title=f"t{BIDI}")
+    assert not set(BIDI) & set(page) and "tool" in page
 
 
 def test_infinite_cost_per_correct_is_an_arrow_at_the_edge() -> None:
