@@ -4,6 +4,12 @@ The comment carries a hidden marker naming its `comment-id`, so matrix jobs with
 ids keep separate comments and a re-run finds and edits its own. All pages of the PR's
 comments are read (a busy PR has more than one page). A POST that fails with a 5xx may still
 have created the comment, so before posting again the list is read once more.
+
+Anyone who can comment can copy the marker. A comment is taken for ours only when a bot (the
+workflow's token, an app) or someone with write access (OWNER, MEMBER, COLLABORATOR: a
+personal token) wrote it; else a fork's author could plant a marked comment, have the action
+write the verdict into it, then edit the verdict under the action's marker (and
+`comment: on-change`, seeing the state marker unchanged, would leave the edit standing).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from copeca_action.github._client import GitHubClient
 
 MARKER_PREFIX = "<!-- copeca-action:comment-id="
 MAX_COMMENT_CHARS = 65_536
+TRUSTED_AUTHORS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+"""`author_association` values of people with write access to the repository."""
 _STATE = re.compile(r"<!-- copeca-action:state=([0-9a-f]{8,64}) -->")
 
 
@@ -51,13 +59,18 @@ def _is_bot(comment: dict[str, Any]) -> bool:
     return isinstance(user, dict) and user.get("type") == "Bot"
 
 
+def _may_write(comment: dict[str, Any]) -> bool:
+    return _is_bot(comment) or comment.get("author_association") in TRUSTED_AUTHORS
+
+
 def find_comment(client: GitHubClient, owner: str, repo: str, number: int,
                  comment_id: str) -> dict[str, Any] | None:
-    """Our comment on the PR, if any: bot-authored matches first, then the oldest."""
+    """Our comment on the PR, if any: bot-authored matches first, then the oldest by someone
+    with write access; a marked comment by anyone else is not ours."""
     mark = marker(comment_id)
     found = [c for c in client.paginate(f"repos/{owner}/{repo}/issues/{number}/comments",
                                         what="list pull request comments")
-             if _is_ours(c, mark)]
+             if _is_ours(c, mark) and _may_write(c)]
     if not found:
         return None
     bots = [c for c in found if _is_bot(c)]

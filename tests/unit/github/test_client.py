@@ -59,6 +59,25 @@ def test_a_users_copy_of_the_marker_loses_to_the_bot_comment(fake_github: FakeGi
     assert found is not None and found["body"].endswith("ours")
 
 
+@pytest.mark.parametrize("association", ["CONTRIBUTOR", "FIRST_TIME_CONTRIBUTOR", "NONE"])
+def test_a_marked_comment_by_an_outsider_is_never_ours(fake_github: FakeGitHub,
+                                                        association: str) -> None:
+    """A fork's author plants the marker (and a state marker) before the first run: the
+    action posts its own comment instead of writing the verdict into theirs, where they could
+    edit it and `on-change` would leave the edit standing."""
+    planted = (f"{marker('copeca')}\n<!-- copeca-action:state=0123456789abcdef -->\n"
+               "### 🟢 copeca-action: improvement")
+    fake_github.seed("o", "r", 5, [planted], bot=False)
+    fake_github.comments[("o", "r", 5)][0]["author_association"] = association
+    assert find_comment(client(fake_github), "o", "r", 5, "copeca") is None
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca",
+                            f"{marker('copeca')}\n<!-- copeca-action:state=0123456789abcdef -->"
+                            "\n### ⚪ copeca-action: inconclusive", only_on_change=True)
+    assert result.action == "created"
+    first, ours = fake_github.comments[("o", "r", 5)]
+    assert first["body"] == planted and "inconclusive" in ours["body"]
+
+
 def test_502_then_success_is_retried_with_backoff(fake_github: FakeGitHub) -> None:
     fake_github.fail("GET", r"/comments$", 502, "Server Error")
     sleeps: list[float] = []
