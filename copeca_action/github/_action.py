@@ -397,7 +397,8 @@ def _check_run(ctx: ActionContext, client: GitHubClient, data: CommentData,
                body: str) -> None:
     if not (ctx.inputs.check_run and ctx.event.head_sha):
         return
-    title = f"{data.verdict}: {headline_text(data)}" if data.headline else data.verdict
+    verdict = f"simulated {data.verdict}" if data.simulated else data.verdict
+    title = f"{verdict}: {headline_text(data)}" if data.headline else verdict
     if ctx.check_run_id is not None:
         complete_check_run(client, ctx.event.owner, ctx.event.repo, ctx.check_run_id,
                            data.verdict, title, body)

@@ -185,6 +185,24 @@ def test_check_run_is_created_on_request(fake_github: FakeGitHub, actions_env: A
     assert run["conclusion"] == "failure" and run["name"] == "copeca-action"
 
 
+def test_a_simulated_check_run_says_so_in_its_title(fake_github: FakeGitHub,
+                                                    actions_env: Any) -> None:
+    """The check's title is what a checks list shows: a scripted model's verdict is labelled
+    there too, not only in the summary's banner."""
+    def simulated(ctx: ActionContext) -> Outcome:
+        out = engine()(ctx)
+        data = out.comment.model_copy(update={"simulated": "In every run the scripted model "
+                                                            "answered."})
+        return Outcome(comment=data, outputs=out.outputs)
+
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      check_run="true", comment="never")
+    assert run_main(env, simulated) == 0
+    [run] = fake_github.check_runs
+    title = fake_github.check_outputs[run["id"]]["title"]
+    assert title.startswith("simulated improvement: Cost per correct −18.2%"), title
+
+
 def test_check_runs_are_named_per_comment_id(fake_github: FakeGitHub, actions_env: Any) -> None:
     for cid in ("claude", "codex"):
         env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
