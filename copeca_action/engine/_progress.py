@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from typing import Protocol, TextIO
@@ -36,6 +37,16 @@ class _Tally:
             self.spent += record.cost_usd
 
 
+_BREAKS = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
+
+
+def one_line(text: str) -> str:
+    """Text on one log line. A run's error quotes the agent CLI's output; a line break in it
+    would start a new log line, and a line starting `::` is a workflow command to the Actions
+    runner (a forged `::error::` annotation, `::add-mask::`, `::stop-commands::`)."""
+    return _BREAKS.sub(" ", text)
+
+
 def _usd(cost: float | None) -> str:
     return "$?" if cost is None else f"${cost:.4f}"
 
@@ -60,16 +71,17 @@ class PlainProgress:
         verdict = "correct" if record.correct else "wrong"
         retry = "" if final else f" (attempt {record.attempt}, retrying)"
         err = f" — {record.error}" if record.error and not record.correct else ""
-        print(f"[{t.done:>{width}}/{t.total}] {record.task_id} {record.arm} {record.model} "
-              f"#{record.repetition}: {record.outcome} {verdict} {_usd(record.cost_usd)} "
-              f"{record.duration_s:.1f}s{retry}{err[:200]} | spent ${t.spent:.4f}, "
-              f"correct {t.correct}", file=self.stream, flush=True)
+        print(one_line(f"[{t.done:>{width}}/{t.total}] {record.task_id} {record.arm} "
+                       f"{record.model} #{record.repetition}: {record.outcome} {verdict} "
+                       f"{_usd(record.cost_usd)} {record.duration_s:.1f}s{retry}{err[:200]} | "
+                       f"spent ${t.spent:.4f}, correct {t.correct}"),
+              file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
 
     def warn(self, text: str) -> None:
-        print(f"warning: {text}", file=self.stream, flush=True)
+        print(one_line(f"warning: {text}"), file=self.stream, flush=True)
 
 
 class RichProgress:

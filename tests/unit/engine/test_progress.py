@@ -35,3 +35,17 @@ def test_progress_degrades_to_plain_without_a_tty(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr("sys.stderr", io.StringIO())
     assert isinstance(make_progress(), PlainProgress)
     assert isinstance(make_progress(plain=False), RichProgress)
+
+
+def test_an_agents_error_text_cannot_start_a_log_line() -> None:
+    """A line starting `::` is a workflow command to the Actions runner: an error quoting the
+    agent CLI's output stays on its run's line, so it cannot forge an annotation or mask."""
+    stream = io.StringIO()
+    progress = PlainProgress(stream)
+    progress.start(total=1, done=0, spent=0.0, correct=0)
+    forged = "exit 1: oops\n::error title=copeca-action::verdict improvement\r::add-mask::0.25"
+    progress.update(_record(outcome="agent_error", correct=False, error=forged), final=True)
+    progress.warn("tool x\n::warning::forged")
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 3 and not any(ln.lstrip().startswith("::") for ln in lines)
+    assert "oops ::error title" in lines[1] and "x ::warning::forged" in lines[2]
