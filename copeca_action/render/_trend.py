@@ -114,8 +114,11 @@ def trend_svg(runs: Sequence[TrendRun], title: str = "Cost per correct answer ov
             label = f"{arm} at {runs[i].commit[:7]}: {usd(a.cpc)}"
             if _finite(a.low) and a.high is not None:
                 label += f" [{usd(a.low)}, {usd(a.high)}]"
-            out.append(f'<circle class="mark est {cls}" cx="{_f(x(i))}" cy="{_f(y(a.cpc or 0))}"'
-                       f' r="3.5"><title>{escape(label)}</title></circle>')
+            sim = " simulated" if runs[i].simulated else ""
+            if sim:  # a hollow point: the scripted model answered, it measures nothing
+                label += " (simulated: the scripted model answered)"
+            out.append(f'<circle class="mark est {cls}{sim}" cx="{_f(x(i))}" '
+                       f'cy="{_f(y(a.cpc or 0))}" r="3.5"><title>{escape(label)}</title></circle>')
         lx = LEFT + (k % 2) * 200
         ly = HEIGHT - 22 + (k // 2) * 16
         out.append(f'<line class="legend {cls}" x1="{lx}" x2="{lx + 18}" y1="{ly - 4}" '

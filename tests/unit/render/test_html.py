@@ -218,3 +218,18 @@ def test_arm_table_shows_each_arms_intervals() -> None:
 
     assert f"{usd(base.interval.cpc_low)} – {usd(base.interval.cpc_high)}" in table
     assert "nan" not in table.lower()
+
+
+def test_a_simulated_run_is_marked_in_the_trend_chart() -> None:
+    """The history's chart draws every run; a scripted model's point is hollow and its
+    tooltip says simulated, as the table beside it does."""
+    from copeca_action.render import TrendArm, TrendRun, render_history_html
+
+    runs = [TrendRun(c * 40, f"2026-01-0{i + 1}", "inconclusive",
+                     [TrendArm("tool", 1.0 + i, 0.5, 3.0)], simulated=(c == "b"))
+            for i, c in enumerate("abc")]
+    page = render_history_html(runs)
+    points = re.findall(r'<circle class="mark est ([^"]*)"[^>]*><title>([^<]*)</title>', page)
+    assert [("simulated" in cls.split(), "simulated" in tip) for cls, tip in points] == [
+        (False, False), (True, True), (False, False)]
+    assert ".est.simulated" in page
