@@ -9,6 +9,7 @@ import time
 from typing import Protocol, TextIO
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from copeca_action.records import RunRecord
@@ -108,14 +109,17 @@ class RichProgress:
         t = self.tally
         self.progress.update(self._task, completed=t.done, spent=t.spent, correct=t.correct)
         if record.outcome not in ("ok", "budget_stop"):
-            self.progress.console.print(f"{record.task_id} {record.arm} #{record.repetition}: "
-                                        f"{record.outcome} {(record.error or '')[:160]}")
+            # escaped: an error quoting the CLI (`[/usr/bin]`) is no rich markup, and an
+            # unmatched closing tag would raise MarkupError and stop the run
+            self.progress.console.print(escape(one_line(
+                f"{record.task_id} {record.arm} #{record.repetition}: {record.outcome} "
+                f"{(record.error or '')[:160]}")))
 
     def close(self) -> None:
         self.progress.stop()
 
     def warn(self, text: str) -> None:
-        self.console.print(f"[yellow]warning:[/] {text}", soft_wrap=True)
+        self.console.print(f"[yellow]warning:[/] {escape(text)}", soft_wrap=True)
 
 
 def make_progress(plain: bool | None = None) -> ProgressSink:

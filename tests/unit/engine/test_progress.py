@@ -49,3 +49,19 @@ def test_an_agents_error_text_cannot_start_a_log_line() -> None:
     lines = stream.getvalue().splitlines()
     assert len(lines) == 3 and not any(ln.lstrip().startswith("::") for ln in lines)
     assert "oops ::error title" in lines[1] and "x ::warning::forged" in lines[2]
+
+
+def test_the_rich_bar_prints_an_error_as_text_not_markup() -> None:
+    """`[/usr/bin]` in an agent's error is an unmatched closing tag to rich: printed as
+    markup it raised MarkupError mid-run; `[bold]` would have styled the line."""
+    from rich.console import Console
+
+    buf = io.StringIO()
+    progress = RichProgress(Console(file=buf, force_terminal=False, width=200))
+    progress.start(total=1, done=0, spent=0.0, correct=0)
+    progress.update(_record(outcome="agent_error", correct=False,
+                            error="exit 1: not found [/usr/bin] [bold]x[/bold]"), final=True)
+    progress.warn("model [/m] differs")
+    progress.close()
+    out = buf.getvalue()
+    assert "not found [/usr/bin] [bold]x[/bold]" in out and "model [/m] differs" in out
