@@ -154,6 +154,8 @@ def run_engine(ctx: ActionContext) -> Outcome:
     if ctx.inputs.merge:
         if ctx.event.name == "workflow_run" and not _any_match(ctx):
             return fork_run_skipped(ctx)
+        if ctx.event.name == "workflow_run" and ctx.event.is_fork and key is None:
+            return fork_bundle_refused(ctx)
         return run_merge(ctx, key)
     with base_worktree(ctx) as base:
         return _run(ctx, key, base)
@@ -270,6 +272,18 @@ def fork_run_skipped(ctx: ActionContext) -> Outcome:
                  else "")
               + "and without the repository's model key nothing was run and nothing was "
               "charged. " + how_to_approve(ctx.event))
+    print(f"copeca-action: skipped: {reason}", flush=True)
+    return skipped_outcome(ctx, reason)
+
+
+def fork_bundle_refused(ctx: ActionContext) -> Outcome:
+    """The privileged half of the fork pattern, a fork's bundle and no `signing-key` to check
+    it with. A fork's run gets no model key and runs nothing, but the fork can change that
+    run's workflow to upload a bundle it wrote itself: its numbers are never shown under the
+    action's name, the comment says how a maintainer approves a real run."""
+    reason = (f"The pull request comes from a fork ({ctx.event.head_repository}), whose run "
+              "gets no model key, and its bundle is unsigned: anyone who opens a pull request "
+              "can write one, so its numbers are not shown. " + how_to_approve(ctx.event))
     print(f"copeca-action: skipped: {reason}", flush=True)
     return skipped_outcome(ctx, reason)
 

@@ -179,6 +179,39 @@ def test_part_two_on_a_skipped_fork_run_comments_how_to_approve(fake_github: Fak
     assert parse_outputs(Path(env["GITHUB_OUTPUT"]))["verdict"] == "skipped"
 
 
+def test_part_two_shows_no_numbers_from_a_forks_unsigned_bundle(
+        fake_github: FakeGitHub, actions_env: Any, corpus_root: Path) -> None:
+    """A fork's part 1 gets no key and runs nothing, but the fork can edit part 1's workflow
+    to upload a bundle it wrote itself. Without a key to check its signature, part 2 posts the
+    skip comment, never the bundle's verdict and numbers under the action's name."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundle"))
+    from bundle_support import contents_for
+
+    from copeca_action._util.scrub import Scrubber
+    from copeca_action.bundle import write_bundle
+    from copeca_action.plan import build_plan
+    from copeca_action.scenario import load_corpus, load_scenario
+
+    fake_github.add_pull(PR, "a" * 40, "mallory/Hello-World")
+    env = actions_env("workflow_run", workflow_run_event("a" * 40), fake_github.url,
+                      merge="from-pr/copeca/*.copeca", pull_request=str(PR),
+                      anthropic_api_key="", fail_on="never", scenario="")
+    path = corpus_root / "scenarios" / "demo.yaml"
+    plan = build_plan(load_scenario(path), load_corpus(corpus_root).tasks)
+    write_bundle(contents_for(plan, path),
+                 Path(env["GITHUB_WORKSPACE"]) / "from-pr" / "copeca" / "forged.copeca",
+                 None, Scrubber())
+    assert run_main(env, run_engine) == 0
+    [comment] = fake_github.comments[KEY]
+    body = comment["body"]
+    assert "copeca-action: skipped" in body and "Cost per correct" not in body
+    assert "from a fork (mallory/Hello-World)" in body and "unsigned" in body
+    out = parse_outputs(Path(env["GITHUB_OUTPUT"]))
+    assert out["verdict"] == "skipped" and out["delta"] == ""
+
+
 # ------------------------------------------------------------------ schedule and merge_group
 
 def test_schedule_runs_on_the_default_branch_with_a_check_and_no_comment(
