@@ -233,3 +233,17 @@ def test_a_simulated_run_is_marked_in_the_trend_chart() -> None:
     assert [("simulated" in cls.split(), "simulated" in tip) for cls, tip in points] == [
         (False, False), (True, True), (False, False)]
     assert ".est.simulated" in page
+
+
+def test_a_simulated_reports_page_title_says_so() -> None:
+    """The browser tab and a saved page's name show the title, not the banner."""
+    def scripted(r: dict[str, object]) -> dict[str, object]:
+        return {**r, "endpoint": "scripted"}
+
+    recs = records(6, 2, edit=scripted)
+    report = _report(recs, (), "s")
+    assert report.simulated
+    title = re.search(r"<title>([^<]*)</title>", render_html(report))
+    assert title is not None and f"(simulated {report.verdict})" in title.group(1)
+    real = _report(records(6, 2, edit=lambda r: {**r, "endpoint": "real"}), (), "s")
+    assert "simulated" not in re.findall(r"<title>([^<]*)</title>", render_html(real))[0]
