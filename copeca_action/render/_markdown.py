@@ -1,16 +1,21 @@
-"""Markdown pieces of a finished Report; the PR comment and step summary reuse them.
+"""Markdown pieces of a finished Report (report.md, which `analyze` prints and the job
+summary embeds).
 
 Text a record, task or scenario supplies (task ids, arm, model and scenario names,
 categories, languages, and the reasons, warnings and notes that quote them) goes through
-`plain`, as in the PR comment: it renders as itself and cannot end a table row, start a
-heading, open an HTML comment or mention anyone. Numbers are formatted here and left as is.
+`plain` (`plain_html` inside an HTML tag): it renders as itself and cannot end a table row,
+start a heading, open a tag or an HTML comment, form a link or math, or mention anyone.
+Unlike the PR comment's entities (`github._markdown.escape_md`), it stays readable where
+report.md is read raw, in a terminal. Numbers are formatted here and left as is.
 """
 
 from __future__ import annotations
 
+import html
 import math
+import re
+import unicodedata
 
-from copeca_action.github._markdown import escape_md
 from copeca_action.report import (
     ArmInterval,
     ArmSummary,
@@ -22,10 +27,31 @@ from copeca_action.report import (
     RetrievalSection,
 )
 
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&$])")
+"""What CommonMark and GitHub give a meaning to mid-line: emphasis, code, links and images,
+HTML tags, comments and entities, table cells, strikethrough, math. Escaped with a backslash,
+each renders as itself."""
+_LINE_BREAKS = re.compile(r"[\r\n\t\v\f\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _one_line(value: object, max_len: int) -> str:
+    """The text on one line (line breaks become spaces), without control, bidi or zero-width
+    characters, cut at `max_len`."""
+    text = _LINE_BREAKS.sub(" ", str(value))
+    text = "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+    return text if len(text) <= max_len else text[: max_len - 1] + "…"
+
 
 def plain(value: object, max_len: int = 300) -> str:
-    """Record- or task-supplied text, escaped for markdown (`escape_md`)."""
-    return str(escape_md(value, max_len))
+    """Supplied text as itself in markdown: one line, specials backslash-escaped, a
+    zero-width space after `@` (no mention)."""
+    return _SPECIAL.sub(r"\\\1", _one_line(value, max_len)).replace("@", "@\u200b")
+
+
+def plain_html(value: object, max_len: int = 300) -> str:
+    """Supplied text as itself inside an HTML tag (`<summary>`), where backslashes are not
+    read: HTML-escaped instead."""
+    return html.escape(_one_line(value, max_len), quote=False).replace("@", "@\u200b")
 
 
 VERDICT_MARK = {"improvement": "🟢", "regression": "🔴", "inconclusive": "⚪",
@@ -325,8 +351,8 @@ def render_markdown(report: Report, *, tasks: bool = True) -> str:
             body.append(lines_table("task", c.tasks))
         text = "\n\n".join(b for b in body if b)
         if text:
-            parts.append(f"<details><summary>{plain(c.name)}: breakdowns</summary>\n\n{text}\n\n"
-                         "</details>")
+            parts.append(f"<details><summary>{plain_html(c.name)}: breakdowns</summary>"
+                         f"\n\n{text}\n\n</details>")
     if report.retrieval is not None:
         parts += ["#### Retrieval", retrieval_md(report.retrieval)]
     ex = report.exclusions

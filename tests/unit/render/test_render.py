@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from copeca_action.records import RunRecord
@@ -67,12 +69,29 @@ def test_markdown_escapes_text_the_records_supply() -> None:
     r = build_report([RunRecord(**r) for r in rows], Settings(resamples=200),
                      scenario="s\n## 🟢 improvement")
     text = render_markdown(r)
-    assert "<!--" not in text and "<img" not in text and "<b>" not in text
+    assert "<!--" not in text.replace("\\<!--", "") and "<img" not in text.replace("\\<img", "")
+    assert "<b>" not in text.replace("\\<b\\>", "").replace("&lt;b&gt;", "")
     assert "\u202e" not in text and "@octocat" not in text
     lines = text.splitlines()
     assert not [ln for ln in lines if ln.startswith("#") and "improvement" in ln
-                and not ln.startswith("## copeca-action: s &#35;")]
-    task_rows = [ln for ln in lines if ln.startswith("| x&#124;1")]
-    assert len(task_rows) == 3 and all(ln.count("|") == 6 for ln in task_rows)
-    arm_rows = [ln for ln in lines if ln.startswith("| tool&#124;&#60;b&#62; |")]
-    assert len(arm_rows) == 2 and {ln.count("|") for ln in arm_rows} == {8, 10}
+                and not ln.startswith("## copeca-action: s ## ")]
+    cells = re.compile(r"(?<!\\)\|")  # a cell boundary: an unescaped |
+    task_rows = [ln for ln in lines if ln.startswith("| x\\|1")]
+    assert len(task_rows) == 3 and all(len(cells.findall(ln)) == 6 for ln in task_rows)
+    arm_rows = [ln for ln in lines if ln.startswith("| tool\\|\\<b\\> |")]
+    assert len(arm_rows) == 2 and {len(cells.findall(ln)) for ln in arm_rows} == {8, 10}
+
+
+def test_escaped_markdown_stays_readable_where_it_is_read_raw() -> None:
+    """report.md is printed to terminals: numbers and brackets read as themselves (not as
+    &#91;…&#93; entities), and a breakdown's <summary> holds HTML-escaped text."""
+    rows = make_rows(Population(cost_ratio=1.0), 6, 3, np.random.default_rng(1))
+    for row in rows:
+        if row["arm"] == "codesearch":
+            row["arm"] = "tool<i>"
+    r = build_report([RunRecord(**row) for row in rows], Settings(resamples=200))
+    text = render_markdown(r)
+    assert "&#" not in text
+    reasons = next(ln for ln in text.splitlines() if ln.startswith("### "))
+    assert "\\[" in reasons and "%" in reasons  # the interval, readable
+    assert "<summary>tool&lt;i&gt; vs baseline: breakdowns</summary>" in text
