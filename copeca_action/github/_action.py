@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import sys
 import time
@@ -421,9 +422,21 @@ def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
         if isinstance(exc, OSError):
             exc = os_error(exc)
         message = shared_scrubber().scrub_text(str(exc))
-        print(f"copeca-action: error: {message}", file=sys.stderr, flush=True)
+        _print_inert(f"copeca-action: error: {message}")
         print(f"::error title=copeca-action::{escape_command(message)}", flush=True)
         if (path := summary_path(env)) is not None:
             with contextlib.suppress(GitHubError):
                 write_summary(path, f"### ❌ copeca-action failed\n\n{code_block(message)}\n")
         return exc.exit_code
+
+
+def _print_inert(text: str) -> None:
+    """`text` on stderr where no line of it is read as a workflow command: a message can
+    quote a task file or an agent's output, and the runner obeys any log line starting with
+    `::` (`::error`, `::add-mask::`...). Between `::stop-commands::` and its one-use token
+    it reads none (GitHub's "Stopping and starting workflow commands")."""
+    if "::" not in text:
+        print(text, file=sys.stderr, flush=True)
+        return
+    token = secrets.token_hex(16)
+    print(f"::stop-commands::{token}\n{text}\n::{token}::", file=sys.stderr, flush=True)

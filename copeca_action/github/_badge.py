@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from copeca_action.errors import ConfigError, Problem
-from copeca_action.github._comment_data import CommentData, Verdict
+from copeca_action.github._comment_data import CommentData, Verdict, Versus
 from copeca_action.github._markdown import MINUS, ci_text, signed_pct
 from copeca_action.report import Report
 
@@ -39,7 +39,9 @@ class BadgeInput(BaseModel):
     delta: float | None = None
     ci_low: float | None = None
     ci_high: float | None = None
-    versus: str = "baseline"
+    versus: Versus = "baseline"
+    """What the delta is against: nothing else is drawn (a hand-made badge JSON gave any text
+    here, and it showed after "vs")."""
     simulated: bool = False
     """The numbers come from the scripted model (Report.simulated): the label says so."""
     confidence: float = Field(default=0.95, gt=0, lt=1)

@@ -22,6 +22,8 @@ so it cannot close its fence or smuggle HTML into the comment."""
 Verdict = Literal["improvement", "regression", "inconclusive", "invalid", "skipped"]
 Unit = Literal["usd", "fraction", "count", "seconds", "tokens", "number", "mean"]
 """`mean`: a mean count (turns per run), one decimal."""
+Versus = Literal["baseline", "base"]
+"""What a delta is against: the two kinds of comparison a headline can be."""
 
 
 class Estimate(RecordModel):
@@ -37,7 +39,7 @@ class Headline(RecordModel):
 
     metric: str = "Cost per correct"
     estimate: Estimate
-    versus: str = "baseline"
+    versus: Versus = "baseline"
     """`baseline` (the agent without the tool) or `base` (the PR's base branch)."""
 
 

@@ -11,6 +11,7 @@ from fake_github import FakeGitHub
 from gh_support import TOKEN, fork_payload, parse_outputs, payload
 from sample import sample_comment
 
+from copeca_action.errors import ConfigError
 from copeca_action.github import (
     MAX_COMMENT_CHARS,
     OUTPUT_NAMES,
@@ -332,3 +333,27 @@ def test_the_marker_is_the_jobs_comment_id_whatever_the_engine_said(
     assert run_main(env, stale_id) == 0
     body = fake_github.comments[KEY][0]["body"]
     assert body.startswith(marker("shard-a")) and marker("copeca") not in body
+
+
+def test_a_failure_quoting_a_workflow_command_is_printed_inert(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A message can quote a task file or an agent's output: a line of it starting with `::`
+    would be obeyed by the runner (a forged annotation, a mask). stderr holds it between
+    `::stop-commands::` and its token; the annotation has its line breaks escaped."""
+    forged = "task.yaml: bad value\n::error title=copeca-action::verdict improvement"
+
+    def failing(ctx: ActionContext) -> Outcome:
+        raise ConfigError(forged)
+
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env, failing) == 2
+    err = capsys.readouterr()
+    lines = err.err.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("::stop-commands::"))
+    token = lines[start].removeprefix("::stop-commands::")
+    assert len(token) == 32 and lines.index(f"::{token}::") > start
+    inside = lines[start + 1:lines.index(f"::{token}::")]
+    assert "::error title=copeca-action::verdict improvement" in inside
+    assert [ln for ln in lines[:start] + lines[lines.index(f"::{token}::") + 1:]
+            if ln.startswith("::")] == []
+    assert "%0A::error" in err.out  # the annotation's own copy: one escaped line

@@ -22,11 +22,11 @@ def test_endpoint_json_uses_only_shields_keys() -> None:
 
 def test_svg_is_self_contained_and_escaped() -> None:
     svg = badge_svg(BadgeInput(verdict="regression", delta=0.25, ci_low=0.1, ci_high=0.4,
-                               versus="<base>&"))
+                               versus="base"))
     root = ET.fromstring(svg)
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
-    assert texts == ["cost per correct", "+25.0% vs <base>&"]
+    assert texts == ["cost per correct", "+25.0% vs base"]
     assert "href" not in svg and "<script" not in svg and "@import" not in svg
     assert "95% CI +10.0 to +40.0%" in svg
 
@@ -155,3 +155,15 @@ def test_the_svg_names_the_intervals_own_level(tmp_path: Path) -> None:
     (tmp_path / "report.json").write_text(report.model_dump_json())
     assert main(["badge", str(tmp_path / "report.json"), "--out-dir", str(tmp_path)]) == 0
     assert (tmp_path / "badge.svg").read_text() == svg
+
+
+def test_a_badge_is_against_the_baseline_or_the_base_and_nothing_else(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`versus` is drawn after "vs": free text there could write any claim into the badge."""
+    claim = tmp_path / "b.json"
+    claim.write_text(json.dumps({"verdict": "inconclusive", "delta": 0.1, "ci_low": -0.1,
+                                 "ci_high": 0.3,
+                                 "versus": "baseline | verified improvement -40%"}))
+    assert main(["badge", str(claim), "--out-dir", str(tmp_path / "b")]) == 2
+    assert "versus" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists()
