@@ -4,8 +4,9 @@ output folder.
 Two kinds of rule: secret *values* (provider keys, tokens, every secret `INPUT_*`, any variable
 the user names, and whatever the harness registered, e.g. the signing key's PEM and raw
 bytes), each matched as is and in its common encodings (JSON-escaped, line by line, base64 at
-each of the three byte offsets, standard and URL-safe, hex, URL-encoded); and *token patterns*
-that are secrets whatever variable they came from. A redaction reads `[REDACTED:<rule>]`; only
+each of the three byte offsets, standard and URL-safe, hex, URL-encoded; base64 and hex also
+wrapped over lines; runs of `\\u`/`\\x`/`%` escapes decoded); and *token patterns* that are
+secrets whatever variable they came from. A redaction reads `[REDACTED:<rule>]`; only
 counts per rule are kept, never values. Works on bytes, in streamed chunks, so a 1 GB
 transcript is never held in memory.
 """
@@ -265,6 +266,41 @@ def _before_wrapped_block(buffer: bytes, cut: int) -> int:
     return pos
 
 
+def _wrapped_variants(data: bytes) -> set[bytes]:
+    """What a block wrapped over lines may hold once joined: base64 at each offset, and hex
+    (`xxd -p` wraps at 60 columns)."""
+    found = _b64_cores(data) | {data.hex().encode(), data.hex().upper().encode()}
+    return {v for v in found if len(v) >= MIN_VALUE_LEN}
+
+
+def _plain_variants(data: bytes) -> set[bytes]:
+    """The value as is and its lines: what an escaped run must hold once decoded."""
+    found = {data} | {line.strip() for line in data.splitlines()}
+    return {v for v in found if len(v) >= MIN_VALUE_LEN}
+
+
+_ESC = rb"\\\\?u[0-9A-Fa-f]{4}|\\\\?x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}"
+_RUN_BYTE = rb"[^\s\"'\\%,<>]"
+_ESCAPED = re.compile(rb"(?<!" + _RUN_BYTE + rb")" + _RUN_BYTE + rb"*+(?:" + _ESC + rb")(?:"
+                      + _RUN_BYTE + rb"|" + _ESC + rb")*+")
+r"""A run of characters holding at least one escape (`\u0073`, also with its backslash itself
+escaped inside a JSON string, `\x73`, `%73` in either case): what `\u`-escaped JSON, a
+lower-case or partly URL-encoded URL or a `\x` string literal shows of a value whose plain
+and fully escaped forms are not there."""
+_ESCAPE_PREFILTER = re.compile(rb"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}")
+_ONE_ESC = re.compile(_ESC)
+
+
+def _unescape(run: bytes) -> bytes:
+    def one(match: re.Match[bytes]) -> bytes:
+        token = match.group(0).lstrip(b"\\")
+        code = int(token[1:], 16)
+        if token[:1] == b"u":
+            return chr(code).encode("utf-8", "surrogatepass")
+        return bytes([code])
+    return _ONE_ESC.sub(one, run)
+
+
 def _needles(secrets: Mapping[str, str | bytes],
              variants: Callable[[bytes], Iterable[bytes]]) -> list[tuple[bytes, bytes]]:
     """(needle, replacement) pairs: each value in each of its `variants`, longest first so a
@@ -287,7 +323,8 @@ class Scrubber:
 
     def __post_init__(self) -> None:
         self._literals = _needles(self.secrets, encodings)
-        self._b64 = _needles(self.secrets, _b64_cores)  # for blocks wrapped over lines
+        self._wrapped = _needles(self.secrets, _wrapped_variants)  # blocks over lines
+        self._plain = _needles(self.secrets, _plain_variants)  # runs holding escapes
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None,
@@ -306,7 +343,7 @@ class Scrubber:
             if needle in data:
                 self.counts[replacement[10:-1].decode()] += data.count(needle)
                 data = data.replace(needle, replacement)
-        if self._b64 and _BREAKS.search(data):
+        if self._wrapped and _BREAKS.search(data):
             data = _WRAPPED.sub(self._unwrap, data)
         seen: dict[object, bool] = {}
         for pattern in PATTERNS:
@@ -316,6 +353,8 @@ class Scrubber:
                 data, n = pattern.regex.subn(redaction(pattern.name), data)
                 if n:
                     self.counts[pattern.name] += n
+        if _ESCAPE_PREFILTER.search(data):  # last: only what escapes still hide is left
+            data = _ESCAPED.sub(self._unescape_run, data)
         return data
 
     def _unwrap(self, match: re.Match[bytes]) -> bytes:
@@ -325,11 +364,28 @@ class Scrubber:
         joined = _BREAKS.sub(b"", block)
         if len(joined) == len(block):  # one line: the literal needles have seen it
             return block
-        for needle, replacement in self._b64:
+        for needle, replacement in self._wrapped:
             if needle in joined:
                 self.counts[replacement[10:-1].decode()] += 1
                 return replacement
         return block
+
+    def _unescape_run(self, match: re.Match[bytes]) -> bytes:
+        """A run holding escapes: redacted whole when, decoded, it holds a secret value or a
+        token shape (`\\u0073k-ant-…`)."""
+        run = match.group(0)
+        decoded = _unescape(run)
+        rule = next((r for needle, r in self._plain if needle in decoded), None)
+        if rule is None:
+            name = next((p.name for p in PATTERNS if p.regex.search(decoded)), None)
+            if name is None:
+                return run
+            rule = redaction(name)
+        self.counts[rule[10:-1].decode()] += 1
+        start = match.start()
+        if run[:2] == b"\\\\" and start and match.string[start - 1:start] == b"\\":
+            return b"\\" + rule  # the run began inside an escaped backslash: keep its half
+        return rule
 
     def scrub_text(self, text: str) -> str:
         """For log lines and error messages."""
@@ -399,14 +455,15 @@ def scrub_file(path: Path, scrubber: Scrubber) -> int:
                     out.write(piece)
             if sum(scrubber.counts.values()) == before:
                 os.unlink(out_name)
-                return 0
-            os.chmod(out_name, mode)
-            os.replace(out_name, path)
+            else:
+                os.chmod(out_name, mode)
+                os.replace(out_name, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(out_name)
             raise
     return sum(scrubber.counts.values()) - before
+
 
 
 def scrub_tree(root: Path, scrubber: Scrubber | None = None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -111,3 +112,60 @@ def test_a_wrapped_block_split_across_stream_pieces_is_still_redacted(chunk: int
     pieces = [data[i:i + chunk] for i in range(0, len(data), chunk)]
     out = b"".join(scrubber.scrub_stream(pieces))
     assert out == head + b"[REDACTED:env:ANTHROPIC_API_KEY]\ndone.\n"
+
+
+@pytest.mark.parametrize("width", [60, 30, 16])
+@pytest.mark.parametrize("escaped", [False, True])
+def test_hex_wrapped_over_lines_is_redacted(width: int, escaped: bool) -> None:
+    """`env | xxd -p` wraps its hex at 60 columns: the key's hex is split by line breaks."""
+    raw = (b"PATH=/usr/bin\nANTHROPIC_API_KEY=" + KEY.encode() + b"\n").hex().encode()
+    block = b"\n".join(raw[i:i + width] for i in range(0, len(raw), width))
+    if escaped:
+        block = block.replace(b"\n", b"\\n")
+    scrubber = Scrubber({"ANTHROPIC_API_KEY": KEY})
+    out = scrubber.scrub(b'{"out":"' + block + b'"}\n')
+    assert out == b'{"out":"[REDACTED:env:ANTHROPIC_API_KEY]"}\n'
+
+
+def _u_escape(text: str, every: int = 1) -> str:
+    return "".join(f"\\u{ord(c):04x}" if i % every == 0 else c for i, c in enumerate(text))
+
+
+@pytest.mark.parametrize("form", [
+    _u_escape(SECRET.decode()),  # every character `\uXXXX`
+    _u_escape(SECRET.decode(), every=3),  # some of them
+    _u_escape(SECRET.decode()).upper().replace("\\U", "\\u"),
+    "".join(f"\\x{b:02x}" for b in SECRET),  # a `\x` string literal
+    re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(),
+           urllib.parse.quote(SECRET, safe="")),  # lower-case percent-encoding
+    urllib.parse.quote(SECRET, safe="!'()*-._~"),  # JavaScript's encodeURIComponent
+])
+@pytest.mark.parametrize("in_json", [False, True])
+def test_escaped_forms_of_a_value_are_redacted(form: str, in_json: bool) -> None:
+    """An agent's output may escape a value's characters in ways no fixed list of encodings
+    holds; a run of escapes is decoded and redacted when it holds the value. Inside a
+    transcript's JSON string the escapes' backslashes are themselves escaped."""
+    data = ("url?token=" + form + "&next=1 ok").encode()
+    if in_json:
+        data = json.dumps({"out": data.decode()}).encode()
+    scrubber = Scrubber({"K": SECRET})
+    out = scrubber.scrub(data)
+    assert b"[REDACTED:env:K]" in out and b"ok" in out
+    assert SECRET not in out and form.encode() not in out
+    if in_json:
+        assert json.loads(out)["out"].endswith(" ok")  # still valid JSON
+
+
+def test_a_token_shape_hidden_by_escapes_is_redacted() -> None:
+    key = "sk-ant-api03-" + "Xy7Zq" * 8
+    data = json.dumps({"out": "key: \\u0073" + key[1:] + " done"}).encode()
+    out = Scrubber({}).scrub(data)
+    assert json.loads(out) == {"out": "key: [REDACTED:anthropic_key] done"}
+
+
+def test_escapes_without_a_secret_are_left_alone() -> None:
+    data = json.dumps({"out": "caf\\u00e9 100%25 https://x/a%20b \\x41\\x42 \\\\u0073k-no"})
+    scrubber = Scrubber({"K": SECRET})
+    assert scrubber.scrub(data.encode()) == data.encode()
+    assert not scrubber.counts
+
