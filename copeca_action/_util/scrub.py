@@ -5,8 +5,9 @@ Two kinds of rule: secret *values* (provider keys, tokens, every secret `INPUT_*
 the user names, and whatever the harness registered, e.g. the signing key's PEM and raw
 bytes), each matched as is and in its common encodings (JSON-escaped, line by line, base64 at
 each of the three byte offsets, standard and URL-safe, hex, URL-encoded; base64 and hex also
-wrapped over lines; runs of `\\u`/`\\x`/`%` escapes decoded); and *token patterns* that are
-secrets whatever variable they came from. A redaction reads `[REDACTED:<rule>]`; only
+wrapped over lines; runs of `\\u`/`\\x`/`%` escapes decoded; a reply streamed in pieces over
+transcript lines joined); and *token patterns* that are secrets whatever variable they came
+from. A redaction reads `[REDACTED:<rule>]`; only
 counts per rule are kept, never values. Works on bytes, in streamed chunks, so a 1 GB
 transcript is never held in memory.
 """
@@ -462,8 +463,124 @@ def scrub_file(path: Path, scrubber: Scrubber) -> int:
             with contextlib.suppress(OSError):
                 os.unlink(out_name)
             raise
+    if path.suffix == ".jsonl":
+        scrub_split_deltas(path, scrubber)
     return sum(scrubber.counts.values()) - before
 
+
+_DELTA_KEYS = ("text", "partial_json", "thinking")
+
+
+def _delta_piece(line: bytes) -> tuple[dict[str, object], dict[str, object], str] | None:
+    """(the line's object, the dict holding the piece, its key) for a line of a streamed
+    reply: Claude Code's and Qwen Code's `stream_event` `content_block_delta`, Gemini CLI's
+    `message` with `delta: true`."""
+    if b"content_block_delta" not in line and b'"delta"' not in line:
+        return None
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    if obj.get("type") == "message" and obj.get("delta") is True \
+            and isinstance(obj.get("content"), str):
+        return obj, obj, "content"
+    event = obj.get("event")
+    if obj.get("type") != "stream_event" or not isinstance(event, dict) \
+            or event.get("type") != "content_block_delta":
+        return None
+    delta = event.get("delta")
+    if isinstance(delta, dict):
+        for key in _DELTA_KEYS:
+            if isinstance(delta.get(key), str):
+                return obj, delta, key
+    return None
+
+
+def scrub_split_deltas(path: Path, scrubber: Scrubber) -> int:
+    """A JSON-lines transcript whose reply is streamed in pieces, one line each (a model
+    that repeats a key it read splits it over two or more lines): the pieces are joined in
+    order, and where a secret value (in any of its encodings) or a token shape spans pieces,
+    its part in each piece is replaced by the redaction (one count per secret). Only those
+    lines are rewritten (compact JSON); the number of redactions."""
+    import tempfile
+
+    pieces: list[tuple[int, str]] = []
+    with path.open("rb") as src:
+        for number, line in enumerate(src):
+            found = _delta_piece(line)
+            if found is not None:
+                value = found[1][found[2]]
+                assert isinstance(value, str)
+                pieces.append((number, value))
+    if len(pieces) < 2:
+        return 0
+    joined = "".join(text for _, text in pieces).encode("utf-8", "surrogatepass")
+    spans: list[tuple[int, int, bytes]] = []
+    for needle, replacement in scrubber._literals:
+        at = joined.find(needle)
+        while at >= 0:
+            spans.append((at, at + len(needle), replacement))
+            at = joined.find(needle, at + 1)
+    for pattern in PATTERNS:
+        spans.extend((m.start(), m.end(), redaction(pattern.name))
+                     for m in pattern.regex.finditer(joined))
+    if not spans:
+        return 0
+    edits: dict[int, list[tuple[int, int, bytes]]] = {}  # piece → its parts to redact
+    offset = 0
+    bounds: list[tuple[int, int]] = []
+    for _, text in pieces:
+        size = len(text.encode("utf-8", "surrogatepass"))
+        bounds.append((offset, offset + size))
+        offset += size
+    made = 0
+    for start, end, replacement in spans:
+        hit = [i for i, (lo, hi) in enumerate(bounds) if lo < end and start < hi]
+        if len(hit) < 2:
+            continue  # inside one piece: the plain pass has seen it
+        made += 1
+        scrubber.counts[replacement[10:-1].decode()] += 1
+        for i in hit:
+            lo, hi = bounds[i]
+            edits.setdefault(i, []).append((max(start, lo) - lo, min(end, hi) - lo,
+                                            replacement))
+    if not made:
+        return 0
+    by_line = {pieces[i][0]: (i, parts) for i, parts in edits.items()}
+    mode = path.stat().st_mode & 0o7777
+    out_fd, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                        suffix=".scrub")
+    try:
+        with os.fdopen(out_fd, "wb") as out, path.open("rb") as src:
+            for number, line in enumerate(src):
+                if number in by_line:
+                    found = _delta_piece(line)
+                    assert found is not None
+                    obj, holder, key = found
+                    data = str(holder[key]).encode("utf-8", "surrogatepass")
+                    parts = sorted(by_line[number][1])
+                    kept, cursor = [], 0
+                    for lo, hi, replacement in parts:
+                        if lo >= cursor:
+                            kept.append(data[cursor:lo] + replacement)
+                            cursor = hi
+                        else:
+                            cursor = max(cursor, hi)
+                    kept.append(data[cursor:])
+                    holder[key] = b"".join(kept).decode("utf-8", "replace")
+                    newline = b"\n" if line.endswith(b"\n") else b""
+                    line = json.dumps(obj, ensure_ascii=False,
+                                      separators=(",", ":")).encode() + newline
+                out.write(line)
+        os.chmod(out_name, mode)
+        os.replace(out_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(out_name)
+        raise
+    return made
 
 
 def scrub_tree(root: Path, scrubber: Scrubber | None = None,

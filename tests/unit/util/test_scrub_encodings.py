@@ -169,3 +169,48 @@ def test_escapes_without_a_secret_are_left_alone() -> None:
     assert scrubber.scrub(data.encode()) == data.encode()
     assert not scrubber.counts
 
+
+def _claude_delta(text: str, key: str = "text") -> bytes:
+    kind = "text_delta" if key == "text" else "input_json_delta"
+    return json.dumps({"type": "stream_event", "event": {
+        "type": "content_block_delta", "index": 0,
+        "delta": {"type": kind, key: text}}}).encode() + b"\n"
+
+
+@pytest.mark.parametrize("key", ["text", "partial_json"])
+def test_a_value_streamed_in_pieces_over_transcript_lines_is_redacted(
+        tmp_path: Path, key: str) -> None:
+    """Claude Code's `--include-partial-messages` writes each streamed piece of a reply on a
+    line of its own: a model that repeats the key it read splits it over two lines."""
+    value = "Zk7mQ2xVb9LpR4tW8nYc3Hd6"
+    path = tmp_path / "stdout.jsonl"
+    path.write_bytes(b'{"type":"system"}\n' + _claude_delta("The key is " + value[:8], key)
+                     + _claude_delta(value[8:] + " and more", key) + b'{"type":"result"}\n')
+    scrubber = Scrubber({"ANTHROPIC_API_KEY": value})
+    assert scrub_tree(tmp_path, scrubber)["env:ANTHROPIC_API_KEY"] == 1
+    lines = path.read_bytes().splitlines()
+    assert lines[0] == b'{"type":"system"}' and lines[-1] == b'{"type":"result"}'
+    texts = [json.loads(line)["event"]["delta"][key] for line in lines[1:3]]
+    assert texts == ["The key is [REDACTED:env:ANTHROPIC_API_KEY]",
+                     "[REDACTED:env:ANTHROPIC_API_KEY] and more"]
+    assert value[:6].encode() not in path.read_bytes()
+
+
+def test_gemini_delta_messages_are_joined_too(tmp_path: Path) -> None:
+    value = "Zk7mQ2xVb9LpR4tW8nYc3Hd6"
+    path = tmp_path / "stdout.jsonl"
+    path.write_bytes(b"".join(json.dumps({"type": "message", "role": "assistant",
+                                          "content": part, "delta": True}).encode() + b"\n"
+                              for part in (value[:5], value[5:12], value[12:] + ".")))
+    scrub_tree(tmp_path, Scrubber({"GEMINI_API_KEY": value}))
+    parts = [json.loads(line)["content"] for line in path.read_bytes().splitlines()]
+    assert parts == ["[REDACTED:env:GEMINI_API_KEY]", "[REDACTED:env:GEMINI_API_KEY]",
+                     "[REDACTED:env:GEMINI_API_KEY]."]
+
+
+def test_pieces_that_hold_no_secret_are_left_byte_for_byte(tmp_path: Path) -> None:
+    path = tmp_path / "stdout.jsonl"
+    data = _claude_delta("Zk7mQ2xV") + _claude_delta("nothing else")
+    path.write_bytes(data)
+    scrub_tree(tmp_path, Scrubber({"ANTHROPIC_API_KEY": "Zk7mQ2xVb9LpR4tW8nYc3Hd6"}))
+    assert path.read_bytes() == data
