@@ -200,6 +200,9 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
         from copeca_action.render import render_markdown
 
         text = render_markdown(report, tasks=not args.no_tasks)
+    from copeca_action._util.scrub import scrub_bytes
+
+    text = scrub_bytes(text.encode()).decode()  # results and scenario from anywhere
     if args.out:
         args.out.write_text(text)
     else:

@@ -143,3 +143,23 @@ def test_an_output_folder_that_is_a_file_is_named_as_such(
     assert main(["badge", str(report), "--out-dir", str(afile / "sub")]) == 2
     err = capsys.readouterr().err
     assert f"{afile / 'sub'}: " in err and "a part of this path is a file" in err
+
+
+@pytest.mark.parametrize("fmt", ["md", "json", "html"])
+def test_the_report_is_scrubbed_of_the_environments_secrets(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        fmt: str) -> None:
+    """Results that were not written by this job (another job's shard, a hand-made file) may
+    hold a secret this job holds; the report printed or written never shows it."""
+    secret = "Zk7mQ2xVb9LpR4tW8nYc3Hd6"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    rows = make_rows(Population(cost_ratio=1.0), 6, 2, np.random.default_rng(0))
+    for row in rows:
+        row["task_id"] = f"repo/task-{secret}-{str(row['task_id'])[-4:]}"
+    results = write(tmp_path / "results.jsonl", rows)
+    out = tmp_path / f"report.{fmt}"
+    assert main(["analyze", str(results), "--format", fmt, "--resamples", "200",
+                 "--out", str(out)]) == 0
+    assert main(["analyze", str(results), "--format", fmt, "--resamples", "200"]) == 0
+    for text in (out.read_text(), capsys.readouterr().out):
+        assert secret not in text and "[REDACTED:env:ANTHROPIC_API_KEY]" in text
