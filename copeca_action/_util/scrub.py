@@ -280,16 +280,23 @@ def _plain_variants(data: bytes) -> set[bytes]:
     return {v for v in found if len(v) >= MIN_VALUE_LEN}
 
 
-_ESC = rb"\\\\?u[0-9A-Fa-f]{4}|\\\\?x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}"
+_ESC = rb"\\\\?u00[0-9A-Fa-f]{2}|\\\\?x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}"
 _RUN_BYTE = rb"[^\s\"'\\%,<>]"
-_ESCAPED = re.compile(rb"(?<!" + _RUN_BYTE + rb")" + _RUN_BYTE + rb"*+(?:" + _ESC + rb")(?:"
-                      + _RUN_BYTE + rb"|" + _ESC + rb")*+")
+_ESCAPED = re.compile(rb"(?<!" + _RUN_BYTE + rb")(?=[^\s\"',<>]{10})" + _RUN_BYTE + rb"*+(?:"
+                      + _ESC + rb")(?:" + _RUN_BYTE + rb"|" + _ESC + rb")*+")
 r"""A run of characters holding at least one escape (`\u0073`, also with its backslash itself
 escaped inside a JSON string, `\x73`, `%73` in either case): what `\u`-escaped JSON, a
 lower-case or partly URL-encoded URL or a `\x` string literal shows of a value whose plain
-and fully escaped forms are not there."""
-_ESCAPE_PREFILTER = re.compile(rb"\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}")
+and fully escaped forms are not there. Only `\u00XX` counts as an escape here: keys are
+ASCII, and the JSON of other scripts (`\u4e2d`) is then no run to decode. A run shorter than
+10 bytes decodes to less than a secret's 8 and is not looked at."""
+_ESCAPE_PREFILTER = re.compile(rb"\\u00[0-9A-Fa-f]{2}|\\x[0-9A-Fa-f]{2}|%[0-9A-Fa-f]{2}")
 _ONE_ESC = re.compile(_ESC)
+_ANY_PATTERN = re.compile(b"|".join(
+    re.escape(x) for p in PATTERNS if isinstance(p.prefilter, tuple) for x in p.prefilter)
+    + b"|" + b"|".join(p.prefilter.pattern for p in PATTERNS
+                       if isinstance(p.prefilter, re.Pattern)))
+"""Every pattern's prefilter in one search: a decoded run none of them passes holds no token."""
 
 
 def _unescape(run: bytes) -> bytes:
@@ -375,10 +382,15 @@ class Scrubber:
         """A run holding escapes: redacted whole when, decoded, it holds a secret value or a
         token shape (`\\u0073k-ant-…`)."""
         run = match.group(0)
+        if len(run) < MIN_VALUE_LEN + 2:  # decoded shorter than any secret (`%XX` is one byte)
+            return run
         decoded = _unescape(run)
+        if len(decoded) < MIN_VALUE_LEN:
+            return run
         rule = next((r for needle, r in self._plain if needle in decoded), None)
         if rule is None:
-            name = next((p.name for p in PATTERNS if p.regex.search(decoded)), None)
+            name = next((p.name for p in PATTERNS if p.regex.search(decoded)), None) \
+                if _ANY_PATTERN.search(decoded) else None
             if name is None:
                 return run
             rule = redaction(name)
