@@ -64,8 +64,12 @@ def probe_mcp_server(name: str, spec: Mapping[str, Any], env: Mapping[str, str],
     full_env = {**env, **{str(k): str(v) for k, v in (spec.get("env") or {}).items()}}
     if _resolve(command, full_env) is None:
         return f"MCP server {name!r}: command {command!r} not found or not executable"
+    from copeca_action._util.scrub import secret_files
+    from copeca_action.agent._process import agent_isolation
+
+    prefix = agent_isolation(secret_files())[0]  # the tool under test, as an agent runs it
     try:
-        proc = subprocess.Popen([command, *args], cwd=cwd, env=full_env,
+        proc = subprocess.Popen([*prefix, command, *args], cwd=cwd, env=full_env,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except OSError as exc:

@@ -124,12 +124,16 @@ def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -
 def _run_mode_setup(cfg: EngineConfig, commands: list[list[str]], workdir: Path,
                     run_dir: Path) -> None:
     """The mode's `setup` commands, in the worktree; any failure is an infra error."""
+    from copeca_action._util.scrub import secret_files
+    from copeca_action.agent._process import agent_isolation
+
     env = {k: v for k, v in cfg.host_env.items() if k in GRADER_ENV}
     env.update(HOME=str(run_dir / "home"), TMPDIR=str(run_dir))
+    prefix = agent_isolation(secret_files())[0]  # the tool's code, cut off as an agent is
     for argv in commands:
         try:
-            proc = subprocess.run(argv, cwd=workdir, env=env, capture_output=True, text=True,
-                                  timeout=SETUP_TIMEOUT_S, check=False,
+            proc = subprocess.run([*prefix, *argv], cwd=workdir, env=env, capture_output=True,
+                                  text=True, timeout=SETUP_TIMEOUT_S, check=False,
                                   stdin=subprocess.DEVNULL)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise InfraError(f"mode set-up {shlex.join(argv)} could not run: {exc}") from exc

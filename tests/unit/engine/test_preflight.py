@@ -3,6 +3,7 @@ fails to start during a run is an infra error with its cause, not a non-adoption
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import yaml
 from engine_helpers import config, fake, make_corpus, scenario
 
 from copeca_action.agent._probe import mode_start_problems
+from copeca_action.agent._process import agent_isolation
 from copeca_action.engine import run_plan
 from copeca_action.engine._context import DEMO_TOOL_DIR
 from copeca_action.errors import ConfigError, InfraError
@@ -114,3 +116,61 @@ def test_an_empty_key_variable_is_no_key(tmp_path: Path) -> None:
     env = _env(runner, {"ANTHROPIC_API_KEY": " ", **ENV}, base_url="http://127.0.0.1:1",
                config_dir=tmp_path, home_dir=tmp_path, tmp_dir=tmp_path)
     assert env["ANTHROPIC_API_KEY"] == PLACEHOLDER_KEY
+
+
+_SNOOP = ("cat /proc/{pid}/environ /proc/{pid}/cmdline {key} > {out} 2>&1; "
+          "echo done >> {out}; exit 1")
+
+
+def _snoop_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    """A key file the harness holds, and the shell line that tries to read it and this
+    process's (the harness's) environment and command line."""
+    from copeca_action._util import scrub
+
+    key = tmp_path / "signing.key"
+    key.write_text("-----BEGIN PRIVATE KEY-----\nPLANTED\n-----END PRIVATE KEY-----\n")
+    monkeypatch.setattr(scrub, "_SECRET_FILES", {key.resolve()})
+    out = tmp_path / "seen.txt"
+    return out, _SNOOP.format(pid=os.getpid(), key=key, out=out)
+
+
+def _harness_in(path: Path) -> bool:
+    """Whether the file shows this process's environment or command line."""
+    seen = path.read_bytes()
+    proc = Path(f"/proc/{os.getpid()}")
+    return any(part in seen for part in ((proc / "environ").read_bytes()[:100],
+                                         (proc / "cmdline").read_bytes()))
+
+
+@pytest.mark.skipif(not agent_isolation()[1], reason="no pid namespace can be made here")
+def test_the_probed_tool_cannot_read_the_harness(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pre-flight starts the tool under test (code of the pull request) itself: it gets
+    the isolation an agent gets, not the harness's /proc/<pid>/environ and key file."""
+    out, line = _snoop_setup(tmp_path, monkeypatch)
+    mode = Mode.model_validate({"name": "snoop", "mcp_config": {"mcpServers": {
+        "snoop": {"command": "/bin/sh", "args": ["-c", line]}}},
+        "validity": {"kind": "tool_call_prefix", "prefix": "mcp__snoop__"}})
+    [problem] = mode_start_problems(mode, ENV, tmp_path)
+    seen = out.read_text(errors="replace")
+    assert "exited with 1" in problem and "done" in seen
+    assert not _harness_in(out)
+    if "keys-hidden" in agent_isolation()[1]:
+        assert "PLANTED" not in seen
+
+
+@pytest.mark.skipif(not agent_isolation()[1], reason="no pid namespace can be made here")
+def test_a_mode_set_up_command_cannot_read_the_harness(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from copeca_action.engine._execute import _run_mode_setup
+
+    out, line = _snoop_setup(tmp_path, monkeypatch)
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}})
+    cfg = config(tmp_path, corpus, scenario())
+    (tmp_path / "run" / "home").mkdir(parents=True)
+    _run_mode_setup(cfg, [["/bin/sh", "-c", line.replace("exit 1", "true")]], tmp_path,
+                    tmp_path / "run")
+    seen = out.read_text(errors="replace")
+    assert "done" in seen and not _harness_in(out)
+    if "keys-hidden" in agent_isolation()[1]:
+        assert "PLANTED" not in seen
