@@ -107,11 +107,16 @@ def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -
         mode = res.modes[run.arm]
         _run_mode_setup(cfg, mode.setup, workdir, run_dir)
         tool_dir = cfg.base_tool_dir if run.arm.endswith("@base") else cfg.tool_dir
-        inv = prepare_run(res.runners[run.runner], model=run.model, prompt=task.prompt,
+        runner = res.runners[run.runner]
+        host_env = cfg.host_env if cfg.endpoint_kind == "real" else {
+            k: v for k, v in cfg.host_env.items() if k not in runner.credential_env}
+        # the scripted model takes any key: the agent (and the tool beside it) gets the
+        # placeholder, never a real key it does not need
+        inv = prepare_run(runner, model=run.model, prompt=task.prompt,
                           workdir=workdir, run_dir=run_dir, mode=mode,
                           max_turns=cfg.scenario.max_turns,
                           run_budget_usd=cfg.scenario.run_budget_usd, base_url=cfg.base_url,
-                          tool_dir=tool_dir, host_env=cfg.host_env, run_key=run.run_id)
+                          tool_dir=tool_dir, host_env=host_env, run_key=run.run_id)
         prep.invocation = inv
         prep.timings["provision_s"] = t1 - t0
         prep.timings["arm_s"] = time.perf_counter() - t1

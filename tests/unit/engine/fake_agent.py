@@ -5,7 +5,8 @@ answer (str), cost (float), exit (int), sleep (s), garbage (bool: print non-JSON
 tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens (int),
 edit ([file, old, new]), piddir (str: write our pid there), touch (str: create this file),
 fail_once_dir (str: exit 1 without output the first time this key is seen),
-mcp_failed (str: system/init lists this MCP server with status `failed`, as Claude Code does).
+mcp_failed (str: system/init lists this MCP server with status `failed`, as Claude Code does),
+env_file (str: write the environment there, as JSON).
 FAKE_COST_SCALE in the environment multiplies the reported cost (a cheaper arm).
 """
 
@@ -25,6 +26,9 @@ def main() -> int:
             fh.write(os.getcwd())
     if spec.get("touch"):
         open(spec["touch"], "w").close()
+    if spec.get("env_file"):
+        with open(spec["env_file"], "w") as fh:
+            json.dump(dict(os.environ), fh)
     if spec.get("sleep"):
         time.sleep(float(spec["sleep"]))
     if spec.get("garbage"):

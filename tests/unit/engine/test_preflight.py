@@ -3,6 +3,7 @@ fails to start during a run is an infra error with its cause, not a non-adoption
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -174,3 +175,27 @@ def test_a_mode_set_up_command_cannot_read_the_harness(tmp_path: Path,
     assert "done" in seen and not _harness_in(out)
     if "keys-hidden" in agent_isolation()[1]:
         assert "PLANTED" not in seen
+
+
+@pytest.mark.parametrize("kind", ["scripted", "dry_run", "real"])
+def test_against_the_scripted_model_the_agent_never_gets_the_real_key(
+        tmp_path: Path, kind: str) -> None:
+    """The scripted model takes any key: in a dry run the agent, and the tool under test
+    beside it, get the placeholder even when the job holds the real key. A real endpoint
+    (`--base-url`, a proxy that needs the key) still gets it."""
+    from copeca_action.agent._invocation import PLACEHOLDER_KEY
+
+    seen = tmp_path / "env.json"
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42", env_file=str(seen))}})
+    path = tmp_path / "runners" / "fake.yaml"
+    data = yaml.safe_load(path.read_text())
+    data.update(credential_env=["FAKE_KEY"], base_url_env="FAKE_BASE_URL")
+    path.write_text(yaml.safe_dump(data))
+    cfg = config(tmp_path, corpus, scenario())
+    cfg.host_env = {**ENV, "FAKE_KEY": "the-real-key-0123456789"}
+    cfg.base_url, cfg.endpoint_kind = "http://127.0.0.1:9", kind
+    run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+             scenario_text="name: t\n")
+    env = json.loads(seen.read_text())
+    assert env["FAKE_BASE_URL"] == "http://127.0.0.1:9"
+    assert env["FAKE_KEY"] == ("the-real-key-0123456789" if kind == "real" else PLACEHOLDER_KEY)
