@@ -456,9 +456,13 @@ def scrub_file(path: Path, scrubber: Scrubber) -> int:
     The file is replaced atomically, keeping its mode, only when something changed."""
     import tempfile  # here: every command imports this module at start, few scrub files
 
-    before = sum(scrubber.counts.values())
+    start = sum(scrubber.counts.values())
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as src:
+        if src.read(len(_SQLITE)) == _SQLITE:
+            _scrub_sqlite(path, scrubber)
+        src.seek(0)
+        before = sum(scrubber.counts.values())
         mode = os.fstat(src.fileno()).st_mode & 0o7777
         out_fd, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
                                             suffix=".scrub")
@@ -477,7 +481,62 @@ def scrub_file(path: Path, scrubber: Scrubber) -> int:
             raise
     if path.suffix == ".jsonl":
         scrub_split_deltas(path, scrubber)
-    return sum(scrubber.counts.values()) - before
+    return sum(scrubber.counts.values()) - start
+
+
+_SQLITE = b"SQLite format 3\x00"
+
+
+def _scrub_sqlite(path: Path, scrubber: Scrubber) -> None:
+    """An SQLite database (a CLI's state, Codex's thread history): each text and blob value
+    scrubbed through SQL, then the file rewritten (VACUUM, secure_delete) so no old copy is
+    left in a free page. Replacing bytes of another length in the file itself would corrupt
+    it; what this leaves (a table without rowid, an unreadable file) the byte pass still
+    scrubs."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True)
+    except sqlite3.Error:
+        return
+    try:
+        con.execute("PRAGMA secure_delete=ON")
+        tables = [r[0] for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")]
+        changed = False
+        for table in tables:
+            name = '"' + table.replace('"', '""') + '"'
+            try:
+                cursor = con.execute(f"SELECT rowid, * FROM {name}")
+            except sqlite3.Error:
+                continue  # WITHOUT ROWID, or a virtual table: left to the byte pass
+            columns = ['"' + d[0].replace('"', '""') + '"' for d in cursor.description[1:]]
+            for row in cursor.fetchall():
+                sets: list[str] = []
+                values: list[object] = []
+                for column, value in zip(columns, row[1:], strict=True):
+                    if isinstance(value, str):
+                        data = value.encode("utf-8", "surrogatepass")
+                        clean = scrubber.scrub(data)
+                        if clean != data:
+                            sets.append(f"{column} = ?")
+                            values.append(clean.decode("utf-8", "surrogatepass"))
+                    elif isinstance(value, bytes):
+                        clean = scrubber.scrub(value)
+                        if clean != value:
+                            sets.append(f"{column} = ?")
+                            values.append(clean)
+                if sets:
+                    con.execute(f"UPDATE {name} SET {', '.join(sets)} WHERE rowid = ?",
+                                [*values, row[0]])
+                    changed = True
+        con.commit()
+        if changed:
+            con.execute("VACUUM")
+    except sqlite3.Error:
+        pass
+    finally:
+        con.close()
 
 
 _DELTA_KEYS = ("text", "partial_json", "thinking")

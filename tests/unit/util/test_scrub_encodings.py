@@ -214,3 +214,30 @@ def test_pieces_that_hold_no_secret_are_left_byte_for_byte(tmp_path: Path) -> No
     path.write_bytes(data)
     scrub_tree(tmp_path, Scrubber({"ANTHROPIC_API_KEY": "Zk7mQ2xVb9LpR4tW8nYc3Hd6"}))
     assert path.read_bytes() == data
+
+
+def test_an_sqlite_database_is_scrubbed_through_sql_and_stays_valid(tmp_path: Path) -> None:
+    """Codex keeps its thread history in SQLite: replacing bytes of another length in the
+    file corrupted it ("database disk image is malformed"). Values are scrubbed through
+    SQL, and no old copy is left in a free page."""
+    import sqlite3
+
+    value = "Zk7mQ2xVb9LpR4tW8nYc3Hd6"
+    path = tmp_path / "thread_history_1.sqlite"
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT, raw BLOB, n INTEGER)")
+    for size in (10, 3000, 9000):  # in the page, and spilling over to overflow pages
+        con.execute("INSERT INTO t (body, raw, n) VALUES (?, ?, ?)",
+                    ("x" * size + value + " end", b"\x00\xff" + value.encode(), size))
+    con.commit()
+    con.close()
+    scrubber = Scrubber({"OPENAI_API_KEY": value})
+    assert scrub_tree(tmp_path, scrubber)["env:OPENAI_API_KEY"] == 6
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    rows = con.execute("SELECT body, raw, n FROM t ORDER BY id").fetchall()
+    con.close()
+    assert [r[0] for r in rows] == ["x" * n + "[REDACTED:env:OPENAI_API_KEY] end"
+                                    for n in (10, 3000, 9000)]
+    assert rows[0][1] == b"\x00\xff[REDACTED:env:OPENAI_API_KEY]"
+    assert value.encode() not in path.read_bytes()
