@@ -485,6 +485,9 @@ def scrub_file(path: Path, scrubber: Scrubber) -> int:
 
 
 _SQLITE = b"SQLite format 3\x00"
+_SQLITE_TIMEOUT_S = 60.0
+"""An agent may leave a database whose triggers never end: past this the SQL pass gives up
+(and the byte pass scrubs the file as it is)."""
 
 
 def _scrub_sqlite(path: Path, scrubber: Scrubber) -> None:
@@ -499,6 +502,10 @@ def _scrub_sqlite(path: Path, scrubber: Scrubber) -> None:
         con = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True)
     except sqlite3.Error:
         return
+    import time
+
+    deadline = time.monotonic() + _SQLITE_TIMEOUT_S  # the file is the agent's: so are its
+    con.set_progress_handler(lambda: time.monotonic() > deadline, 10_000)  # triggers
     try:
         con.execute("PRAGMA secure_delete=ON")
         tables = [r[0] for r in con.execute(

@@ -241,3 +241,23 @@ def test_an_sqlite_database_is_scrubbed_through_sql_and_stays_valid(tmp_path: Pa
                                     for n in (10, 3000, 9000)]
     assert rows[0][1] == b"\x00\xff[REDACTED:env:OPENAI_API_KEY]"
     assert value.encode() not in path.read_bytes()
+
+
+def test_a_database_whose_triggers_never_end_does_not_hang_the_scrub(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from copeca_action._util import scrub
+
+    monkeypatch.setattr(scrub, "_SQLITE_TIMEOUT_S", 0.5)
+    path = tmp_path / "state.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE t (body TEXT);"
+        "CREATE TRIGGER spin AFTER UPDATE ON t BEGIN SELECT count(*) FROM (WITH RECURSIVE"
+        " c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c); END;")
+    con.execute("INSERT INTO t VALUES (?)", ("key " + SECRET.decode(),))
+    con.commit()
+    con.close()
+    scrub_tree(tmp_path, Scrubber({"K": SECRET}))
+    assert SECRET not in path.read_bytes()  # the byte pass, once the SQL pass gave up
