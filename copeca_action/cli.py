@@ -115,9 +115,10 @@ def _alone() -> bool:
 
 def _main(argv: Sequence[str] | None) -> tuple[int, bool]:
     """(exit code, whether the verb may skip the interpreter's teardown)."""
-    from copeca_action._util.scrub import capture_env, drop_harness_secrets
+    from copeca_action._util.scrub import capture_env, drop_harness_secrets, scrub_uncaught
 
     capture_env()  # the environment's secrets stay known to the scrubber once removed
+    scrub_uncaught()  # a traceback may quote a secret
     drop_harness_secrets()  # tokens the CLI never uses: no child process inherits them
     args = build_parser(argv).parse_args(argv)
     from copeca_action.errors import CopecaError, os_error

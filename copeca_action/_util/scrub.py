@@ -19,12 +19,18 @@ import contextlib
 import json
 import os
 import re
+import sys
 import threading
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import logging
 
 PROVIDER_KEY_VARS: tuple[str, ...] = (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
@@ -734,6 +740,33 @@ def shared_scrubber() -> Scrubber:
             fresh.counts.update(_SHARED[0][1].counts)
         _SHARED[:] = [(key, fresh)]
         return fresh
+
+
+def scrub_log_record(record: logging.LogRecord) -> bool:
+    """A logging filter: the record's message and its traceback, scrubbed (with no handler
+    set, logging prints them to stderr, the job's log; an exception may quote a secret)."""
+    import traceback
+
+    text = record.getMessage()
+    if record.exc_info and record.exc_info[1] is not None:
+        text += "\n" + "".join(traceback.format_exception(record.exc_info[1])).rstrip()
+    record.msg, record.args = shared_scrubber().scrub_text(text), None
+    record.exc_info, record.exc_text = None, None
+    return True
+
+
+def _scrubbed_excepthook(kind: type[BaseException], value: BaseException,
+                         tb: TracebackType | None) -> None:
+    import traceback
+
+    text = "".join(traceback.format_exception(kind, value, tb))
+    sys.stderr.write(shared_scrubber().scrub_text(text))
+    sys.stderr.flush()
+
+
+def scrub_uncaught() -> None:
+    """An uncaught exception's traceback reaches stderr (the job's log) scrubbed."""
+    sys.excepthook = _scrubbed_excepthook
 
 
 def scrub_bytes(data: bytes) -> bytes:

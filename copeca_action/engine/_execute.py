@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copeca_action._util.scrub import scrub_tree, shared_scrubber
+from copeca_action._util.scrub import scrub_log_record, scrub_tree, shared_scrubber
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
@@ -47,6 +47,7 @@ from copeca_action.workspace import (
 )
 
 _LOG = logging.getLogger(__name__)
+_LOG.addFilter(scrub_log_record)  # an error it logs may quote a secret
 SETUP_TIMEOUT_S = 600
 GRADER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 AUTH_FAILURES = ("Not logged in", "Invalid API key", "invalid x-api-key")

@@ -17,12 +17,14 @@ import logging
 from pathlib import Path
 
 from copeca_action._util.hashing import sha256_json
+from copeca_action._util.scrub import scrub_log_record
 from copeca_action.engine._context import EngineConfig, Resolved
 from copeca_action.errors import CopecaError
 from copeca_action.plan import BASE_SUFFIX, RunPlan
 from copeca_action.workspace import folder_content_id
 
 _LOG = logging.getLogger(__name__)
+_LOG.addFilter(scrub_log_record)  # an error it logs may quote a secret
 VERSION = 1
 """Bumped when the parts change, so older fingerprints never match newer ones."""
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from copeca_action import __version__
-from copeca_action._util.scrub import capture_env, shared_scrubber
+from copeca_action._util.scrub import capture_env, scrub_uncaught, shared_scrubber
 from copeca_action.errors import ConfigError, CopecaError, GitHubError, Problem, os_error
 from copeca_action.github._approval import (
     approve_comment,
@@ -416,6 +416,7 @@ def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
     step summary, and return its exit code."""
     env = os.environ if env is None else env
     capture_env(env)  # every secret input stays known to the scrubber, even once removed
+    scrub_uncaught()  # a traceback may quote a secret
     try:
         return run_action(env, engine, policy, sleep)
     except (CopecaError, OSError) as exc:

@@ -261,3 +261,40 @@ def test_a_database_whose_triggers_never_end_does_not_hang_the_scrub(
     con.close()
     scrub_tree(tmp_path, Scrubber({"K": SECRET}))
     assert SECRET not in path.read_bytes()  # the byte pass, once the SQL pass gave up
+
+
+def test_uncaught_tracebacks_and_engine_log_lines_are_scrubbed(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both reach stderr (the job's log) with no handler of ours in between; an exception
+    message may quote what an agent printed."""
+    import logging
+    import sys
+
+    from copeca_action._util.scrub import scrub_uncaught
+    from copeca_action.engine import _execute
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET.decode())
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    scrub_uncaught()
+    try:
+        raise ValueError(f"bad answer: {SECRET.decode()}")
+    except ValueError as exc:
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+    err = capsys.readouterr().err
+    assert "ValueError: bad answer: [REDACTED:env:ANTHROPIC_API_KEY]" in err
+    assert "Traceback" in err and SECRET.decode() not in err
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    _execute._LOG.addHandler(handler)
+    try:
+        try:
+            raise ValueError(SECRET.decode())
+        except ValueError:
+            _execute._LOG.exception("finishing %s failed", SECRET.decode())
+    finally:
+        _execute._LOG.removeHandler(handler)
+    [record] = records
+    assert record.exc_info is None and SECRET.decode() not in record.getMessage()
+    assert record.getMessage().count("[REDACTED:env:ANTHROPIC_API_KEY]") == 2
