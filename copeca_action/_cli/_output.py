@@ -21,12 +21,14 @@ def annotate(problem: Problem, level: str = "error") -> None:
         return
     props = f"file={problem.file}" + (f",line={problem.line}" if problem.line else "")
     message = (f"{problem.field}: " if problem.field else "") + problem.message
+    message = Scrubber.from_env().scrub_text(message)  # a problem may quote a value
     print(f"::{level} {props}::{_escape(message)}")
 
 
 def print_problems(problems: list[Problem], level: str = "error") -> None:
+    scrubber = Scrubber.from_env()
     for problem in problems:
-        print(f"{level}: {problem}", file=sys.stderr)
+        print(f"{level}: {scrubber.scrub_text(str(problem))}", file=sys.stderr)
         annotate(problem, level)
 
 

@@ -106,3 +106,19 @@ def test_cli_error_messages_are_scrubbed(monkeypatch: pytest.MonkeyPatch,
     for stream in (captured.out, captured.err):
         assert "a-real-looking-secret-123" not in stream and GH_CLASSIC not in stream
         assert "[REDACTED:env:ANTHROPIC_API_KEY]" in stream
+
+
+def test_config_problems_are_scrubbed(monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A problem may quote the value it refuses (a setting, a line of a file)."""
+    from copeca_action._cli._output import report_error
+    from copeca_action.errors import ConfigError, Problem
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a-real-looking-secret-123")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    report_error(ConfigError([Problem("x.yaml", "expected a number; got "
+                                      "'a-real-looking-secret-123'", field="budget")]))
+    captured = capsys.readouterr()
+    for stream in (captured.out, captured.err):
+        assert "a-real-looking-secret-123" not in stream
+        assert "[REDACTED:env:ANTHROPIC_API_KEY]" in stream
