@@ -59,13 +59,39 @@ def _works(argv: tuple[str, ...]) -> bool:
         return False
 
 
+HOME_CREDENTIALS = (".netrc", ".git-credentials", ".npmrc", ".pypirc", ".yarnrc.yml",
+                    ".cargo/credentials", ".cargo/credentials.toml", ".ssh", ".gnupg", ".aws",
+                    ".azure", ".kube", ".docker", ".config/gh", ".config/hub",
+                    ".config/gcloud", ".config/git/credentials", ".terraform.d")
+"""Where the harness user's home keeps credentials (tokens, keys, cloud logins): an agent
+runs with a HOME of its own, but could read these by their absolute path. Under bubblewrap
+each one there is replaced by an empty file or folder, as the key files are."""
+
+
+def home_credentials(home: Path | None = None) -> list[Path]:
+    """The `HOME_CREDENTIALS` present in the harness user's home (files and folders)."""
+    try:
+        home = Path.home() if home is None else home
+    except RuntimeError:  # no HOME and no password entry
+        return []
+    if home == Path("/"):
+        return []
+    return [home / rel for rel in HOME_CREDENTIALS if (home / rel).exists()]
+
+
 def agent_isolation(hide: Sequence[Path] = ()) -> tuple[list[str], list[str]]:
     """The prefix that starts an agent cut off from the harness, and what it isolates:
-    `pidns` (own pid namespace and /proc), `keys-hidden` (key files replaced by empty ones)."""
+    `pidns` (own pid namespace and /proc), `keys-hidden` (key files, and the credentials of
+    the harness user's home, replaced by empty ones)."""
     if os.environ.get(ISOLATION_ENV, "auto") == "none":
         return [], []
     if _works(BWRAP_AGENT):
-        masks = [a for p in hide if p.is_file() for a in ("--ro-bind", "/dev/null", str(p))]
+        masks: list[str] = []
+        for p in dict.fromkeys(p.resolve() for p in (*hide, *home_credentials())):
+            if p.is_file():  # a link's target: the link leads there, its path is no secret
+                masks += ["--ro-bind", "/dev/null", str(p)]
+            elif p.is_dir():
+                masks += ["--tmpfs", str(p)]
         return [*BWRAP_AGENT, *masks, "--"], ["bwrap", "pidns", "keys-hidden"]
     for variant in UNSHARE_AGENT:
         if _works(variant):

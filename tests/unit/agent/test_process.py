@@ -240,3 +240,30 @@ def test_as_pid_1_the_harness_reaps_the_namespace_inits(tmp_path: Path) -> None:
     if proc.returncode != 0 and "unshare" in proc.stderr:
         pytest.skip(f"cannot make a pid namespace here: {proc.stderr.strip()[:200]}")
     assert "zombies 0" in proc.stdout, proc.stdout + proc.stderr
+
+
+@needs_isolation
+def test_isolated_agent_finds_the_harness_homes_credentials_empty(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent has a HOME of its own, but the harness user's (.netrc, .ssh, .config/gh...)
+    is on the same disk: under bubblewrap each credential there is an empty file or folder."""
+    if agent_isolation()[0][0] != "bwrap":
+        pytest.skip("only bubblewrap can hide files")
+    planted = "PLANTED-home-credential-0123456789"
+    home = tmp_path / "harness-home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(planted)
+    (home / ".config" / "gh").mkdir(parents=True)
+    (home / ".config" / "gh" / "hosts.yml").write_text(f"oauth_token: {planted}\n")
+    (home / ".netrc").write_text(f"machine github.com password {planted}\n")
+    (home / "notes.txt").write_text("not a credential\n")
+    monkeypatch.setenv("HOME", str(home))
+    inv = _inv(tmp_path, f"cat {home}/.netrc {home}/.ssh/id_ed25519 "
+                         f"{home}/.config/gh/hosts.yml; ls -A {home}/.ssh; "
+                         f"cat {home}/notes.txt; echo done", isolate=True)
+    result = run_agent(inv, timeout_s=30)
+    out = inv.stdout_path.read_text(errors="replace")
+    assert result.exit_code is not None and "done" in out
+    assert planted not in out and "id_ed25519" not in out
+    assert "not a credential" in out  # the rest of the home is as it was
+    assert (home / ".netrc").read_text().endswith(f"{planted}\n")  # untouched on the host
