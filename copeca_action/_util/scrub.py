@@ -49,7 +49,8 @@ PROVIDER_KEY_VARS: tuple[str, ...] = (
 PUBLIC_INPUTS: frozenset[str] = frozenset({
     "SCENARIO", "TOOL_DIR", "COMPARE", "RUNNER_IMAGE", "BUDGET_USD", "ALERT_THRESHOLD",
     "FAIL_THRESHOLD", "FAIL_ON", "COMMENT", "COMMENT_ID", "SHARD", "MERGE", "REUSE",
-    "OUTPUT_DIR", "DRY_RUN", "ALLOW_PULL_REQUEST_TARGET", "CHECK_RUN", "PULL_REQUEST"})
+    "OUTPUT_DIR", "DRY_RUN", "ALLOW_PULL_REQUEST_TARGET", "CHECK_RUN", "PULL_REQUEST",
+    "HISTORY"})
 """The action's inputs that are settings, not secrets (`INPUT_<NAME>`, `-` read as `_`);
 every other `INPUT_*` value is treated as a secret."""
 

@@ -298,3 +298,17 @@ def test_uncaught_tracebacks_and_engine_log_lines_are_scrubbed(
     [record] = records
     assert record.exc_info is None and SECRET.decode() not in record.getMessage()
     assert record.getMessage().count("[REDACTED:env:ANTHROPIC_API_KEY]") == 2
+
+
+def test_every_setting_the_action_declares_is_public() -> None:
+    """An input action.yml declares and that is not a credential is a setting: forgotten in
+    PUBLIC_INPUTS it would be dropped from the environment and its value (a long enough
+    branch or path) redacted everywhere as a secret (`history` was)."""
+    import yaml
+
+    from copeca_action._util.scrub import PUBLIC_INPUTS
+
+    action = yaml.safe_load((Path(__file__).resolve().parents[3] / "action.yml").read_text())
+    secret = {"github-token", "anthropic-api-key", "openai-api-key", "signing-key"}
+    declared = {n.upper().replace("-", "_") for n in action["inputs"] if n not in secret}
+    assert declared == set(PUBLIC_INPUTS)
