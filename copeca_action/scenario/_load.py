@@ -75,16 +75,24 @@ def guess_kind(path: Path, doc: YamlDoc) -> Kind | None:
     return None
 
 
-def iter_yaml_files(path: Path) -> Iterator[Path]:
-    """YAML files under `path` (or `path` itself), skipping data folders and hidden ones."""
+def iter_yaml_files(path: Path, _seen: set[Path] | None = None) -> Iterator[Path]:
+    """YAML files under `path` (or `path` itself), skipping data folders and hidden ones.
+    A folder reached twice (a symbolic link to a parent, or two links to one folder) is read
+    once: a link loop would otherwise be walked until the path is too long, and two links
+    to a parent make that walk exponential (`validate` never ended)."""
     if path.is_file():
         yield path
         return
+    seen = _seen if _seen is not None else set()
+    real = path.resolve()
+    if real in seen:
+        return
+    seen.add(real)
     for child in sorted(path.iterdir()):
         if child.name.startswith(".") or child.name in SKIP_DIRS:
             continue
         if child.is_dir():
-            yield from iter_yaml_files(child)
+            yield from iter_yaml_files(child, seen)
         elif child.suffix in YAML_SUFFIXES:
             yield child
 

@@ -80,3 +80,20 @@ def test_lint_allow_exempts_a_named_term() -> None:
 ])
 def test_contamination_list(source: dict[str, str], expected: str | None) -> None:
     assert contamination_of(make_task("Which function builds the id?", **source)) == expected
+
+
+def test_symbolic_links_to_a_parent_folder_are_walked_once(tmp_path: Path,
+                                                          corpus_root: Path) -> None:
+    # Two links to a parent made the walk exponential: `validate` never ended.
+    root = tmp_path / "corpus"
+    (root / "tasks").mkdir(parents=True)
+    (root / "repos.yaml").write_bytes((corpus_root / "repos.yaml").read_bytes())
+    task = corpus_root / "tasks" / "fastapi" / "locate-unique-id.yaml"
+    (root / "tasks" / "locate-unique-id.yaml").write_bytes(task.read_bytes())
+    for name in ("a", "b", "c"):
+        (root / "tasks" / name).symlink_to("..", target_is_directory=True)
+    result = validate_paths([root])
+    assert result.ok, [str(e) for e in result.errors]
+    assert result.tasks == 1
+    corpus = load_corpus(root)
+    assert not corpus.problems and list(corpus.tasks) == ["fastapi/locate-unique-id"]
