@@ -221,7 +221,8 @@ def problems_from_validation(doc: YamlDoc, exc: ValidationError, model: type[Bas
     """Translate pydantic errors into located problems, one per error."""
     out = []
     for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p[:1].isupper()))
+        loc = tuple(p for p in err["loc"]  # model names, and pydantic's "[key]" marker
+                    if not (isinstance(p, str) and (p[:1].isupper() or p == "[key]")))
         full = (*root, *loc)
         owner = _model_at(model, loc) if err.get("type") == "extra_forbidden" else None
         out.append(doc.problem(full, _describe(err, owner)))

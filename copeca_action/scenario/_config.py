@@ -6,7 +6,7 @@ import datetime as dt
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from copeca_action._util.model import InputModel
 from copeca_action.scenario._settings import Adaptive as Adaptive
@@ -16,6 +16,21 @@ from copeca_action.scenario._task import COMMIT_RE, NonEmpty
 NAME_RE = r"^[a-z0-9][a-z0-9._-]*$"
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
 Argv = Annotated[list[NonEmpty], Field(min_length=1)]
+
+_MODEL_ID = re.compile(r"[^\s\x00-\x1f\x7f-][^\s\x00-\x1f\x7f]{0,199}")
+
+
+def check_model_id(value: str) -> str:
+    """A model id as a vendor names it: no spaces or control characters (a trailing space
+    never matches a price or the served model), and no leading `-` (it goes into the CLI's
+    argv after `--model`, where it would read as an option)."""
+    if not _MODEL_ID.fullmatch(value):
+        raise ValueError(f"{value!r} is not a model id: expected at most 200 characters "
+                         "without spaces or control characters, not starting with '-'")
+    return value
+
+
+ModelId = Annotated[str, Field(min_length=1), AfterValidator(check_model_id)]
 
 KNOWN_PARSERS: tuple[str, ...] = ("stream_json", "codex_json", "gemini_json", "qwen_json",
                                   "opencode_json")
@@ -65,8 +80,8 @@ class Scenario(InputModel):
     tasks: TaskSelection
     modes: Annotated[list[Name], Field(min_length=1)]
     """Arms to run; names of corpus/modes/*.yaml. Include `baseline` for a delta."""
-    models: Annotated[list[NonEmpty], Field(min_length=1)]
-    model_runner_map: dict[NonEmpty, Name]
+    models: Annotated[list[ModelId], Field(min_length=1)]
+    model_runner_map: dict[ModelId, Name]
     """Which runner (runners/<name>.yaml) drives each model."""
     repetitions: Annotated[int, Field(ge=1, le=1000)] = 3
     budget_usd: Annotated[float, Field(gt=0)] | None = None
@@ -183,7 +198,7 @@ class Pricing(InputModel):
     cache_write_1h: Price | None
     """Input tokens written to the 1-hour prompt cache, where the vendor bills them apart
     (Anthropic: 2 × input); `null` where the vendor has no such cache."""
-    aliases: list[NonEmpty] = []
+    aliases: list[ModelId] = []
     """Other ids the same model is served under (dated snapshots, `[1m]` variants) and
     priced the same. No prefix is ever guessed: an id that is neither a key nor an alias
     has no price."""
@@ -230,7 +245,7 @@ class Runner(InputModel):
     cost_headline: Literal["computed", "vendor"]
     """Which cost a record counts: `computed` (tokens × this table; the vendor figure is kept
     beside it) or `vendor` (the CLI's figure; the computed one kept beside it)."""
-    pricing: dict[NonEmpty, Pricing]
+    pricing: dict[ModelId, Pricing]
     """Per exact model id (plus each entry's `aliases`), USD per 1M tokens."""
     pricing_updated: dt.date
     """When the table as a whole was last checked; more than 60 days before a run's date
