@@ -154,6 +154,9 @@ def scaffold(target: Path, kind: str, name: str = "my-tool", action: str = _pins
     if not _NAME.match(name):
         problems.append(Problem("--name", "expected lowercase letters, digits, '.', '_' or "
                                 f"'-' (a mode name); got {name!r}"))
+    elif name == "baseline":
+        problems.append(Problem("--name", "'baseline' is the arm without your tool (written "
+                                "beside it); name your tool's mode something else"))
     if not _USES.match(action):
         problems.append(Problem("--action", "expected a `uses:` reference: OWNER/REPO[/PATH]@REF, "
                                 f"./PATH or docker://IMAGE; got {action!r}"))

@@ -32,3 +32,12 @@ def test_init_refuses_a_name_or_action_that_would_break_the_workflow(
 def test_init_takes_every_documented_form_of_uses(tmp_path: Path, action: str) -> None:
     scaffold(tmp_path, "mcp", "my-tool", action)
     assert f"- uses: {action}\n" in (tmp_path / ".github/workflows/copeca.yml").read_text()
+
+
+def test_init_refuses_baseline_as_the_tools_name(tmp_path: Path) -> None:
+    # It replaced the baseline mode with the tool's, and the scenario listed `baseline` twice:
+    # `init` said it wrote a benchmark that `validate` then refused.
+    with pytest.raises(ConfigError) as info:
+        scaffold(tmp_path, "mcp", "baseline")
+    assert "--name" in str(info.value) and "baseline" in str(info.value)
+    assert not (tmp_path / "benchmark").exists()
