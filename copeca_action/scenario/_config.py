@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from copeca_action._util.model import InputModel
 from copeca_action.scenario._settings import Adaptive as Adaptive
@@ -141,6 +142,59 @@ class Validity(InputModel):
         return self
 
 
+def _json_value(value: Any, where: str) -> None:
+    """Refuse what a JSON settings file (or Codex's TOML) cannot hold: YAML dates, binary,
+    non-finite numbers, non-string keys. Found here, not when the first run writes the file."""
+    if value is None or isinstance(value, bool | int | str):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: {value} is not a finite number")
+        return
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _json_value(item, f"{where}[{i}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"{where}: key {key!r} is not a string; quote it")
+            _json_value(item, f"{where}.{key}")
+        return
+    raise ValueError(f"{where}: {value!r} ({type(value).__name__}) is not a JSON value; "
+                     "quote it")
+
+
+def _check_servers(config: dict[str, Any]) -> None:
+    """`mcpServers` as every CLI reads it: a non-empty mapping of server name → `{command,
+    args, env}` or `{url}`. Anything else crashed or silently dropped the server when a run
+    wrote the CLI's config (after the baseline's runs were paid for)."""
+    servers = config.get("mcpServers")
+    if not isinstance(servers, dict) or not servers:
+        raise ValueError("mcp_config.mcpServers must map each server's name to its "
+                         "`command` (with `args`, `env`) or `url`; got "
+                         + ("an empty mapping" if isinstance(servers, dict)
+                            else repr(servers)))
+    for name, spec in servers.items():
+        where = f"mcp_config.mcpServers.{name}"
+        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}", name):
+            raise ValueError(f"{where}: a server name is letters, digits, '_', '.' or '-' "
+                             "(it becomes part of the tool names, mcp__<server>__<tool>)")
+        if not isinstance(spec, dict):
+            raise ValueError(f"{where}: expected a mapping with `command` or `url`, got "
+                             f"{spec!r}")
+        command, url = spec.get("command"), spec.get("url")
+        if not (isinstance(command, str) and command) and not (isinstance(url, str) and url):
+            raise ValueError(f"{where}: needs `command` (a non-empty string) or `url`")
+        args = spec.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise ValueError(f"{where}.args: expected a list of strings (quote numbers)")
+        env = spec.get("env", {})
+        if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+            raise ValueError(f"{where}.env: expected a mapping of strings (quote numbers "
+                             "and true/false)")
+
+
 class Mode(InputModel):
     """The one variable between arms. `baseline` sets nothing; every other mode sets
     something. `{tool_dir}` in any string expands to the checkout of the tool under test."""
@@ -148,16 +202,29 @@ class Mode(InputModel):
     name: Name
     description: str = ""
     mcp_config: dict[str, Any] | None = None
-    """An MCP configuration (`{mcpServers: {...}}`) given to the agent."""
+    """An MCP configuration given to the agent: `{mcpServers: {<name>: {command, args, env}
+    or {url}}}`, at least one server, JSON values only (a YAML date or a number in `args` or
+    `env` is refused at load: quote it)."""
     env: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], str] = {}
     """Environment variables merged over the allow-listed base."""
     agent_config: dict[str, Any] | None = None
-    """Settings overlay written into the run's fresh config dir (e.g. Claude settings.json)."""
+    """Settings overlay written into the run's fresh config dir (e.g. Claude settings.json);
+    JSON values only (quote a date)."""
     wrapper: Argv | None = None
     """argv prefix the agent command is run through (e.g. a proxy launcher)."""
     setup: list[Argv] = []
     """Commands run in the worktree before the agent; a failure is an infra_error."""
     validity: Validity | None = None
+
+    @field_validator("mcp_config", "agent_config")
+    @classmethod
+    def _json_settings(cls, value: dict[str, Any] | None,
+                       info: ValidationInfo) -> dict[str, Any] | None:
+        if value is not None:
+            _json_value(value, str(info.field_name))
+            if info.field_name == "mcp_config" and "mcpServers" in value:
+                _check_servers(value)
+        return value
 
     @model_validator(mode="after")
     def _baseline_is_empty(self) -> Mode:
