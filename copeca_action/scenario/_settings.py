@@ -41,11 +41,13 @@ class Adaptive(InputModel):
     """Run repetitions in rounds and stop once the verdict is decided."""
 
     enabled: StrictBool = True
-    min_repetitions: Annotated[int, Field(ge=1)] = 2
+    min_repetitions: Annotated[int, Field(ge=1, le=1000)] = 2
     """Repetitions run before the first look."""
-    step: Annotated[int, Field(ge=1)] = 1
+    step: Annotated[int, Field(ge=1, le=1000)] = 1
     """Repetitions added per round."""
-    max_repetitions: Annotated[int, Field(ge=1)] = 10
+    max_repetitions: Annotated[int, Field(ge=1, le=1000)] = 10
+    """The most repetitions run; at most 1000, as `repetitions` (which adaptive sampling
+    replaces)."""
     alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
     """Overall error rate, spent across looks (see docs/methodology.md)."""
 
