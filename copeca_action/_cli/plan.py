@@ -14,7 +14,13 @@ from rich.console import Console
 from rich.table import Table
 
 from copeca_action.errors import ConfigError
-from copeca_action.plan import RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.plan import (
+    RunPlan,
+    build_plan,
+    parse_shard,
+    shard_plan,
+    unreachable_min_runs,
+)
 from copeca_action.records import read_rows
 from copeca_action.report import Design, Pilot, PowerResult, pilot_from_rows, power
 from copeca_action.scenario import (
@@ -63,6 +69,9 @@ def run(args: argparse.Namespace) -> int:
     for warning in require_prices(scenario, args.scenario, corpus):
         print(f"warning: {warning}", file=sys.stderr)
     plan = build_plan(scenario, corpus.tasks, compare=args.compare)
+    design = unreachable_min_runs(scenario, plan)
+    if design:
+        print(f"warning: {args.scenario}: {design}", file=sys.stderr)
     if args.pilot and not args.power:
         raise ConfigError("--pilot: only with --power")
     if args.power:

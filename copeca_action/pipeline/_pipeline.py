@@ -26,7 +26,14 @@ from copeca_action.engine import (
 )
 from copeca_action.errors import ConfigError, CopecaError, InfraError
 from copeca_action.pipeline._preflight import preflight
-from copeca_action.plan import Compare, RunPlan, build_plan, parse_shard, shard_plan
+from copeca_action.plan import (
+    Compare,
+    RunPlan,
+    build_plan,
+    parse_shard,
+    shard_plan,
+    unreachable_min_runs,
+)
 from copeca_action.records import latest_by_run_id
 from copeca_action.render import TrendRun
 from copeca_action.scenario import (
@@ -121,6 +128,9 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     for warning in price_warnings:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     plan = build_plan(scenario, loaded.tasks, compare=compare)
+    design = unreachable_min_runs(scenario, plan)
+    if design:
+        print(f"warning: {scenario_path}: {design}", file=sys.stderr, flush=True)
     if shard:
         plan = shard_plan(plan, parse_shard(shard))
     outdir = OutputDir(out or out_default or Path("out") / scenario.name, work_dir)

@@ -15,6 +15,7 @@ if _typing.TYPE_CHECKING:
         parse_shard,
         run_id_for,
         shard_plan,
+        unreachable_min_runs,
     )
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "parse_shard",
     "run_id_for",
     "shard_plan",
+    "unreachable_min_runs",
 ]
 
 _LAZY: dict[str, str] = {
@@ -41,6 +43,7 @@ _LAZY: dict[str, str] = {
     "parse_shard": "copeca_action.plan._plan",
     "run_id_for": "copeca_action.plan._plan",
     "shard_plan": "copeca_action.plan._plan",
+    "unreachable_min_runs": "copeca_action.plan._plan",
 }
 """Each public name and its module, imported on first use (PEP 562): importing one
 submodule of this package does not load the others."""

@@ -112,6 +112,28 @@ def build_plan(scenario: Scenario, tasks: Mapping[str, Task], compare: Compare =
         compare=compare, seed=scenario.seed, arms=arms, runs=runs)
 
 
+def unreachable_min_runs(scenario: Scenario, plan: RunPlan) -> str | None:
+    """Why no verdict of this plan can be other than `inconclusive`: an arm plans fewer
+    runs (every task and model, at the most repetitions adaptive sampling may reach) than
+    `thresholds.min_runs`, so the runs would be paid for a verdict decided in advance.
+    None when every arm can reach it."""
+    reps = scenario.repetitions
+    if scenario.adaptive is not None and scenario.adaptive.enabled:
+        reps = scenario.adaptive.max_repetitions
+    cells: dict[str, set[tuple[str, str]]] = {arm: set() for arm in plan.arms}
+    for run in plan.runs:
+        cells.setdefault(run.arm, set()).add((run.task_id, run.model))
+    most = {arm: len(found) * reps for arm, found in cells.items()}
+    arm = min(most, key=lambda a: (most[a], a), default=None)
+    need = scenario.thresholds.min_runs
+    if arm is None or most[arm] >= need:
+        return None
+    return (f"thresholds.min_runs: arm {arm!r} has at most {most[arm]} run(s) "
+            f"({len(cells[arm])} task × model pair(s) × {reps} repetition(s)), below "
+            f"min_runs {need}: every verdict of this scenario would be `inconclusive`, "
+            "whatever the runs show. Add tasks or repetitions, or lower thresholds.min_runs")
+
+
 def parse_shard(text: str) -> Shard:
     """`i/n` with 1 ≤ i ≤ n."""
     match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)

@@ -69,3 +69,30 @@ def test_shards_are_disjoint_and_cover_the_plan(n: int, reps: int, demo) -> None
     for s in slices:  # paired arms of one task-repetition stay together
         cells = {(r.task_id, r.repetition, r.model) for r in s.runs}
         assert len(s.runs) == len(cells) * len(plan.arms)
+
+
+def test_a_plan_that_cannot_reach_min_runs_is_named_before_spending(
+        demo, corpus_root: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from copeca_action.cli import main
+    from copeca_action.plan import unreachable_min_runs
+
+    scenario, corpus = demo
+    plan = build_plan(scenario, corpus.tasks)
+    assert unreachable_min_runs(scenario, plan) is None
+    one = scenario.model_copy(update={"tasks": scenario.tasks.model_copy(
+        update={"include": ["fastapi/locate-unique-id"]}), "models": ["claude-sonnet-4-5"]})
+    small = build_plan(one, corpus.tasks)
+    why = unreachable_min_runs(one, small)
+    assert why is not None and "at most 2 run(s)" in why and "min_runs 6" in why
+    adaptive = type(one).model_validate({**one.model_dump(), "adaptive": {"max_repetitions": 6}})
+    assert unreachable_min_runs(adaptive, build_plan(adaptive, corpus.tasks)) is None
+    path = corpus_root / "scenarios" / "demo.yaml"
+    text = path.read_text().replace("  control_tolerance: 0.15",
+                                    "  control_tolerance: 0.15\n  min_runs: 1000").replace(
+        "scripts: ../scripts", f"scripts: {corpus_root / 'scripts'}")
+    copy = tmp_path / "many.yaml"
+    copy.write_text(text)
+    assert main(["plan", str(copy), "--corpus", str(corpus_root)]) == 0
+    err = capsys.readouterr().err
+    assert "thresholds.min_runs" in err and "below min_runs 1000" in err
