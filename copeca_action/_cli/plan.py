@@ -133,6 +133,9 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
     if adaptive is None:
         results["2x repetitions"] = power(Design(n, 2 * reps, arms, c, models),
                                           **kw)
+    over = _over_budget(scenario, results["planned"])
+    if over:
+        print(f"warning: {args.scenario}: {over}", file=sys.stderr)
     if args.json:
         print(json.dumps({k: _as_json(v) for k, v in results.items()}, indent=2))
         return 0
@@ -155,6 +158,20 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
             print(f"  with {label}: {_pct(r.improvement)} / {_pct(r.regression)}, "
                   f"${r.expected_spend_usd:,.2f}")
     return 0
+
+
+def _over_budget(scenario: Scenario, result: PowerResult) -> str | None:
+    """The design's expected spend passes `budget_usd`: the run stops early (the rest is
+    `budget_stop`), so the effects shown for the whole design are not what it detects."""
+    budget = scenario.budget_usd
+    if budget is None or result.expected_spend_usd <= budget:
+        return None
+    runs = int(budget / result.cost_per_run_usd) if result.cost_per_run_usd > 0 else 0
+    return (f"budget_usd: the expected spend ${result.expected_spend_usd:,.2f} is above the "
+            f"budget ${budget:,.2f}: at ${result.cost_per_run_usd:.4f} per run about {runs:,} "
+            f"of {result.expected_runs:,.0f} runs start before the rest stop as budget_stop, "
+            "and the detectable effects shown are those of the whole design, not of what the "
+            "budget buys. Raise budget_usd or shrink the design")
 
 
 def _pct(value: float) -> str:

@@ -89,3 +89,20 @@ def test_a_pilot_whose_costs_are_no_price_is_refused(tmp_path: Path,
     err = capsys.readouterr().err
     assert "a pilot run costs $1e+308; above $1,000,000,000 a run is no price" in err
     assert "$inf" not in err
+
+
+def test_an_expected_spend_above_the_budget_is_warned_about(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The demo's budget is $5 and its design, at the assumed $0.25 a run, costs $24: the run
+    # would stop at about 20 runs, and the effects shown are those of all 96.
+    assert main(["plan", str(DEMO), "--power", "--experiments", "200"]) == 0
+    err = capsys.readouterr().err
+    assert "budget_usd: the expected spend $24.00 is above the budget $5.00" in err
+    assert "about 20 of 96 runs" in err
+    roomy = tmp_path / "scenarios" / "roomy.yaml"
+    roomy.parent.mkdir()
+    roomy.write_text(DEMO.read_text().replace("budget_usd: 5.0", "budget_usd: 500").replace(
+        "scripts: ../scripts", f"scripts: {DEMO.parents[1] / 'scripts'}"))
+    assert main(["plan", str(roomy), "--corpus", str(DEMO.parents[1]), "--power",
+                 "--experiments", "200"]) == 0
+    assert "budget_usd" not in capsys.readouterr().err
