@@ -11,7 +11,7 @@ from copeca_action._util.scrub import register_readable_dir
 from copeca_action.errors import ConfigError
 from copeca_action.evaluate import check_task, sandbox_names
 from copeca_action.evaluate._resolve import CorpusResolver
-from copeca_action.scenario import load_corpus, load_task
+from copeca_action.scenario import corpus_folder, load_corpus, load_task
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    corpus = load_corpus(args.corpus).require_ok()
+    corpus = load_corpus(corpus_folder(args.corpus, "--corpus") if args.corpus
+                         else None).require_ok()
     as_path = Path(args.task)
     if as_path.suffix in (".yaml", ".yml") and as_path.is_file():
         task, task_file = load_task(as_path), as_path

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from copeca_action.scenario import find_corpus_root, load_corpus
+from copeca_action.scenario import corpus_folder, find_corpus_root, load_corpus
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,9 +31,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    root = args.folder or args.corpus or find_corpus_root(Path.cwd())
-    if root is not None and find_corpus_root(root.resolve()) is not None:
-        root = find_corpus_root(root.resolve())
+    named = args.folder or args.corpus
+    root = find_corpus_root(Path.cwd())
+    if named is not None:  # a folder inside a corpus lists that corpus
+        root = find_corpus_root(named.resolve()) if named.is_dir() else None
+        if root is None:
+            root = corpus_folder(named, "FOLDER" if args.folder else "--corpus")
     corpus = load_corpus(root).require_ok()
     tasks = [t for _, t in sorted(corpus.tasks.items())
              if (not args.repo or t.repo == args.repo)

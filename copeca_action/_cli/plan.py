@@ -26,6 +26,7 @@ from copeca_action.report import Design, Pilot, PowerResult, pilot_from_rows, po
 from copeca_action.scenario import (
     Scenario,
     check_references,
+    corpus_folder,
     find_corpus_root,
     load_corpus,
     load_scenario,
@@ -63,7 +64,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)  # the file's own errors first, precisely
-    root = args.corpus or find_corpus_root(args.scenario.resolve())
+    root = (corpus_folder(args.corpus, "--corpus") if args.corpus
+            else find_corpus_root(args.scenario.resolve()))
     corpus = load_corpus(root).require_ok()
     check_references(scenario, corpus, args.scenario)  # modes, runners, scripts: as validate
     for warning in require_prices(scenario, args.scenario, corpus):

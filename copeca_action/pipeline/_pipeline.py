@@ -40,6 +40,7 @@ from copeca_action.scenario import (
     Corpus,
     Scenario,
     check_references,
+    corpus_folder,
     find_corpus_root,
     load_corpus,
     load_scenario,
@@ -110,7 +111,8 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     key = load_signing_key(key_file) if sign else None
     scenario = load_scenario(scenario_path)
     changes: dict[str, object] = dict(overrides or {})
-    root = corpus or find_corpus_root(scenario_path.resolve())
+    root = (corpus_folder(corpus, "--corpus") if corpus is not None
+            else find_corpus_root(scenario_path.resolve()))
     if dry_run and base_url is None:
         changes["model_endpoint"] = "scripted"
         changes["scripts"] = str(dry_run_scripts(scenario, scenario_path,

@@ -25,6 +25,7 @@ if _typing.TYPE_CHECKING:
     from copeca_action.scenario._load import (
         Corpus,
         check_references,
+        corpus_folder,
         find_corpus_root,
         load_corpus,
         load_mode,
@@ -85,6 +86,7 @@ __all__ = [
     "Validity",
     "check_references",
     "contamination_of",
+    "corpus_folder",
     "find_corpus_root",
     "lint_prompt",
     "load_corpus",
@@ -130,6 +132,7 @@ _LAZY: dict[str, str] = {
     "Validity": "copeca_action.scenario._config",
     "check_references": "copeca_action.scenario._load",
     "contamination_of": "copeca_action.scenario._validate",
+    "corpus_folder": "copeca_action.scenario._load",
     "find_corpus_root": "copeca_action.scenario._load",
     "lint_prompt": "copeca_action.scenario._validate",
     "load_corpus": "copeca_action.scenario._load",

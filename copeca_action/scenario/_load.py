@@ -131,6 +131,21 @@ def find_corpus_root(start: Path) -> Path | None:
     return None
 
 
+def corpus_folder(path: Path, flag: str) -> Path:
+    """The corpus a `--corpus` (or `list FOLDER`) names: `path` itself or its `corpus/` when it
+    holds repos.yaml. Anything else is refused naming the flag: loading a folder without one
+    walked all of it (`--corpus /` walked the whole file system) to report "mode 'baseline'
+    is not in /modes", and `list /etc/passwd` listed "0 tasks"."""
+    if not path.is_dir():
+        raise ConfigError(f"{path}: " + ("is a file, expected a corpus folder" if path.exists()
+                                         else "no such folder"), flag)
+    for candidate in (path, path / "corpus"):
+        if (candidate / "repos.yaml").is_file():
+            return candidate
+    raise ConfigError(f"{path}: not a corpus folder (no repos.yaml in it, nor in corpus/ "
+                      "inside it)", flag)
+
+
 def runners_for(corpus_root: Path) -> Path:
     """A checkout keeps runners/ beside corpus/; otherwise the bundled runners."""
     sibling = corpus_root.parent / "runners"

@@ -1,0 +1,37 @@
+"""`--corpus` and `list FOLDER` name a corpus: a folder holding repos.yaml (or corpus/ with
+one). Anything else is refused naming the flag, before anything under it is walked (`--corpus /`
+walked the whole file system; `list /etc/passwd` listed "0 tasks" and exited 0)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copeca_action.cli import main
+
+DEMO = Path(__file__).parents[3] / "corpus" / "scenarios" / "demo.yaml"
+
+
+@pytest.mark.parametrize("argv", [
+    ["list", "{file}"], ["list", "{empty}"], ["list", "--corpus", "{missing}"],
+    ["plan", str(DEMO), "--corpus", "{empty}"], ["plan", str(DEMO), "--corpus", "{file}"],
+    ["check-task", "fastapi/locate-unique-id", "--repo-dir", "{empty}", "--corpus", "{empty}"],
+    ["run", str(DEMO), "--corpus", "{empty}", "--out", "{out}"]])
+def test_a_folder_that_is_no_corpus_is_refused_by_flag(
+        argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "tasks").mkdir()
+    (tmp_path / "file.yaml").write_text("name: x\n")
+    paths = {"file": tmp_path / "file.yaml", "empty": tmp_path / "empty",
+             "missing": tmp_path / "missing", "out": tmp_path / "out"}
+    assert main([a.format(**paths) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert ("not a corpus folder" in err or "expected a corpus folder" in err
+            or "no such folder" in err), err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_a_folder_inside_a_corpus_lists_that_corpus(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", str(DEMO.parents[1] / "tasks" / "fastapi"), "--json"]) == 0
+    assert '"id": "fastapi/locate-unique-id"' in capsys.readouterr().out
