@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from copeca_action.errors import ConfigError
 from copeca_action.scenario import corpus_folder, find_corpus_root, load_corpus
 
 
@@ -38,6 +39,9 @@ def run(args: argparse.Namespace) -> int:
         if root is None:
             root = corpus_folder(named, "FOLDER" if args.folder else "--corpus")
     corpus = load_corpus(root).require_ok()
+    if args.repo and args.repo not in corpus.repos:
+        raise ConfigError(f"no repository {args.repo!r} in {corpus.root / 'repos.yaml'} "
+                          f"(known: {', '.join(sorted(corpus.repos)) or 'none'})", "--repo")
     tasks = [t for _, t in sorted(corpus.tasks.items())
              if (not args.repo or t.repo == args.repo)
              and (not args.category or t.category == args.category)

@@ -35,3 +35,10 @@ def test_a_folder_that_is_no_corpus_is_refused_by_flag(
 def test_a_folder_inside_a_corpus_lists_that_corpus(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["list", str(DEMO.parents[1] / "tasks" / "fastapi"), "--json"]) == 0
     assert '"id": "fastapi/locate-unique-id"' in capsys.readouterr().out
+
+
+def test_list_of_an_unknown_repository_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # It printed "0 tasks" and exited 0, as if the repository had no tasks.
+    assert main(["list", str(DEMO.parents[1]), "--repo", "fastapy"]) == 2
+    err = capsys.readouterr().err
+    assert "--repo" in err and "'fastapy'" in err and "fastapi" in err
