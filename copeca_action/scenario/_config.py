@@ -17,6 +17,8 @@ from copeca_action.scenario._task import COMMIT_RE, NonEmpty
 NAME_RE = r"^[a-z0-9][a-z0-9._-]*$"
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
 Argv = Annotated[list[NonEmpty], Field(min_length=1)]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+"""An environment variable's name (`A=B` or an empty name fails only when a run starts)."""
 
 _MODEL_ID = re.compile(r"[^\s\x00-\x1f\x7f-][^\s\x00-\x1f\x7f]{0,199}")
 
@@ -205,7 +207,7 @@ class Mode(InputModel):
     """An MCP configuration given to the agent: `{mcpServers: {<name>: {command, args, env}
     or {url}}}`, at least one server, JSON values only (a YAML date or a number in `args` or
     `env` is refused at load: quote it)."""
-    env: dict[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")], str] = {}
+    env: dict[EnvName, str] = {}
     """Environment variables merged over the allow-listed base."""
     agent_config: dict[str, Any] | None = None
     """Settings overlay written into the run's fresh config dir (e.g. Claude settings.json);
@@ -297,11 +299,11 @@ class Runner(InputModel):
     version_args: list[NonEmpty] = ["--version"]
     config_dir_env: Annotated[str, Field(pattern=r"^[A-Z_][A-Z0-9_]*$")]
     """Variable naming the CLI's config dir; a fresh dir per run."""
-    credential_env: list[NonEmpty] = []
+    credential_env: list[EnvName] = []
     """Provider key variables passed through from the host (and scrubbed from output)."""
-    base_url_env: NonEmpty | None = None
+    base_url_env: EnvName | None = None
     """Variable that points the CLI at another endpoint (the scripted server, a proxy)."""
-    isolation_env: dict[str, str] = {}
+    isolation_env: dict[EnvName, str] = {}
     """Fixed variables: telemetry off, no auto-update, no non-essential traffic."""
     parser: NonEmpty
     """Transcript parser: one of stream_json, codex_json, gemini_json, qwen_json, opencode_json
