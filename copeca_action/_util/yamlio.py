@@ -216,13 +216,32 @@ def _first_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+def _data_loc(loc: Loc, data: Any) -> Loc:
+    """`loc` without the parts pydantic adds that are not in the data (a union member's tag
+    such as `AnswerGrading` or `str`, the `[key]` of a key's error). A part that is a key of
+    the data is kept, whatever its case: an env variable `NO_TELEMETRY=1` or a model id
+    `Qwen3` is where the error is."""
+    out: list[str | int] = []
+    current = data
+    for part in loc:
+        in_list = isinstance(current, list) and isinstance(part, int) and \
+            0 <= part < len(current)
+        if in_list or (isinstance(current, dict) and part in current):
+            current = current[part]
+        elif part == "[key]" or (isinstance(part, str) and part[:1].isupper()):
+            continue  # pydantic's own, not the file's
+        else:
+            current = None  # a missing key: named, nothing below it to follow
+        out.append(part)
+    return tuple(out)
+
+
 def problems_from_validation(doc: YamlDoc, exc: ValidationError, model: type[BaseModel],
-                             root: Loc = ()) -> list[Problem]:
+                             root: Loc = (), data: Any = None) -> list[Problem]:
     """Translate pydantic errors into located problems, one per error."""
     out = []
     for err in exc.errors():
-        loc = tuple(p for p in err["loc"]  # model names, and pydantic's "[key]" marker
-                    if not (isinstance(p, str) and (p[:1].isupper() or p == "[key]")))
+        loc = _data_loc(tuple(err["loc"]), data)
         full = (*root, *loc)
         owner = _model_at(model, loc) if err.get("type") == "extra_forbidden" else None
         out.append(doc.problem(full, _describe(err, owner)))
@@ -239,4 +258,4 @@ def parse_model(doc: YamlDoc, model: type[M], root: Loc = (), data: Any = None,
     try:
         return model.model_validate(value, context=context)
     except ValidationError as exc:
-        raise ConfigError(problems_from_validation(doc, exc, model, root)) from exc
+        raise ConfigError(problems_from_validation(doc, exc, model, root, value)) from exc
