@@ -96,7 +96,8 @@ class PatchGrading(InputModel):
     """Correct when hidden tests pass on a clean snapshot plus the agent's sanitised patch."""
 
     tests_patch: NonEmpty
-    """Path (relative to the task file) of a unified diff adding the hidden tests."""
+    """Path (relative to the task file, inside its folder) of a unified diff adding the
+    hidden tests."""
     reference_patch: NonEmpty | None = None
     """Path (relative to the task file) of a known-good fix, used by check-task."""
     command: Annotated[list[NonEmpty], Field(min_length=1)]
@@ -108,6 +109,15 @@ class PatchGrading(InputModel):
     """Tests that must be reported passed (as `grading.test.tests`)."""
     protected: list[NonEmpty] = []
     """Globs of files whose changes are never applied (as `grading.test.protected`)."""
+
+    @field_validator("tests_patch", "reference_patch")
+    @classmethod
+    def _beside_the_task(cls, value: str | None) -> str | None:
+        if value is not None and (value.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", value)
+                                  or ".." in value.replace("\\", "/").split("/")):
+            raise ValueError(f"{value!r}: must be a path inside the task's folder (relative, "
+                             "without '..'), not any file on the machine")
+        return value
 
 
 class Grading(InputModel):
