@@ -375,9 +375,10 @@ class GitPin(InputModel):
 
 
 class SdistPin(InputModel):
-    name: NonEmpty
-    """PyPI project name."""
-    version: NonEmpty
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")]
+    """PyPI project name (it names the sdist file in the snapshot cache)."""
+    version: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9.+!_-]*$")]
+    """The release (a version has no `/`: it names the sdist file in the snapshot cache)."""
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
     """Digest of the sdist file, checked before it is unpacked."""
 
@@ -387,9 +388,9 @@ class DebianPin(InputModel):
     fetched with the ordinary apt client once a `deb-src` entry exists: a second offline origin
     for projects that are not on PyPI."""
 
-    package: NonEmpty
+    package: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9+.-]+$")]
     """Debian source package name, e.g. `node-express`."""
-    version: NonEmpty
+    version: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9.+~_-]*$")]
     """Upstream part of the Debian version (no Debian revision), e.g. `4.18.2+~4.17.14`."""
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
     """Digest of the `.orig.tar.<compression>`, checked before it is unpacked."""
