@@ -35,6 +35,12 @@ def check_model_id(value: str) -> str:
 
 ModelId = Annotated[str, Field(min_length=1), AfterValidator(check_model_id)]
 
+TEMPLATE_FIELDS: tuple[str, ...] = ("prompt", "model", "max_turns", "workdir", "config_dir",
+                                    "tool_dir", "budget_usd", "mcp_config", "mcp_tools")
+"""The `{name}`s a runner's argument lists may use; any other `{name}` is passed on as
+written (a prompt's own braces survive), so a typo would reach the CLI verbatim."""
+_TEMPLATE_FIELD = re.compile(r"\{([a-z_]+)\}")
+
 KNOWN_PARSERS: tuple[str, ...] = ("stream_json", "codex_json", "gemini_json", "qwen_json",
                                   "opencode_json")
 """Transcript parsers a runner may name; transcript/ registers one implementation each."""
@@ -319,6 +325,20 @@ class Runner(InputModel):
     pricing_updated: dt.date
     """When the table as a whole was last checked; more than 60 days before a run's date
     warns."""
+
+    @field_validator("argv", "model_args", "max_turns_args", "budget_args", "mcp_args",
+                     "version_args")
+    @classmethod
+    def _known_placeholders(cls, args: list[str], info: ValidationInfo) -> list[str]:
+        for i, arg in enumerate(args):
+            unknown = [f for f in _TEMPLATE_FIELD.findall(arg) if f not in TEMPLATE_FIELDS]
+            if unknown:
+                raise ValueError(f"[{i}] {arg!r}: {{{unknown[0]}}} is not a placeholder "
+                                 f"(known: {', '.join(TEMPLATE_FIELDS)}); it would reach the "
+                                 "CLI as written")
+        if info.field_name == "argv" and not any("{prompt}" in arg for arg in args):
+            raise ValueError("never passes {prompt}: the CLI would run without the task")
+        return args
 
     @model_validator(mode="after")
     def _aliases_unique(self) -> Runner:
