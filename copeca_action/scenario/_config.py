@@ -251,7 +251,10 @@ class Mode(InputModel):
 # ---------------------------------------------------------------- runner
 
 
-Price = Annotated[float, Field(ge=0)]
+MAX_PRICE_USD = 10_000.0
+"""USD per million tokens no model costs (the dearest list price is a few hundred): a value
+above it is a typo, and 1e308 made a run's cost overflow to infinity."""
+Price = Annotated[float, Field(ge=0, le=MAX_PRICE_USD)]
 
 
 class Pricing(InputModel):
