@@ -128,8 +128,13 @@ def unpriced_models(runner: Runner, models: list[str]) -> list[str]:
 
 def pricing_age_warning(runner: Runner, today: dt.date | None = None) -> str | None:
     """A warning when the runner's prices were last checked more than 60 days before
-    `today` (the run's date; default: today)."""
+    `today` (the run's date; default: today), or after it."""
     age = ((today or dt.date.today()) - runner.pricing_updated).days
+    if age < -1:  # a typo (2062 for 2026) would silence the age warning for decades; a day
+        # ahead is a time zone
+        return (f"runner {runner.name!r}: pricing_updated is {runner.pricing_updated}, "
+                f"{-age} days after the run's date; its age cannot be told, so computed costs "
+                f"may be wrong. Correct the date in runners/{runner.name}.yaml")
     if age <= PRICING_MAX_AGE_DAYS:
         return None
     return (f"runner {runner.name!r}: pricing_updated is {runner.pricing_updated} ({age} days "

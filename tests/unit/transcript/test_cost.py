@@ -150,6 +150,10 @@ def test_pricing_older_than_sixty_days_warns() -> None:
     assert pricing_age_warning(CLAUDE, day + dt.timedelta(days=60)) is None
     warning = pricing_age_warning(CLAUDE, day + dt.timedelta(days=61))
     assert warning is not None and "61 days" in warning and "runners/claude.yaml" in warning
+    assert pricing_age_warning(CLAUDE, day) is None
+    assert pricing_age_warning(CLAUDE, day - dt.timedelta(days=1)) is None  # a time zone
+    future = pricing_age_warning(CLAUDE, day - dt.timedelta(days=3))  # pricing_updated ahead
+    assert future is not None and "3 days after the run's date" in future
 
 
 def test_budget_stop_costs_agree(fixtures: Path) -> None:
