@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from copeca_action.errors import WorkspaceError
-from copeca_action.scenario import find_corpus_root, load_corpus
+from copeca_action.errors import ConfigError, WorkspaceError
+from copeca_action.scenario import corpus_folder, find_corpus_root, load_corpus
 from copeca_action.workspace import ORIGIN_ORDER, SnapshotStore, default_cache_dir
 
 
@@ -41,7 +41,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _store(args: argparse.Namespace) -> SnapshotStore:
-    root = args.corpus or find_corpus_root(Path.cwd())
+    root = (corpus_folder(args.corpus, "--corpus") if args.corpus
+            else find_corpus_root(Path.cwd()))
+    if args.cache is not None and args.cache.exists() and not args.cache.is_dir():
+        raise ConfigError(f"{args.cache}: is a file, expected the cache folder", "--cache")
     corpus = load_corpus(root).require_ok()
     return SnapshotStore(args.cache or default_cache_dir(), corpus.repos,
                          sdist_dirs=getattr(args, "sdist_dir", None))

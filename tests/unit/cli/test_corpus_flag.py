@@ -17,7 +17,9 @@ DEMO = Path(__file__).parents[3] / "corpus" / "scenarios" / "demo.yaml"
     ["list", "{file}"], ["list", "{empty}"], ["list", "--corpus", "{missing}"],
     ["plan", str(DEMO), "--corpus", "{empty}"], ["plan", str(DEMO), "--corpus", "{file}"],
     ["check-task", "fastapi/locate-unique-id", "--repo-dir", "{empty}", "--corpus", "{empty}"],
-    ["run", str(DEMO), "--corpus", "{empty}", "--out", "{out}"]])
+    ["run", str(DEMO), "--corpus", "{empty}", "--out", "{out}"],
+    ["snapshot", "fetch", "--corpus", "{empty}", "--cache", "{out}"],  # exited 0, did nothing
+    ["snapshot", "list", "--corpus", "{file}", "--cache", "{out}"]])
 def test_a_folder_that_is_no_corpus_is_refused_by_flag(
         argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "empty").mkdir()
@@ -42,3 +44,11 @@ def test_list_of_an_unknown_repository_is_refused(capsys: pytest.CaptureFixture[
     assert main(["list", str(DEMO.parents[1]), "--repo", "fastapy"]) == 2
     err = capsys.readouterr().err
     assert "--repo" in err and "'fastapy'" in err and "fastapi" in err
+
+
+def test_a_snapshot_cache_that_is_a_file_is_refused(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "cache").write_text("")
+    assert main(["snapshot", "list", "--corpus", str(DEMO.parents[1]),
+                 "--cache", str(tmp_path / "cache")]) == 2
+    assert "--cache" in capsys.readouterr().err
