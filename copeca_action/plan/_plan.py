@@ -84,6 +84,12 @@ def arms_for(scenario: Scenario, compare: Compare) -> list[str]:
     return [*scenario.modes, *base]
 
 
+MAX_PLANNED_RUNS = 1_000_000
+"""Runs one plan may hold; each is a paid agent run. 664,000 (the bundled corpus, 2 models,
+1000 repetitions) take 12 s to plan here; 20 models would take minutes and gigabytes before
+anything else is checked."""
+
+
 def build_plan(scenario: Scenario, tasks: Mapping[str, Task], compare: Compare = "baseline",
                repetitions: int | None = None) -> RunPlan:
     """Expand the matrix. Order: repetition-major, so a partial run covers every task early."""
@@ -95,6 +101,12 @@ def build_plan(scenario: Scenario, tasks: Mapping[str, Task], compare: Compare =
                           f"{scenario.tasks.include} minus exclude {scenario.tasks.exclude}")
     arms = arms_for(scenario, compare)
     reps = repetitions if repetitions is not None else scenario.repetitions
+    total = len(ids) * len(scenario.models) * len(arms) * reps
+    if total > MAX_PLANNED_RUNS:
+        raise ConfigError(f"scenario {scenario.name!r}: {len(ids)} tasks × "
+                          f"{len(scenario.models)} models × {len(arms)} arms × {reps} "
+                          f"repetitions is {total:,} runs; a plan holds at most "
+                          f"{MAX_PLANNED_RUNS:,} (fewer repetitions, models or tasks)")
     runs = []
     for rep in range(reps):
         for task_id in ids:

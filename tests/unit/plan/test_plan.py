@@ -96,3 +96,13 @@ def test_a_plan_that_cannot_reach_min_runs_is_named_before_spending(
     assert main(["plan", str(copy), "--corpus", str(corpus_root)]) == 0
     err = capsys.readouterr().err
     assert "thresholds.min_runs" in err and "below min_runs 1000" in err
+
+
+def test_a_plan_of_more_than_a_million_runs_is_refused_before_it_is_built(demo) -> None:  # type: ignore[no-untyped-def]
+    scenario, corpus = demo
+    models = [f"claude-m{i}" for i in range(100)]
+    huge = type(scenario).model_validate({
+        **scenario.model_dump(), "models": models, "repetitions": 1000,
+        "model_runner_map": dict.fromkeys(models, "claude")})
+    with pytest.raises(ConfigError, match=r"is 2,400,000 runs; a plan holds at most 1,000,000"):
+        build_plan(huge, corpus.tasks)
