@@ -35,6 +35,10 @@ from copeca_action.scenario import (
 
 MAX_EXPERIMENTS = 20_000
 """The simulation holds every experiment's resampled statistics at once."""
+MAX_SIMULATED_RUNS = 20_000_000
+"""Runs the largest simulated design may draw (experiments × tasks × repetitions × models),
+about 57 bytes each at peak: 1000 experiments of 139 tasks × 1000 repetitions asked for
+1 GiB per array and ended in a MemoryError (or the kernel's OOM kill)."""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -124,8 +128,16 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
     if len(tasks) < 2:
         raise ConfigError(f"{args.scenario}: --power needs at least 2 non-control tasks "
                           f"(the plan has {len(tasks)})")
-    pilot = load_pilot(args.pilot) if args.pilot else None
     adaptive = scenario.adaptive if scenario.adaptive and scenario.adaptive.enabled else None
+    most = adaptive.max_repetitions if adaptive else reps
+    cells = args.experiments * 2 * len(tasks) * most * models  # the 2x designs' draws
+    if cells > MAX_SIMULATED_RUNS:
+        raise ConfigError(f"{args.experiments:,} experiments of {2 * len(tasks)} tasks × "
+                          f"{most} repetitions × {models} model(s) (the doubled design) are "
+                          f"{cells:,} simulated runs, over {MAX_SIMULATED_RUNS:,} (about 1 GB); "
+                          "use fewer --experiments (at least 200) or plan fewer repetitions",
+                          file="--power")
+    pilot = load_pilot(args.pilot) if args.pilot else None
     kw = {"fail": scenario.thresholds.fail, "adaptive": adaptive, "pilot": pilot,
           "experiments": args.experiments, "resamples": 1000, "seed": scenario.seed}
     n, c = len(tasks), len(control)

@@ -106,3 +106,17 @@ def test_an_expected_spend_above_the_budget_is_warned_about(
     assert main(["plan", str(roomy), "--corpus", str(DEMO.parents[1]), "--power",
                  "--experiments", "200"]) == 0
     assert "budget_usd" not in capsys.readouterr().err
+
+
+def test_a_design_too_large_to_simulate_is_refused_before_allocating(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 1000 experiments of 139 tasks × 1000 repetitions asked numpy for 1 GiB per array: a
+    # MemoryError traceback, or the kernel's OOM kill.
+    big = tmp_path / "scenarios" / "big.yaml"
+    big.parent.mkdir()
+    big.write_text(DEMO.read_text().replace("repetitions: 2", "repetitions: 1000").replace(
+        "scripts: ../scripts", f"scripts: {DEMO.parents[1] / 'scripts'}"))
+    assert main(["plan", str(big), "--corpus", str(DEMO.parents[1]), "--power"]) == 2
+    err = capsys.readouterr().err
+    assert "--power" in err and "28,000,000 simulated runs, over 20,000,000" in err
+    assert "Traceback" not in err
