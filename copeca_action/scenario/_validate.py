@@ -188,9 +188,21 @@ def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,
         if not fnmatch.filter(ids, pattern):
             result.warnings.append(doc.problem(("tasks", "include", i),
                                                f"glob {pattern!r} matches no task"))
-    if not select_task_ids(scenario, ids):
+    selected = select_task_ids(scenario, ids)
+    if not selected:
         result.errors.append(doc.problem(("tasks",), "no task is left after include/exclude: the"
                                          f" scenario would run nothing ({len(ids)} tasks known)"))
+    else:
+        from copeca_action.plan import build_plan, unreachable_min_runs
+
+        try:
+            design = unreachable_min_runs(scenario, build_plan(scenario, corpus.tasks))
+        except ConfigError as exc:  # a plan too large to build
+            result.errors += [doc.problem(("repetitions",), p.message) for p in exc.problems]
+        else:
+            if design:
+                result.warnings.append(doc.problem(
+                    ("thresholds", "min_runs"), design.removeprefix("thresholds.min_runs: ")))
     if scenario.model_endpoint == "scripted" and scenario.scripts:
         scripts = (doc.path.resolve().parent / scenario.scripts).resolve()
         if not scripts.is_dir():

@@ -97,3 +97,16 @@ def test_symbolic_links_to_a_parent_folder_are_walked_once(tmp_path: Path,
     assert result.tasks == 1
     corpus = load_corpus(root)
     assert not corpus.problems and list(corpus.tasks) == ["fastapi/locate-unique-id"]
+
+
+def test_validate_warns_when_an_arm_cannot_reach_min_runs(tmp_path: Path,
+                                                         corpus_root: Path) -> None:
+    scenario = tmp_path / "one.yaml"
+    scenario.write_text("name: one\ntasks: {include: [fastapi/locate-unique-id]}\n"
+                        "modes: [baseline, codesearch]\nmodels: [gpt-5]\n"
+                        "model_runner_map: {gpt-5: codex}\n")
+    result = validate_paths([scenario], corpus_root=corpus_root)
+    assert result.ok
+    shown = [str(w) for w in result.warnings]
+    assert any("thresholds.min_runs: arm 'baseline' has at most 3 run(s)" in w
+               for w in shown), shown
