@@ -95,8 +95,9 @@ class Scenario(InputModel):
     repetitions: Annotated[int, Field(ge=1, le=1000)] = 3
     budget_usd: Annotated[float, Field(gt=0)] | None = None
     """Whole-scenario spend cap: no run starts that would pass it."""
-    run_budget_usd: Annotated[float, Field(gt=0)] | None = None
-    """Per-run cap passed to CLIs that support one."""
+    run_budget_usd: Annotated[float, Field(ge=0.0001)] | None = None
+    """Per-run cap passed to CLIs that support one, in dollars to 4 decimals (at least
+    0.0001: a smaller cap was passed as `0.0000`)."""
     timeout_s: Annotated[float, Field(gt=0, le=86400)] = 900
     """Wall-clock limit per agent run; the process group is killed after it."""
     max_turns: Annotated[int, Field(ge=1, le=1000)] = 40
