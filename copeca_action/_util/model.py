@@ -28,6 +28,29 @@ def _scalar_kinds(annotation: Any) -> frozenset[type]:
     return frozenset()
 
 
+def _bool_in_numbers(annotation: Any, value: Any) -> bool:
+    """Whether `value` holds a true/false where `annotation` takes only numbers, looking
+    through `Annotated`, optional values, lists, tuples and mapping values (`lines: [true,
+    184]` is a span from line 1)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _bool_in_numbers(typing.get_args(annotation)[0], value)
+    if origin is typing.Union or origin is types.UnionType:
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return len(members) == 1 and _bool_in_numbers(members[0], value)
+    if isinstance(value, bool):
+        kinds = _scalar_kinds(annotation)
+        return bool(kinds) and bool not in kinds
+    args = typing.get_args(annotation)
+    if origin in (list, tuple) and isinstance(value, list | tuple) and args:
+        if origin is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+            return any(_bool_in_numbers(a, v) for a, v in zip(args, value, strict=False))
+        return any(_bool_in_numbers(args[0], v) for v in value)
+    if origin is dict and isinstance(value, dict) and len(args) == 2:
+        return any(_bool_in_numbers(args[1], v) for v in value.values())
+    return False
+
+
 class InputModel(BaseModel):
     """Hand-written YAML input: unknown keys are errors, values are immutable once loaded.
 
@@ -57,6 +80,15 @@ class InputModel(BaseModel):
                 raise ValueError(f"Input should be a valid boolean, true or false (got {value!r})")
         elif bool not in kinds and isinstance(value, bool):
             raise ValueError(f"expected a number, not {str(value).lower()}")
+        return value
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_among_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        field = cls.model_fields.get(info.field_name or "")
+        if (field is not None and isinstance(value, list | tuple | dict)
+                and _bool_in_numbers(field.annotation, value)):
+            raise ValueError("expected numbers, found true or false among them")
         return value
 
 
