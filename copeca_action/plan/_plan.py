@@ -100,6 +100,11 @@ def build_plan(scenario: Scenario, tasks: Mapping[str, Task], compare: Compare =
         raise ConfigError(f"scenario {scenario.name!r}: no task matches include "
                           f"{scenario.tasks.include} minus exclude {scenario.tasks.exclude}")
     arms = arms_for(scenario, compare)
+    if not arms:
+        raise ConfigError(f"scenario {scenario.name!r}: --compare {compare} runs each tool mode "
+                          "at head and at the base ref, and the scenario's only mode is "
+                          "baseline: there is nothing to compare (the plan would be empty)",
+                          "--compare")
     reps = repetitions if repetitions is not None else scenario.repetitions
     total = len(ids) * len(scenario.models) * len(arms) * reps
     if total > MAX_PLANNED_RUNS:

@@ -209,7 +209,11 @@ def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,
             result.errors.append(doc.problem(("scripts",), f"scripts folder {scripts} does not "
                                              "exist" + (" (it is a file)" if scripts.exists()
                                                         else "")))
-    if "baseline" not in scenario.modes:
+    if len(scenario.modes) == 1:
+        result.warnings.append(doc.problem(("modes",), "a single mode: no other arm to compare "
+                                           "it with, so no delta and no verdict (only with "
+                                           "--compare base-ref, for a tool mode)"))
+    elif "baseline" not in scenario.modes:
         result.warnings.append(doc.problem(("modes",), "no baseline mode: no delta can be "
                                            "computed against a baseline"))
 

@@ -106,3 +106,11 @@ def test_a_plan_of_more_than_a_million_runs_is_refused_before_it_is_built(demo) 
         "model_runner_map": dict.fromkeys(models, "claude")})
     with pytest.raises(ConfigError, match=r"is 2,400,000 runs; a plan holds at most 1,000,000"):
         build_plan(huge, corpus.tasks)
+
+
+def test_base_ref_without_a_tool_mode_is_refused_not_an_empty_plan(demo) -> None:  # type: ignore[no-untyped-def]
+    scenario, corpus = demo
+    only = type(scenario).model_validate({**scenario.model_dump(), "modes": ["baseline"]})
+    assert build_plan(only, corpus.tasks).arms == ["baseline"]
+    with pytest.raises(ConfigError, match="nothing to compare"):
+        build_plan(only, corpus.tasks, compare="base-ref")
