@@ -110,6 +110,9 @@ class Corpus:
     runners: dict[str, Runner] = field(default_factory=dict)
     scenarios: dict[Path, Scenario] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    named_files: dict[tuple[str, str], Path] = field(default_factory=dict)
+    """(kind, name) → the file that defined each mode and runner, so a second file with the
+    same name is an error rather than silently the one a run uses."""
 
     def task_dir(self, task_id: str) -> Path:
         return self.task_files[task_id].parent
@@ -182,10 +185,18 @@ def add_to_corpus(corpus: Corpus, path: Path, doc: YamlDoc, kind: Kind) -> BaseM
         corpus.task_files[model.id] = path
     elif isinstance(model, RepoIndex):
         corpus.repos.update(model.repos)
-    elif isinstance(model, Mode):
-        corpus.modes[model.name] = model
-    elif isinstance(model, Runner):
-        corpus.runners[model.name] = model
+    elif isinstance(model, Mode | Runner):
+        key = (kind, model.name)
+        first = corpus.named_files.get(key)
+        if first is not None and first != path:
+            raise ConfigError(doc.problem(("name",), f"duplicate {kind} name {model.name!r} "
+                                          f"(also in {first}): which one a run would use "
+                                          "depends on file order; rename or remove one"))
+        corpus.named_files[key] = path
+        if isinstance(model, Mode):
+            corpus.modes[model.name] = model
+        else:
+            corpus.runners[model.name] = model
     elif isinstance(model, Scenario):
         corpus.scenarios[path] = model
     return model

@@ -110,3 +110,20 @@ def test_validate_warns_when_an_arm_cannot_reach_min_runs(tmp_path: Path,
     shown = [str(w) for w in result.warnings]
     assert any("thresholds.min_runs: arm 'baseline' has at most 3 run(s)" in w
                for w in shown), shown
+
+
+def test_two_modes_of_one_name_are_refused_where_a_run_loads_them(tmp_path: Path,
+                                                                 corpus_root: Path) -> None:
+    # plan and run used whichever file sorted last (validate only said the file name differs).
+    root = tmp_path / "corpus"
+    (root / "modes").mkdir(parents=True)
+    (root / "repos.yaml").write_bytes((corpus_root / "repos.yaml").read_bytes())
+    for name in ("baseline", "codesearch"):
+        (root / "modes" / f"{name}.yaml").write_bytes(
+            (corpus_root / "modes" / f"{name}.yaml").read_bytes())
+    (root / "modes" / "codesearch2.yaml").write_text("name: codesearch\nenv: {X: '1'}\n")
+    corpus = load_corpus(root)
+    shown = [str(p) for p in corpus.problems]
+    assert any("codesearch2.yaml:1: name: duplicate mode name 'codesearch'" in p
+               and "codesearch.yaml" in p for p in shown), shown
+    assert corpus.modes["codesearch"].mcp_config is not None  # the first one, not the copy
