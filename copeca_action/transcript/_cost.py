@@ -95,7 +95,8 @@ def cost_of(transcript: Transcript, runner: Runner, model: str) -> RunCost:
     if unpriced:
         reasons.insert(0, f"no price for {', '.join(unpriced)} in runners/{runner.name}.yaml")
     if not transcript.usage_complete:
-        reasons.append("the CLI's output names model responses without their usage")
+        reasons.append("the CLI's output names model responses without their usage, or "
+                       "gives counts no run reaches")
     if reasons:
         computed = None
     vendor = transcript.vendor_cost_usd

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import math
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 from copeca_action.records import Tokens
+from copeca_action.records._kinds import MAX_COUNT
 
 MAX_LINE_CHARS = 2_000_000
 """Longer lines are reported, not parsed (a runaway tool result should not eat memory)."""
@@ -57,11 +61,41 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+PLAUSIBLE_COUNT = MAX_COUNT // 8
+"""The largest count of one usage field read as a count (10^11 tokens: a real run stays
+below 10^8). Above it, or infinite, or NaN, it is no count (`unbelievable_counts`), and a
+few such fields still add up under the records' MAX_COUNT."""
+_UNBELIEVABLE: ContextVar[list[object] | None] = ContextVar("unbelievable", default=None)
+
+
 def as_int(value: Any) -> int:
-    """A non-negative token count, or 0 for anything else (null, a string, a negative)."""
+    """A non-negative token count, or 0 for anything else (null, a string, a negative); a
+    number past `PLAUSIBLE_COUNT` (or infinite, or NaN) is 0 too, and the parse that read it
+    ends with its usage unknown (`unbelievable_counts`)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
+    if (isinstance(value, float) and not math.isfinite(value)) or value > PLAUSIBLE_COUNT:
+        _unbelievable(value)
+        return 0
     return max(0, int(value))
+
+
+def _unbelievable(value: object) -> None:
+    seen = _UNBELIEVABLE.get()
+    if seen is not None:
+        seen.append(value)
+
+
+@contextlib.contextmanager
+def unbelievable_counts() -> Iterator[list[object]]:
+    """The values `as_int` and `add_tokens` found no count while the block ran (a
+    parse: see `_registry`)."""
+    seen: list[object] = []
+    token = _UNBELIEVABLE.set(seen)
+    try:
+        yield seen
+    finally:
+        _UNBELIEVABLE.reset(token)
 
 
 def as_str(value: Any) -> str | None:
@@ -69,10 +103,14 @@ def as_str(value: Any) -> str | None:
 
 
 def add_tokens(a: Tokens, b: Tokens) -> Tokens:
-    return Tokens(input=a.input + b.input, output=a.output + b.output,
-                  cache_write=a.cache_write + b.cache_write,
-                  cache_read=a.cache_read + b.cache_read,
-                  cache_write_1h=a.cache_write_1h + b.cache_write_1h)
+    """The sum; `a` when a field would pass MAX_COUNT (then `unbelievable_counts`)."""
+    sums = {"input": a.input + b.input, "output": a.output + b.output,
+            "cache_write": a.cache_write + b.cache_write, "cache_read": a.cache_read + b.cache_read,
+            "cache_write_1h": a.cache_write_1h + b.cache_write_1h}
+    if max(sums.values()) > MAX_COUNT:
+        _unbelievable(max(sums.values()))
+        return a
+    return Tokens(**sums)
 
 
 def sum_tokens(items: list[Tokens]) -> Tokens:

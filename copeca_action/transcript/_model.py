@@ -47,8 +47,8 @@ class Transcript(RecordModel):
     subagent_sessions: int = 0
     """Sub-agent sessions found beside the main one and added to the usage (Codex)."""
     usage_complete: bool = True
-    """False when the output names model responses whose usage it does not give (the cost is
-    then unknown, never 0)."""
+    """False when the output names model responses whose usage it does not give, or gives a
+    count no run reaches (`_lines.PLAUSIBLE_COUNT`): the cost is then unknown, never 0."""
     answer: str | None = None
     """The final result text, not intermediate narration."""
     vendor_cost_usd: float | None = None

@@ -7,6 +7,7 @@ import random
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +24,7 @@ SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**12) | st.floats(allow_nan=False)
+    st.none() | st.booleans() | st.integers(-10**6, 10**13) | st.floats(allow_nan=False)
     | st.text(max_size=20),
     lambda children: st.lists(children, max_size=4)
     | st.dictionaries(st.sampled_from(["type", "message", "usage", "id", "content", "event",
@@ -134,3 +135,25 @@ def test_a_broken_line_is_reported_with_its_number(parser: str, tail: str,
     base.insert(at, '{"type": "assistant", ' + tail.replace("\n", " "))
     t = _run(parser, base)
     assert f"line {at + 1}: not JSON" in " ".join(t.problems)
+
+
+@pytest.mark.parametrize("count", [10**12 + 1, 1e300, float("inf"), float("nan")])
+@pytest.mark.parametrize("parser", ["stream_json", "codex_json"])
+def test_a_count_no_run_reaches_leaves_the_usage_unknown(parser: str, count: float) -> None:
+    """A usage count past any real run (or infinite, or NaN) is no count: the transcript
+    parses, its usage is unknown (so its computed cost is), and a problem names the value;
+    it was a validation error (hypothesis found 1000000000001.0)."""
+    usage = {"input_tokens": count, "output_tokens": 5}
+    if parser == "stream_json":
+        t = _run(parser, [json.dumps({"type": "assistant", "message": {
+            "id": "m1", "role": "assistant", "content": [], "usage": usage}})])
+    else:
+        t = _run(parser, [], [json.dumps({"type": "token_usage_record",
+                                          "payload": {"usage": usage}})])
+    _check(t)
+    assert not t.usage_complete
+    assert any("usage counts no run reaches" in p for p in t.problems)
+    many = _run("stream_json", [json.dumps({"type": "assistant", "message": {
+        "id": f"m{i}", "role": "assistant", "content": [],
+        "usage": {"input_tokens": 10**11}}}) for i in range(12)])
+    assert not many.usage_complete and many.tokens.input <= 10**12  # the sum passed the cap
