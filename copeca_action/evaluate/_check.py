@@ -26,6 +26,7 @@ from copeca_action.evaluate._git import base_repo, clone_tree, commit_all, git, 
 from copeca_action.evaluate._patch import sanitize_patch
 from copeca_action.evaluate._results import parse_test_output, verdict_of
 from copeca_action.evaluate._sandbox import Sandbox, cap_output
+from copeca_action.evaluate._taskfiles import beside_task
 from copeca_action.evaluate._testfiles import TestFileRules
 from copeca_action.scenario import Mutation, Task, TestGrading
 from copeca_action.workspace import copy_build_cache
@@ -139,10 +140,7 @@ def _check_patch(task: Task, task_file: Path, tree: Path, commit: str,
 
 
 def _read(task_file: Path, rel: str, field: str) -> str:
-    path = task_file.parent / rel
-    if not path.is_file():
-        raise ConfigError(f"{task_file}: {field}: file {rel} not found next to the task")
-    return path.read_bytes().decode("utf-8", "surrogateescape")
+    return beside_task(task_file, rel, field).read_bytes().decode("utf-8", "surrogateescape")
 
 
 def _mutate(tree: Path, task_file: Path, mutations: list[Mutation]) -> None:

@@ -20,6 +20,7 @@ from copeca_action.evaluate._git import BaseRepo, base_repo
 from copeca_action.evaluate._logs import LoggedRun, Resolved
 from copeca_action.evaluate._models import EvalResult, FeatureSpec
 from copeca_action.evaluate._sandbox import Sandbox, make_sandbox
+from copeca_action.evaluate._taskfiles import beside_task
 from copeca_action.evaluate._testfiles import TestFileRules
 from copeca_action.scenario import Corpus, Task
 
@@ -33,9 +34,7 @@ def feature_spec(task: Task, task_file: Path, number: int) -> FeatureSpec:
     spec = task.grading.patch
     if spec is None:
         raise CopecaError(f"{task_file}: task {task.id} is not graded by `patch`")
-    tests = task_file.parent / spec.tests_patch
-    if not tests.is_file():
-        raise CopecaError(f"{task_file}: grading.patch.tests_patch: {spec.tests_patch} not found")
+    tests = beside_task(task_file, spec.tests_patch, "grading.patch.tests_patch")
     return FeatureSpec(id=number, tests_patch=tests.read_bytes().decode("utf-8",
                                                                         "surrogateescape"),
                        command=list(spec.command), timeout_s=spec.timeout_s,

@@ -134,7 +134,13 @@ def check_task(task: Task, path: Path, doc: YamlDoc, corpus: Corpus,
     if patch is not None:
         for key in ("tests_patch", "reference_patch"):
             rel = getattr(patch, key)
-            if rel and not (path.parent / rel).is_file():
+            if not rel:
+                continue
+            if not (path.parent / rel).resolve().is_relative_to(path.parent.resolve()):
+                result.errors.append(doc.problem(
+                    ("grading", "patch", key), f"{rel} leads out of the task's folder (to "
+                    f"{(path.parent / rel).resolve()}): a task's files stay beside it"))
+            elif not (path.parent / rel).is_file():
                 result.errors.append(doc.problem(("grading", "patch", key),
                                                  f"file not found: {path.parent / rel}"))
     if task.type == "comprehension" and not task.control and not task.gold_context:
