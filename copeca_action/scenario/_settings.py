@@ -14,12 +14,15 @@ from copeca_action._util.model import InputModel
 class Thresholds(InputModel):
     """When a delta alerts, fails the PR, or makes the experiment invalid."""
 
-    alert: Annotated[float, Field(ge=0)] = 0.05
+    alert: Annotated[float, Field(ge=0, le=10)] = 0.05
     """Delta above which the comment warns (0.05 = 5% dearer per correct answer)."""
-    fail: Annotated[float, Field(ge=0)] = 0.10
-    """A regression when the CI's lower bound is above this."""
-    control_tolerance: Annotated[float, Field(gt=0)] = 0.15
-    """The verdict is invalid when the control delta's CI leaves ±this."""
+    fail: Annotated[float, Field(ge=0, le=10)] = 0.10
+    """A regression when the CI's lower bound is above this. At most 10 (eleven times the
+    base's cost per correct): past it no interval could ever call a regression, and the
+    gate would be off without saying so."""
+    control_tolerance: Annotated[float, Field(gt=0, le=1)] = 0.15
+    """The verdict is invalid when the control delta's CI leaves ±this. At most 1 (±100%):
+    wider, the control check would never fire."""
     min_runs: Annotated[int, Field(ge=1)] = 6
     """Fewer non-infra runs per arm than this: inconclusive."""
     min_adoption: Annotated[float, Field(ge=0, le=1)] = 0.5
