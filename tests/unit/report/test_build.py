@@ -192,6 +192,11 @@ def test_staleness_is_judged_at_the_run_date_with_the_dates_the_records_carry() 
     rows = [r.model_dump(mode="json") for r in old]  # as read back from results.jsonl
     assert build_report(table_from_rows(rows), Settings(resamples=300)).warnings == \
         report.warnings
+    # a date after the run (a typo: 2062) would silence the warning for decades
+    typo = recs(dt.date(2062, 3, 1), dt.datetime(2026, 3, 20, tzinfo=dt.UTC))
+    report = build_report(typo, Settings(resamples=300))
+    assert any("runner my-proxy: prices last checked 2062-03-01, after the run (2026-03-20)"
+               in w for w in report.warnings), report.warnings
 
 
 def test_reports_are_reproducible_and_carry_their_settings(simulated: Make) -> None:
