@@ -778,7 +778,9 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
             out.append(f"runner {runner}: prices last checked {updated.isoformat()}, more than "
                        f"{STALE_PRICING_DAYS} days before the run ({today.isoformat()}): "
                        "computed costs may be stale")
-        elif updated and (updated - today).days > 1:  # a typo such as 2062 silences the above
+        elif updated and runner in carried and (updated - today).days > 1:
+            # the records' own date later than their run: a typo (2062) that silences the
+            # above (the bundled tables' date may well be later than an old run's)
             out.append(f"runner {runner}: prices last checked {updated.isoformat()}, after the "
                        f"run ({today.isoformat()}): the date is wrong, so how old the prices "
                        "are is unknown; computed costs may be stale")
