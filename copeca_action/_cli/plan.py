@@ -61,7 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "power and expected spend, by simulation (docs/methodology.md)")
     p.add_argument("--pilot", type=Path, help="with --power: a results.jsonl or .copeca bundle "
                    "whose base-arm runs are the population (default: documented defaults)")
-    p.add_argument("--experiments", type=int, default=1000, help="with --power: simulated "
+    p.add_argument("--experiments", type=int, help="with --power: simulated "
                    f"experiments per design (default 1000, at most {MAX_EXPERIMENTS:,})")
     p.set_defaults(func=run)
 
@@ -80,7 +80,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {args.scenario}: {design}", file=sys.stderr)
     if args.pilot and not args.power:
         raise ConfigError("--pilot: only with --power")
+    if args.experiments is not None and not args.power:
+        raise ConfigError("--experiments: only with --power")
     if args.power:
+        if args.shard:
+            raise ConfigError("--shard: not with --power (the power is the whole design's)")
         return print_power(scenario, plan, args)
     if args.shard:
         plan = shard_plan(plan, parse_shard(args.shard))
@@ -102,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
 
 def load_pilot(path: Path) -> Pilot:
     if not path.is_file():
-        raise ConfigError("--pilot: no such file (expected a results.jsonl or a .copeca bundle)",
+        what = "a folder" if path.is_dir() else "no such file"
+        raise ConfigError(f"--pilot: {what} (expected a results.jsonl or a .copeca bundle)",
                           path)
     if path.suffix == ".copeca":
         from copeca_action.bundle import verify_bundle
@@ -117,6 +122,8 @@ def load_pilot(path: Path) -> Pilot:
 
 
 def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> int:
+    if args.experiments is None:
+        args.experiments = 1000
     if not 200 <= args.experiments <= MAX_EXPERIMENTS:
         raise ConfigError(f"{args.experiments}: expected 200 to {MAX_EXPERIMENTS:,} (memory "
                           "grows with it: 10,000 take about 0.5 GB)", file="--experiments")

@@ -120,3 +120,16 @@ def test_a_design_too_large_to_simulate_is_refused_before_allocating(
     err = capsys.readouterr().err
     assert "--power" in err and "28,000,000 simulated runs, over 20,000,000" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--experiments", "500"], "--experiments: only with --power"),
+    (["--power", "--shard", "1/2"], "--shard: not with --power"),
+    (["--power", "--pilot", "."], "--pilot: a folder"),
+])
+def test_a_flag_that_would_do_nothing_is_refused_by_name(
+        args: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--experiments` without `--power`, or `--shard` with it, was ignored in silence; a
+    folder given as the pilot was "no such file"."""
+    assert main(["plan", str(DEMO), *args]) == 2
+    assert said in capsys.readouterr().err
