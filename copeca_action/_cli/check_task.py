@@ -39,6 +39,12 @@ def run(args: argparse.Namespace) -> int:
         task, task_file = load_task(as_path), as_path
     elif args.task in corpus.tasks:
         task, task_file = corpus.tasks[args.task], corpus.task_files[args.task]
+    elif as_path.is_file():
+        raise ConfigError(f"check-task {args.task}: a file that is no task file (expected a "
+                          f"task's .yaml or a task id of {corpus.root})", file="TASK")
+    elif as_path.is_dir():
+        raise ConfigError(f"check-task {args.task}: a folder (expected a task's .yaml file or a "
+                          f"task id of {corpus.root})", file="TASK")
     else:
         raise ConfigError(f"check-task {args.task}: no such task id in {corpus.root} and no such "
                           "task file", file="TASK")

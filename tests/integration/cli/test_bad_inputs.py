@@ -347,6 +347,10 @@ def corpus_cases() -> list[Case]:
              {"c": corpus_with({})}),
         Case("check-task-missing", ["check-task", "{d}/t.yaml", "--repo-dir", "{d}"],
              r"t\.yaml"),
+        Case("check-task-not-a-task-file", ["check-task", "{d}/notes.txt", "--repo-dir", "{d}"],
+             r"notes\.txt: a file that is no task file", {"notes.txt": "hello\n"}),
+        Case("check-task-a-folder", ["check-task", "{d}/sub", "--repo-dir", "{d}"],
+             r"sub: a folder", {"sub/x.txt": "x\n"}),
         Case("unknown-command", ["frobnicate"], r"frobnicate|invalid choice"),
     ]
 
