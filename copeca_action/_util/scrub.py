@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMappin
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 if TYPE_CHECKING:
     import logging
@@ -458,11 +458,41 @@ def _cut_point(buffer: bytes) -> int:
 _CHUNK = 1 << 20
 
 
+class _Rewrite:
+    """A file's replacement, written beside it (`rewriting`); `keep` False drops it."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out = out
+        self.keep = True
+
+
+@contextlib.contextmanager
+def rewriting(path: Path, mode: int) -> Iterator[_Rewrite]:
+    """A temporary file beside `path` to write its new content to: on leaving, it takes
+    `path`'s place atomically with `mode` (unless `keep` was set False: then it is removed,
+    as it is on any error)."""
+    import tempfile  # here: every command imports this module at start, few scrub files
+
+    out_fd, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                        suffix=".scrub")
+    try:
+        with os.fdopen(out_fd, "wb") as out:
+            rewrite = _Rewrite(out)
+            yield rewrite
+        if rewrite.keep:
+            os.chmod(out_name, mode)
+            os.replace(out_name, path)
+        else:
+            os.unlink(out_name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(out_name)
+        raise
+
+
 def scrub_file(path: Path, scrubber: Scrubber) -> int:
     """Scrub one regular file in place (never through a symlink); the number of redactions.
     The file is replaced atomically, keeping its mode, only when something changed."""
-    import tempfile  # here: every command imports this module at start, few scrub files
-
     start = sum(scrubber.counts.values())
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(fd, "rb") as src:
@@ -470,22 +500,10 @@ def scrub_file(path: Path, scrubber: Scrubber) -> int:
             _scrub_sqlite(path, scrubber)
         src.seek(0)
         before = sum(scrubber.counts.values())
-        mode = os.fstat(src.fileno()).st_mode & 0o7777
-        out_fd, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
-                                            suffix=".scrub")
-        try:
-            with os.fdopen(out_fd, "wb") as out:
-                for piece in scrubber.scrub_stream(iter(lambda: src.read(_CHUNK), b"")):
-                    out.write(piece)
-            if sum(scrubber.counts.values()) == before:
-                os.unlink(out_name)
-            else:
-                os.chmod(out_name, mode)
-                os.replace(out_name, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(out_name)
-            raise
+        with rewriting(path, os.fstat(src.fileno()).st_mode & 0o7777) as rewrite:
+            for piece in scrubber.scrub_stream(iter(lambda: src.read(_CHUNK), b"")):
+                rewrite.out.write(piece)
+            rewrite.keep = sum(scrubber.counts.values()) != before
     if path.suffix == ".jsonl":
         scrub_split_deltas(path, scrubber)
     return sum(scrubber.counts.values()) - start
@@ -589,8 +607,6 @@ def scrub_split_deltas(path: Path, scrubber: Scrubber) -> int:
     order, and where a secret value (in any of its encodings) or a token shape spans pieces,
     its part in each piece is replaced by the redaction (one count per secret). Only those
     lines are rewritten (compact JSON); the number of redactions."""
-    import tempfile
-
     pieces: list[tuple[int, str]] = []
     with path.open("rb") as src:
         for number, line in enumerate(src):
@@ -634,37 +650,27 @@ def scrub_split_deltas(path: Path, scrubber: Scrubber) -> int:
     if not made:
         return 0
     by_line = {pieces[i][0]: (i, parts) for i, parts in edits.items()}
-    mode = path.stat().st_mode & 0o7777
-    out_fd, out_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
-                                        suffix=".scrub")
-    try:
-        with os.fdopen(out_fd, "wb") as out, path.open("rb") as src:
-            for number, line in enumerate(src):
-                if number in by_line:
-                    found = _delta_piece(line)
-                    assert found is not None
-                    obj, holder, key = found
-                    data = str(holder[key]).encode("utf-8", "surrogatepass")
-                    parts = sorted(by_line[number][1])
-                    kept, cursor = [], 0
-                    for lo, hi, replacement in parts:
-                        if lo >= cursor:
-                            kept.append(data[cursor:lo] + replacement)
-                            cursor = hi
-                        else:
-                            cursor = max(cursor, hi)
-                    kept.append(data[cursor:])
-                    holder[key] = b"".join(kept).decode("utf-8", "replace")
-                    newline = b"\n" if line.endswith(b"\n") else b""
-                    line = json.dumps(obj, ensure_ascii=False,
-                                      separators=(",", ":")).encode() + newline
-                out.write(line)
-        os.chmod(out_name, mode)
-        os.replace(out_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(out_name)
-        raise
+    with rewriting(path, path.stat().st_mode & 0o7777) as rewrite, path.open("rb") as src:
+        for number, line in enumerate(src):
+            if number in by_line:
+                found = _delta_piece(line)
+                assert found is not None
+                obj, holder, key = found
+                data = str(holder[key]).encode("utf-8", "surrogatepass")
+                parts = sorted(by_line[number][1])
+                kept, cursor = [], 0
+                for lo, hi, replacement in parts:
+                    if lo >= cursor:
+                        kept.append(data[cursor:lo] + replacement)
+                        cursor = hi
+                    else:
+                        cursor = max(cursor, hi)
+                kept.append(data[cursor:])
+                holder[key] = b"".join(kept).decode("utf-8", "replace")
+                newline = b"\n" if line.endswith(b"\n") else b""
+                line = json.dumps(obj, ensure_ascii=False,
+                                  separators=(",", ":")).encode() + newline
+            rewrite.out.write(line)
     return made
 
 
