@@ -5,10 +5,11 @@ same hunt as the agent's "test". Afterwards, no file the job left (the output fo
 run folder, the model request log, the bundle's members, the upload folder) holds any planted
 value in any encoding the scrubber promises.
 
-Two levels of proof: the model key, which the agent holds on purpose, *was* printed (so the
-hunt ran and the scrubber caught it); the harness-only secrets were never seen by the agent
-(no redaction marker of theirs anywhere) when it runs isolated, and were seen, and still
-scrubbed, when isolation is turned off (so the hunt is able to find them).
+Two levels of proof: isolated, the agent printed the placeholder key it holds against the
+scripted model (so the hunt ran) and never saw a harness secret or the real model key (no
+redaction marker of theirs anywhere); with isolation turned off the hunt finds the harness's
+secrets, and they are still scrubbed (so the hunt is able to find them, and the scrubber
+catches them).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 
 from copeca_action._util.paths import runners_dir
+from copeca_action.agent import PLACEHOLDER_KEY
 from copeca_action.agent._process import agent_isolation
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -198,11 +200,16 @@ def test_no_planted_secret_in_any_file_the_job_left(isolated: dict[str, Any]) ->
     assert leaks(isolated) == []
 
 
-def test_the_hunt_ran_and_the_model_key_was_caught(isolated: dict[str, Any]) -> None:
-    """The agent holds the model key on purpose; its `env` printed it, in three encodings."""
-    assert markers(isolated, isolated["key_rule"]) >= 3
-    assert isolated["report"]["redactions"] >= 3
-    assert any("redacted" in w for w in isolated["report"]["warnings"])
+def test_the_hunt_ran_and_the_agent_held_only_the_placeholder_key(
+        isolated: dict[str, Any]) -> None:
+    """Against the scripted model the agent gets the placeholder key, never the job's real
+    one (it needs none): its `env` printed the placeholder (so the hunt ran), and no marker
+    of the real model key is anywhere (it never saw it). The scrubber's catch is proved by
+    the control below, where the hunt finds the harness's own secrets."""
+    printed = [path for path, data in isolated["left"].items()
+               if "!" not in path and PLACEHOLDER_KEY.encode() in data]
+    assert any(path.endswith("stdout.jsonl") for path in printed), printed
+    assert markers(isolated, isolated["key_rule"]) == 0
 
 
 def test_the_isolated_agent_never_saw_a_harness_secret(isolated: dict[str, Any]) -> None:
