@@ -305,3 +305,15 @@ def test_every_setting_the_action_declares_is_public() -> None:
     secret = {"github-token", "anthropic-api-key", "openai-api-key", "signing-key"}
     declared = {n.upper().replace("-", "_") for n in action["inputs"] if n not in secret}
     assert declared == set(PUBLIC_INPUTS)
+
+
+@pytest.mark.parametrize(("text", "redacted"), [
+    (b"sk-" + b"a" * 40, True), (b" sk-proj-" + b"b" * 40, True), (b"/sk-" + b"f" * 33, True),
+    (b"xsk-" + b"a" * 40, False), (b"-sk-" + b"a" * 40, False),
+    (b"task-sk-" + b"d" * 40, False), (b'"sk-' + b"e" * 31, False)])
+def test_an_openai_key_shape_starts_where_no_identifier_does(text: bytes, redacted: bool) -> None:
+    """The shape's look-behind follows its literal `sk-` (fast on reports full of "task-"):
+    a key at the start of the text or after a separator is caught, the tail of an
+    identifier is not."""
+    out = Scrubber({}).scrub(text)
+    assert (b"[REDACTED:openai_key]" in out) is redacted
