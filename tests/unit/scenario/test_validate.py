@@ -127,3 +127,20 @@ def test_two_modes_of_one_name_are_refused_where_a_run_loads_them(tmp_path: Path
     assert any("codesearch2.yaml:1: name: duplicate mode name 'codesearch'" in p
                and "codesearch.yaml" in p for p in shown), shown
     assert corpus.modes["codesearch"].mcp_config is not None  # the first one, not the copy
+
+
+def test_a_placeholder_typo_in_a_mode_is_warned_about(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`{tool_dri}` would reach the tool as written on every tool-arm run, after the
+    baseline's runs were paid; a shell's `${HOME}` and the placeholders the harness fills
+    are left alone."""
+    modes = tmp_path / "modes"
+    modes.mkdir()
+    (modes / "typo.yaml").write_text(
+        "name: typo\nmcp_config:\n  mcpServers:\n    t:\n      command: \"{python}\"\n"
+        "      args: [\"{tool_dri}/server.py\", \"${HOME}/x\", \"{demo_tool}\"]\n"
+        "env:\n  T: \"{tool_dir}/bin\"\n")
+    assert main(["validate", str(modes / "typo.yaml")]) == 0
+    err = capsys.readouterr().err
+    assert "typo.yaml:6: mcp_config.mcpServers.t.args[0]: {tool_dri} is no placeholder" in err
+    assert err.count("is no placeholder") == 1
