@@ -44,6 +44,7 @@ if _typing.TYPE_CHECKING:
         Task,
         TaskSource,
         TestGrading,
+        leaves_task_folder,
     )
     from copeca_action.scenario._validate import (
         ValidationResult,
@@ -88,6 +89,7 @@ __all__ = [
     "contamination_of",
     "corpus_folder",
     "find_corpus_root",
+    "leaves_task_folder",
     "lint_prompt",
     "load_corpus",
     "load_mode",
@@ -140,6 +142,7 @@ _LAZY: dict[str, str] = {
     "load_repos": "copeca_action.scenario._load",
     "load_runner": "copeca_action.scenario._load",
     "load_scenario": "copeca_action.scenario._load",
+    "leaves_task_folder": "copeca_action.scenario._task",
     "load_task": "copeca_action.scenario._load",
     "price_problems": "copeca_action.scenario._validate",
     "require_prices": "copeca_action.scenario._validate",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
@@ -242,3 +243,14 @@ def _relative_path(value: str) -> str:
     if ".." in value.replace("\\", "/").split("/"):
         raise ValueError("must not contain '..'")
     return value
+
+
+def leaves_task_folder(task_file: Path, rel: str) -> str | None:
+    """Why `rel`, a file the task names beside itself (`tests_patch`, `reference_patch`),
+    is not in its folder once resolved (a symbolic link leading out: the model already
+    refuses absolute paths and `..`); None when it is."""
+    target = (task_file.parent / rel).resolve()
+    if target.is_relative_to(task_file.parent.resolve()):
+        return None
+    return f"{rel} leads out of the task's folder (to {target}): a task's files stay beside it"
+

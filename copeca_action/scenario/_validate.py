@@ -23,7 +23,7 @@ from copeca_action.scenario._load import (
     load_corpus,
     runners_for,
 )
-from copeca_action.scenario._task import Task
+from copeca_action.scenario._task import Task, leaves_task_folder
 
 DATA = Path(__file__).parent / "data"
 
@@ -137,10 +137,8 @@ def check_task(task: Task, path: Path, doc: YamlDoc, corpus: Corpus,
             rel = getattr(patch, key)
             if not rel:
                 continue
-            if not (path.parent / rel).resolve().is_relative_to(path.parent.resolve()):
-                result.errors.append(doc.problem(
-                    ("grading", "patch", key), f"{rel} leads out of the task's folder (to "
-                    f"{(path.parent / rel).resolve()}): a task's files stay beside it"))
+            if why := leaves_task_folder(path, rel):
+                result.errors.append(doc.problem(("grading", "patch", key), why))
             elif not (path.parent / rel).is_file():
                 result.errors.append(doc.problem(("grading", "patch", key),
                                                  f"file not found: {path.parent / rel}"))
