@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from typing import Protocol, TextIO
@@ -12,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from copeca_action._util.text import one_line
 from copeca_action.records import RunRecord
 
 
@@ -38,14 +38,6 @@ class _Tally:
             self.spent += record.cost_usd
 
 
-_BREAKS = re.compile(r"[\r\n\x0b\x0c\x85\u2028\u2029]+")
-
-
-def one_line(text: str) -> str:
-    """Text on one log line. A run's error quotes the agent CLI's output; a line break in it
-    would start a new log line, and a line starting `::` is a workflow command to the Actions
-    runner (a forged `::error::` annotation, `::add-mask::`, `::stop-commands::`)."""
-    return _BREAKS.sub(" ", text)
 
 
 def _usd(cost: float | None) -> str:

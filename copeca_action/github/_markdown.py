@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 import re
-import unicodedata
+
+from copeca_action._util.text import one_line
 
 MINUS = "\u2212"
 ZWSP = "&#8203;"
 _ENTITIES = {c: f"&#{ord(c)};" for c in "\\`*_{}[]<>#+!|~&$\"'"}
 """Markdown and HTML specials. `(` `)` stay: without a raw `[` they cannot form a link."""
 _BREAK_AFTER = {"@", "#", ":"}
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class Safe(str):
@@ -24,12 +24,8 @@ def escape_md(text: object, max_len: int = 300) -> Safe:
     Markdown and HTML specials become numeric entities; a zero-width space after `@`, `#`
     and `:` stops mentions, issue references, emoji codes and URL autolinks; line breaks
     become spaces (a cell stays a cell); bidi and control characters are dropped."""
-    raw = _CONTROL.sub("", str(text)).replace("\r", " ").replace("\n", " ").replace("\t", " ")
-    raw = "".join(c for c in raw if unicodedata.category(c) != "Cf")
-    if len(raw) > max_len:
-        raw = raw[: max_len - 1] + "…"
     out = []
-    for ch in raw:
+    for ch in one_line(text, max_len):
         if ch in _BREAK_AFTER:
             out.append(_ENTITIES.get(ch, ch) + ZWSP)
         else:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import html
 import math
 import re
-import unicodedata
 
+from copeca_action._util.text import one_line
 from copeca_action.report import (
     ArmInterval,
     ArmSummary,
@@ -31,27 +31,18 @@ _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&$])")
 """What CommonMark and GitHub give a meaning to mid-line: emphasis, code, links and images,
 HTML tags, comments and entities, table cells, strikethrough, math. Escaped with a backslash,
 each renders as itself."""
-_LINE_BREAKS = re.compile(r"[\r\n\t\v\f\x1c-\x1e\x85\u2028\u2029]")
-
-
-def _one_line(value: object, max_len: int) -> str:
-    """The text on one line (line breaks become spaces), without control, bidi or zero-width
-    characters, cut at `max_len`."""
-    text = _LINE_BREAKS.sub(" ", str(value))
-    text = "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
-    return text if len(text) <= max_len else text[: max_len - 1] + "…"
 
 
 def plain(value: object, max_len: int = 300) -> str:
-    """Supplied text as itself in markdown: one line, specials backslash-escaped, a
+    """Supplied text as itself in markdown: one line (`one_line`), specials backslash-escaped, a
     zero-width space after `@` (no mention)."""
-    return _SPECIAL.sub(r"\\\1", _one_line(value, max_len)).replace("@", "@\u200b")
+    return _SPECIAL.sub(r"\\\1", one_line(value, max_len)).replace("@", "@\u200b")
 
 
 def plain_html(value: object, max_len: int = 300) -> str:
     """Supplied text as itself inside an HTML tag (`<summary>`), where backslashes are not
     read: HTML-escaped instead."""
-    return html.escape(_one_line(value, max_len), quote=False).replace("@", "@\u200b")
+    return html.escape(one_line(value, max_len), quote=False).replace("@", "@\u200b")
 
 
 VERDICT_MARK = {"improvement": "🟢", "regression": "🔴", "inconclusive": "⚪",
