@@ -65,29 +65,19 @@ class InputModel(BaseModel):
     @classmethod
     def _no_bool_for_number(cls, value: Any, info: ValidationInfo) -> Any:
         name = info.field_name
-        if name is None:
+        field = cls.model_fields.get(name or "")
+        if field is None:
             return value
-        key = (cls, name)
+        key = (cls, name or "")
         kinds = _SCALARS.get(key)
         if kinds is None:
-            field = cls.model_fields.get(name)
-            kinds = _scalar_kinds(field.annotation) if field is not None else frozenset()
-            _SCALARS[key] = kinds
-        if not kinds:
-            return value
+            kinds = _SCALARS[key] = _scalar_kinds(field.annotation)
         if kinds == {bool}:
             if not isinstance(value, bool) and value is not None:
                 raise ValueError(f"Input should be a valid boolean, true or false (got {value!r})")
-        elif bool not in kinds and isinstance(value, bool):
+        elif kinds and bool not in kinds and isinstance(value, bool):
             raise ValueError(f"expected a number, not {str(value).lower()}")
-        return value
-
-    @field_validator("*", mode="before")
-    @classmethod
-    def _no_bool_among_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        field = cls.model_fields.get(info.field_name or "")
-        if (field is not None and isinstance(value, list | tuple | dict)
-                and _bool_in_numbers(field.annotation, value)):
+        elif isinstance(value, list | tuple | dict) and _bool_in_numbers(field.annotation, value):
             raise ValueError("expected numbers, found true or false among them")
         return value
 
