@@ -12,9 +12,9 @@ from copeca_action.github._scaffold import KINDS, scaffold
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("init", help="scaffold a benchmark for your tool and a PR workflow",
                        description="Write DIR/benchmark (a repository pin, 6 example tasks and "
-                       "5 control tasks, the baseline mode, a mode of your integration kind, "
-                       "a scenario with enough runs for a verdict, a working stand-in of your "
-                       "tool, scripts for a dry run) and two workflows, "
+                       "the bundled repository's control tasks, the baseline mode, a mode of "
+                       "your integration kind, a scenario with enough runs for a verdict, a "
+                       "working stand-in of your tool, scripts for a dry run) and two workflows, "
                        "DIR/.github/workflows/copeca.yml (pull requests) and "
                        "copeca-approve.yml (a maintainer's `/copeca run SHA` on a fork's pull "
                        "request), pinned to this version. Never overwrites a file.")

@@ -292,6 +292,9 @@ def test_init_scaffold_validates(tmp_path: Path, kind: str) -> None:
     scenario = load_scenario(bench / "scenarios" / "pr.yaml")
     per_arm = (len(tasks) - len(controls)) * scenario.repetitions
     assert per_arm >= scenario.thresholds.min_runs == MIN_RUNS
+    said = (bench / "scenarios" / "pr.yaml").read_text()  # the comment counts what runs
+    assert (f"= {per_arm} runs per arm, besides the\n# controls' "
+            f"{len(controls) * scenario.repetitions} " in said)
     mode = yaml.safe_load((bench / "modes" / "acme.yaml").read_text())
     assert "{tool_dir}" in json.dumps(mode)
     assert "--" not in (mode.get("wrapper") or [])
