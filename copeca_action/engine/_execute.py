@@ -18,7 +18,7 @@ from copeca_action._util.scrub import scrub_log_record, scrub_tree, shared_scrub
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
-from copeca_action.engine._validity import tool_adopted
+from copeca_action.engine._validity import tool_adopted, tool_failed
 from copeca_action.errors import CopecaError, InfraError
 from copeca_action.evaluate import (
     BaseRepo,
@@ -271,6 +271,8 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         transcript, correct=correct, cost_usd=cost.used_usd,
         run_budget_usd=cfg.scenario.run_budget_usd, timed_out=result.timed_out,
         rules=cfg.rules)
+    if tool_failed(res.modes[prep.run.arm].validity, transcript):
+        prep.flags.append("tool_failed")  # every call to the tool under test errored
     if grade.detail.get("tests_modified"):
         prep.flags.append("tests_modified")  # the run changed test or protected files (dropped)
     if "pidns" not in result.isolation:

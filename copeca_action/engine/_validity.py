@@ -6,7 +6,7 @@ from pathlib import Path
 
 from copeca_action._util.mcp import starts_with_mcp
 from copeca_action.scenario import Validity
-from copeca_action.transcript import Transcript
+from copeca_action.transcript import ToolCall, Transcript
 
 
 def _mcp_names(name: str) -> list[str]:
@@ -19,19 +19,37 @@ def _mcp_names(name: str) -> list[str]:
     return names
 
 
+def _calls_to_tool(rule: Validity, transcript: Transcript) -> list[ToolCall]:
+    """The run's calls to the tool under test, as a `tool_call_prefix` rule names it."""
+    assert rule.prefix is not None
+    prefix = rule.prefix
+    return [c for c in transcript.tool_calls
+            if any(starts_with_mcp(n, prefix) for n in _mcp_names(c.name))]
+
+
 def tool_adopted(rule: Validity | None, transcript: Transcript, workdir: Path) -> bool | None:
     """None when the mode has no rule (the baseline); else whether the rule saw the tool."""
     if rule is None:
         return None
     if rule.kind == "tool_call_prefix":
-        assert rule.prefix is not None
-        return any(starts_with_mcp(n, rule.prefix) for c in transcript.tool_calls
-                   for n in _mcp_names(c.name))
+        return bool(_calls_to_tool(rule, transcript))
     assert rule.path is not None
     path = Path(rule.path) if Path(rule.path).is_absolute() else workdir / rule.path
     if rule.kind == "marker_file":
         return path.exists()
     return proxy_count(path) >= rule.min_requests
+
+
+def tool_failed(rule: Validity | None, transcript: Transcript) -> bool:
+    """The agent called the tool under test and every call came back an error (a server
+    that died: Claude Code answers each later call "Connection closed"). The run still
+    counts, cost and answer, as the tool's own result, and it still adopted the tool (the
+    agent chose it); the flag lets the report say the tool broke. Only a rule that names
+    the tool's calls (`tool_call_prefix`) can tell."""
+    if rule is None or rule.kind != "tool_call_prefix":
+        return False
+    calls = _calls_to_tool(rule, transcript)
+    return bool(calls) and all(c.is_error for c in calls)
 
 
 def proxy_count(path: Path) -> int:

@@ -115,7 +115,8 @@ class RunRecord(RecordModel):
     flags: list[str] = []
     """Behaviour flags: token_snowball, talkative_failure, tool_storm, budget_exhausted,
     timeout, cost_divergence, cost_lower_bound (stopped by the harness mid-run: a request in
-    flight may be billed beyond the counted cost), instruction_files, ..."""
+    flight may be billed beyond the counted cost), instruction_files, tool_failed (every
+    call to the tool under test errored), ..."""
     error: str | None = None
     started_at: dt.datetime | None = None
     run_dir: str | None = None

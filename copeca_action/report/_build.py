@@ -759,6 +759,11 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
             out.append(f"arm {arm.arm}: {arm.flags['model_remapped']} run(s) were answered by "
                        f"another model than the one asked for ({', '.join(served)}); their "
                        "cost follows the model served")
+        if arm.flags.get("tool_failed"):
+            out.append(f"arm {arm.arm}: the tool under test failed in "
+                       f"{arm.flags['tool_failed']} run(s): every call to it came back an error "
+                       "(its server died or refused, `tool_failed`); their cost and answers "
+                       "count as the tool's result")
         if arm.flags.get("tests_modified"):
             out.append(f"arm {arm.arm}: {arm.flags['tests_modified']} run(s) changed test or "
                        "test-runner files (dropped before grading)")

@@ -72,3 +72,39 @@ def test_run_without_a_key_is_refused_before_any_run(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "needs ANTHROPIC_API_KEY" in done.stderr and "--dry-run" in done.stderr
     assert not (out / "results.jsonl").exists()
+
+
+def test_a_server_that_dies_at_its_first_call_is_named_not_hidden(tmp_path: Path) -> None:
+    """The server starts (so the preflight passes) and exits on the first `tools/call`:
+    Claude Code answers every call to it "Connection closed". The runs count as the tool's
+    result (adopted: the agent chose it), flagged `tool_failed`, and the report says so."""
+    need_cli("claude")
+    repo = tmp_path / "r"
+    assert _cli("init", str(repo), "--kind", "mcp", "--name", "my-tool",
+                cwd=tmp_path).returncode == 0
+    server = repo / "benchmark" / "tool-stub" / "_server.py"
+    text = server.read_text()
+    call = '        if method == "tools/call":\n'
+    assert call in text
+    server.write_text(text.replace(call, call + "            os._exit(9)\n", 1))
+    scenario = repo / "benchmark" / "scenarios" / "pr.yaml"
+    text = scenario.read_text()
+    kept = ("fastapi/locate-unique-id", "fastapi/trace-http-exception-body",
+            "fastapi/control-http-methods")
+    lines = [line for line in text.splitlines(keepends=True)
+             if not line.startswith("    - fastapi/") or line.strip()[2:] in kept]
+    scenario.write_text("".join(lines).replace("repetitions: 3", "repetitions: 1"))
+    out = tmp_path / "out"
+    done = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
+                "--plain", "--out", str(out), cwd=repo)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 6
+    called = [r for r in records if r["arm"] == "my-tool" and not r["control"]]
+    assert len(called) == 2
+    assert all(r["outcome"] == "ok" and r["tool_adopted"] and "tool_failed" in r["flags"]
+               for r in called)
+    assert not [r for r in records if "tool_failed" in r["flags"] and r not in called]
+    report = json.loads((out / "report.json").read_text())
+    assert any("arm my-tool: the tool under test failed in 2 run(s)" in w
+               for w in report["warnings"]), report["warnings"]
