@@ -1,5 +1,5 @@
 """Does a tool start? An MCP server is started once over stdio and must answer `initialize`;
-a wrapper's command must exist and be executable. Used before any run (pipeline pre-flight),
+a wrapper must exist and run the command it is given. Used before any run (pipeline pre-flight),
 so a tool that cannot start is a named error, never a plan of runs "without the tool"."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import select
 import shutil
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,40 @@ def probe_mcp_server(name: str, spec: Mapping[str, Any], env: Mapping[str, str],
         f"; its stderr: {tail}" if tail else "")
 
 
+WRAPPER_PROBE = "copeca-wrapper-probe"
+"""What the command a wrapper is given in the preflight prints: seen on its output, the
+wrapper ran the command."""
+
+
+def probe_wrapper(wrapper: Sequence[str], env: Mapping[str, str], cwd: Path,
+                  timeout_s: float = MCP_START_TIMEOUT_S) -> str | None:
+    """Run the wrapper as a run does (`wrapper + [command…]`), with a command that only
+    prints a word: None when the wrapper ran it and exited 0, else why not. A wrapper that
+    fails before it runs the agent fails every run of its arm."""
+    from copeca_action._util.scrub import secret_files
+    from copeca_action.agent._process import agent_isolation
+
+    prefix = agent_isolation(secret_files())[0]
+    command = [*wrapper, "sh", "-c", f"echo {WRAPPER_PROBE}"]
+    try:
+        done = subprocess.run([*prefix, *command], cwd=cwd, env=dict(env),
+                              stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout_s, check=False, start_new_session=True)
+    except subprocess.TimeoutExpired:
+        return (f"wrapper {wrapper[0]!r} did not finish within {timeout_s:g}s when given a "
+                "command that only prints a word")
+    except OSError as exc:
+        return f"wrapper {wrapper[0]!r} could not start: {exc}"
+    if done.returncode == 0 and WRAPPER_PROBE.encode() in done.stdout:
+        return None
+    tail = done.stderr.decode(errors="replace").strip()[-400:]
+    why = (f"exited with {done.returncode}" if done.returncode
+           else "exited 0 without running it")
+    return (f"wrapper {' '.join(wrapper)!r} {why} when given a command to run (`sh -c "
+            f"'echo {WRAPPER_PROBE}'`): the agent would never start" + (
+                f"; its stderr: {tail}" if tail else ""))
+
+
 def mode_start_problems(mode: Mode, env: Mapping[str, str], cwd: Path,
                         timeout_s: float = MCP_START_TIMEOUT_S) -> list[str]:
     """Why the mode's tool would not start, for each part that would not (empty: it starts)."""
@@ -105,6 +139,8 @@ def mode_start_problems(mode: Mode, env: Mapping[str, str], cwd: Path,
     if mode.wrapper and _resolve(mode.wrapper[0], run_env) is None:
         problems.append(f"wrapper {mode.wrapper[0]!r} not found or not executable (the "
                         "agent would exit 127 before any model call)")
+    elif mode.wrapper and (why := probe_wrapper(mode.wrapper, run_env, cwd, timeout_s)):
+        problems.append(why)
     servers = (mode.mcp_config or {}).get("mcpServers") or {}
     for name, spec in servers.items():
         if isinstance(spec, Mapping):

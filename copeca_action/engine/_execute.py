@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copeca_action._util.scrub import scrub_log_record, scrub_tree, shared_scrubber
+from copeca_action._util.text import one_line
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
@@ -307,16 +308,31 @@ def _retrieval(cfg: EngineConfig, prep: Prepared, transcript: Transcript,
 def _tool_start_failure(mode: Mode, result: AgentResult,
                         transcript: Transcript) -> str | None:
     """Why the arm's tool did not start in this run, if it did not: an MCP server the CLI
-    reports as failed, or a wrapper whose command was not found (exit 127) or not
-    executable (126)."""
+    reports as failed, a wrapper whose command was not found (exit 127) or not
+    executable (126), or a wrapper that failed before the agent printed a line (the
+    preflight saw it run a command, so it failed in this run: not the agent's answer)."""
     if transcript.tool_start_failures:
         return "the tool under test did not start: " + "; ".join(transcript.tool_start_failures)
     wrapper = mode.wrapper
-    if wrapper and result.exit_code in (126, 127) and not transcript.turns:
+    if not wrapper or not result.exit_code or result.timed_out or transcript.turns:
+        return None
+    if result.exit_code in (126, 127):
         what = "not found" if result.exit_code == 127 else "not executable"
         return (f"the tool under test did not start: wrapper {wrapper[0]!r} exited "
                 f"{result.exit_code} ({what}) before any model call")
+    if _size(result.stdout_path) == 0:
+        said = one_line(_tail(result.stderr_path, 400).strip())
+        return (f"the tool under test failed: wrapper {wrapper[0]!r} exited "
+                f"{result.exit_code} before the agent printed anything"
+                + (f"; its stderr: {said}" if said else ""))
     return None
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 COST_LOWER_BOUND = "cost_lower_bound"

@@ -74,6 +74,44 @@ def test_run_without_a_key_is_refused_before_any_run(tmp_path: Path) -> None:
     assert not (out / "results.jsonl").exists()
 
 
+def _fewer_runs(repo: Path) -> None:
+    """The scaffold's scenario cut to two tasks and a control, once each: six runs."""
+    scenario = repo / "benchmark" / "scenarios" / "pr.yaml"
+    kept = ("fastapi/locate-unique-id", "fastapi/trace-http-exception-body",
+            "fastapi/control-http-methods")
+    lines = [line for line in scenario.read_text().splitlines(keepends=True)
+             if not line.startswith("    - fastapi/") or line.strip()[2:] in kept]
+    scenario.write_text("".join(lines).replace("repetitions: 3", "repetitions: 1"))
+
+
+def test_a_wrapper_runs_the_agent_and_a_broken_one_stops_the_run(tmp_path: Path) -> None:
+    """`init --kind wrapper`: the real Claude Code runs under the scaffolded wrapper (adopted
+    by its marker file); a wrapper that fails before running the agent is refused by the
+    preflight, before any run, with its stderr."""
+    need_cli("claude")
+    repo = tmp_path / "r"
+    assert _cli("init", str(repo), "--kind", "wrapper", "--name", "wrap",
+                cwd=tmp_path).returncode == 0
+    _fewer_runs(repo)
+    out = tmp_path / "out"
+    done = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
+                "--plain", "--out", str(out), cwd=repo)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    wrapped = [r for r in records if r["arm"] == "wrap"]
+    assert len(wrapped) == 3
+    assert all(r["outcome"] == "ok" and r["tool_adopted"] for r in wrapped)
+    stub = repo / "benchmark" / "tool-stub" / "wrap-wrapper"
+    stub.write_text("#!/bin/sh\necho 'wrap: proxy could not bind 127.0.0.1:8080' >&2\nexit 1\n")
+    again = tmp_path / "again"
+    refused = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
+                   "--plain", "--out", str(again), cwd=repo)
+    assert refused.returncode == 2, refused.stderr
+    assert "mode 'wrap': wrapper" in refused.stderr
+    assert "could not bind 127.0.0.1:8080" in refused.stderr
+    assert not (again / "results.jsonl").exists()
+
+
 def test_a_server_that_dies_at_its_first_call_is_named_not_hidden(tmp_path: Path) -> None:
     """The server starts (so the preflight passes) and exits on the first `tools/call`:
     Claude Code answers every call to it "Connection closed". The runs count as the tool's
@@ -87,13 +125,7 @@ def test_a_server_that_dies_at_its_first_call_is_named_not_hidden(tmp_path: Path
     call = '        if method == "tools/call":\n'
     assert call in text
     server.write_text(text.replace(call, call + "            os._exit(9)\n", 1))
-    scenario = repo / "benchmark" / "scenarios" / "pr.yaml"
-    text = scenario.read_text()
-    kept = ("fastapi/locate-unique-id", "fastapi/trace-http-exception-body",
-            "fastapi/control-http-methods")
-    lines = [line for line in text.splitlines(keepends=True)
-             if not line.startswith("    - fastapi/") or line.strip()[2:] in kept]
-    scenario.write_text("".join(lines).replace("repetitions: 3", "repetitions: 1"))
+    _fewer_runs(repo)
     out = tmp_path / "out"
     done = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
                 "--plain", "--out", str(out), cwd=repo)

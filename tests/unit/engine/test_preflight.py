@@ -81,6 +81,47 @@ def test_the_demo_server_starts_and_a_missing_wrapper_does_not(tmp_path: Path) -
     assert "not found or not executable" in problem and "exit 127" in problem
 
 
+def _script(path: Path, body: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+def test_a_wrapper_must_run_the_command_it_is_given(tmp_path: Path) -> None:
+    """A wrapper that fails before it runs the agent would fail every run of its arm: the
+    preflight gives it a command that prints a word and wants the word back."""
+    def problems(body: str) -> list[str]:
+        wrapper = _script(tmp_path / "bin" / "w", body)
+        mode = Mode.model_validate({"name": "w", "wrapper": [str(wrapper)],
+                                    "validity": {"kind": "marker_file", "path": ".w"}})
+        return mode_start_problems(mode, ENV, tmp_path, timeout_s=10)
+
+    assert problems('exec "$@"\n') == []
+    [failed] = problems('echo "proxy: port 8080 in use" >&2\nexit 1\n')
+    assert "exited with 1 when given a command to run" in failed
+    assert "the agent would never start" in failed and "port 8080 in use" in failed
+    [ignored] = problems("exit 0\n")
+    assert "exited 0 without running it" in ignored
+
+
+def test_a_wrapper_that_fails_in_a_run_is_an_infra_error_not_a_wrong_answer(
+        tmp_path: Path) -> None:
+    wrapper = _script(tmp_path / "bin" / "w", 'echo "proxy: upstream refused" >&2\nexit 3\n')
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}},
+                         modes={"w": {"wrapper": [str(wrapper)],
+                                      "validity": {"kind": "marker_file", "path": ".w"}}})
+    cfg = config(tmp_path, corpus, scenario(modes=["w"]))
+    cfg.max_attempts = 1
+    run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+             scenario_text="name: t\n")
+    [record] = read_records(cfg.out.results)
+    assert record.outcome == "infra_error"  # before: agent_error, a wrong answer at $0
+    assert record.error == (f"the tool under test failed: wrapper {str(wrapper)!r} exited 3 "
+                            "before the agent printed anything; its stderr: proxy: upstream "
+                            "refused")
+
+
 def test_an_mcp_failure_during_a_run_is_an_infra_error_with_its_cause(tmp_path: Path) -> None:
     corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42", mcp_failed="my-tool")}})
     cfg = config(tmp_path, corpus, scenario())
