@@ -1,6 +1,7 @@
 """Does a tool start? An MCP server is started once over stdio and must answer `initialize`;
-a wrapper must exist and run the command it is given. Used before any run (pipeline pre-flight),
-so a tool that cannot start is a named error, never a plan of runs "without the tool"."""
+a wrapper must exist and run the command it is given; a hook's program must exist. Used
+before any run (pipeline pre-flight), so a tool that cannot start is a named error, never a
+plan of runs "without the tool"."""
 
 from __future__ import annotations
 
@@ -97,6 +98,47 @@ def probe_mcp_server(name: str, spec: Mapping[str, Any], env: Mapping[str, str],
         f"; its stderr: {tail}" if tail else "")
 
 
+def hook_commands(agent_config: Mapping[str, Any] | None) -> list[str]:
+    """The `command` of every hook in a settings overlay (Claude Code's `hooks`: event →
+    matchers → hooks)."""
+    hooks = (agent_config or {}).get("hooks")
+    found: list[str] = []
+    if not isinstance(hooks, Mapping):
+        return found
+    for matchers in hooks.values():
+        for matcher in matchers if isinstance(matchers, list) else []:
+            inner = matcher.get("hooks") if isinstance(matcher, Mapping) else None
+            for hook in inner if isinstance(inner, list) else []:
+                if isinstance(hook, Mapping) and isinstance(hook.get("command"), str):
+                    found.append(hook["command"])
+    return found
+
+
+_SHELL = set("|&;<>()$`\\\"'*?[]{}~=")
+_BUILTINS = frozenset({".", ":", "cd", "exec", "eval", "export", "source", "set", "test",
+                       "true", "false", "command", "exit"})
+"""Characters and shell built-ins that make a hook command more than a program and its
+arguments: such a command is not judged."""
+
+
+def _hook_problems(agent_config: Mapping[str, Any] | None,
+                   env: Mapping[str, str]) -> list[str]:
+    """Hook commands whose program is not found or not executable (the CLI runs them with a
+    shell, which exits 127 or 126, and the agent goes on without the tool: every run would
+    read as "not adopted"). Commands with shell syntax are left to the run."""
+    out = []
+    for command in hook_commands(agent_config):
+        words = command.split()
+        if not words or _SHELL & set(command) or words[0] in _BUILTINS:
+            continue
+        if _resolve(words[0], env) is None:
+            what = (f"hook command {command!r}" if words[0] == command
+                    else f"hook command {command!r}: its program {words[0]!r}")
+            out.append(f"{what} not found or not executable (the hook would fail each time "
+                       "it runs, and the agent go on without the tool)")
+    return out
+
+
 WRAPPER_PROBE = "copeca-wrapper-probe"
 """What the command a wrapper is given in the preflight prints: seen on its output, the
 wrapper ran the command."""
@@ -141,6 +183,7 @@ def mode_start_problems(mode: Mode, env: Mapping[str, str], cwd: Path,
                         "agent would exit 127 before any model call)")
     elif mode.wrapper and (why := probe_wrapper(mode.wrapper, run_env, cwd, timeout_s)):
         problems.append(why)
+    problems += _hook_problems(mode.agent_config, run_env)
     servers = (mode.mcp_config or {}).get("mcpServers") or {}
     for name, spec in servers.items():
         if isinstance(spec, Mapping):

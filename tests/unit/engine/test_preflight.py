@@ -105,6 +105,27 @@ def test_a_wrapper_must_run_the_command_it_is_given(tmp_path: Path) -> None:
     assert "exited 0 without running it" in ignored
 
 
+def test_a_hook_whose_program_is_missing_is_refused(tmp_path: Path) -> None:
+    """Claude Code runs a hook that cannot start, says "A hook gave no usable answer" and goes
+    on without it: every run would read as the tool not adopted."""
+    hook = _script(tmp_path / "bin" / "hook.sh", "exit 0\n")
+
+    def problems(*commands: str) -> list[str]:
+        mode = Mode.model_validate({"name": "h", "agent_config": {"hooks": {"PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": c}
+                                          for c in commands]}]}},
+            "validity": {"kind": "marker_file", "path": ".h"}})
+        return mode_start_problems(mode, ENV, tmp_path)
+
+    assert problems(str(hook), f"sh {hook} --fast", f"cd {tmp_path} && ./missing") == []
+    [missing] = problems(str(tmp_path / "bin" / "gone.sh"))
+    assert f"hook command '{tmp_path}/bin/gone.sh' not found or not executable" in missing
+    [program] = problems("no-such-program --serve")
+    assert "its program 'no-such-program' not found" in program
+    hook.chmod(0o644)
+    assert len(problems(str(hook))) == 1  # not executable
+
+
 def test_a_wrapper_that_fails_in_a_run_is_an_infra_error_not_a_wrong_answer(
         tmp_path: Path) -> None:
     wrapper = _script(tmp_path / "bin" / "w", 'echo "proxy: upstream refused" >&2\nexit 3\n')
