@@ -272,8 +272,10 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         transcript, correct=correct, cost_usd=cost.used_usd,
         run_budget_usd=cfg.scenario.run_budget_usd, timed_out=result.timed_out,
         rules=cfg.rules)
-    if tool_failed(res.modes[prep.run.arm].validity, transcript):
-        prep.flags.append("tool_failed")  # every call to the tool under test errored
+    mode = res.modes[prep.run.arm]
+    adopted = tool_adopted(mode.validity, transcript, workdir)
+    if tool_failed(mode, transcript, adopted):
+        prep.flags.append("tool_failed")  # it could not serve the agent: not its choice
     if grade.detail.get("tests_modified"):
         prep.flags.append("tests_modified")  # the run changed test or protected files (dropped)
     if "pidns" not in result.isolation:
@@ -282,7 +284,7 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     return base.model_copy(update={
         "cli_version": transcript.cli_version or base.cli_version,
         "correct": correct, "grading": grade.as_record(), "duration_s": result.duration_s,
-        "tool_adopted": tool_adopted(res.modes[prep.run.arm].validity, transcript, workdir),
+        "tool_adopted": adopted,
         "viewed_spans": list(getattr(transcript, "viewed_spans", []) or []),
         "retrieval": retrieval})
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from copeca_action._util.mcp import starts_with_mcp
-from copeca_action.scenario import Validity
+from copeca_action.agent._probe import hook_commands
+from copeca_action.scenario import Mode, Validity
 from copeca_action.transcript import ToolCall, Transcript
 
 
@@ -40,16 +41,26 @@ def tool_adopted(rule: Validity | None, transcript: Transcript, workdir: Path) -
     return proxy_count(path) >= rule.min_requests
 
 
-def tool_failed(rule: Validity | None, transcript: Transcript) -> bool:
-    """The agent called the tool under test and every call came back an error (a server
-    that died: Claude Code answers each later call "Connection closed"). The run still
-    counts, cost and answer, as the tool's own result, and it still adopted the tool (the
-    agent chose it); the flag lets the report say the tool broke. Only a rule that names
-    the tool's calls (`tool_call_prefix`) can tell."""
-    if rule is None or rule.kind != "tool_call_prefix":
-        return False
-    calls = _calls_to_tool(rule, transcript)
-    return bool(calls) and all(c.is_error for c in calls)
+def tool_failed(mode: Mode, transcript: Transcript, adopted: bool | None) -> bool:
+    """The tool under test failed in the run, so that it could not serve the agent:
+
+    - the agent called it and every call came back an error (a server that died: Claude
+      Code answers each later call "Connection closed"); only a rule that names the
+      tool's calls (`tool_call_prefix`) can tell. The run adopted the tool (the agent chose
+      it);
+    - or the mode's hooks gave no usable answer (they could not start, failed or timed
+      out) and the rule did not see the tool: it went unused because it failed, which is
+      not the agent's choice.
+
+    The run still counts, cost and answer, as the tool's result; the flag lets the report
+    say the tool broke."""
+    rule = mode.validity
+    if rule is not None and rule.kind == "tool_call_prefix":
+        calls = _calls_to_tool(rule, transcript)
+        if calls and all(c.is_error for c in calls):
+            return True
+    return (adopted is False and bool(transcript.hook_failures)
+            and bool(hook_commands(mode.agent_config)))
 
 
 def proxy_count(path: Path) -> int:

@@ -365,6 +365,8 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
         main_tasks=int(((st.runs > 0) | (sb.runs > 0)).sum()),
         unpaired=(int(((st.runs > 0) & ~paired).sum()), int(((sb.runs > 0) & ~paired).sum())),
         differences=undeclared)
+    if adoption is not None and adoption < s.thresholds.min_adoption:
+        reasons = _failed_not_unused(t, ruled, reasons)
     warnings += _comparison_warnings(t, name, st, sb, headline, control, s)
     warnings += [f"{name}: {d} (declared in thresholds.compare_across)"
                  for key, d in differences if key in s.thresholds.compare_across]
@@ -377,6 +379,19 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
         adopted=adopted, verdict=verdict, reasons=reasons, alert=alert,
         tasks=_task_lines(t, tool_rows, base_rows, s),
         overall=_line("overall", st, sb, headline, "", s), control=control_line)
+
+
+def _failed_not_unused(t: RecordTable, ruled: NDArray[np.bool_],
+                       reasons: list[str]) -> list[str]:
+    """A low adoption's reasons, saying how many of the runs without the tool were runs where
+    it failed (`tool_failed`): those are not the agent's choice."""
+    unused = np.flatnonzero(ruled & (t.adopted == 0))
+    failed = sum("tool_failed" in t.flags[i] for i in unused)
+    if not failed:
+        return reasons
+    return [*reasons, f"in {failed} of the {len(unused)} run(s) without the tool, the tool "
+                      "under test failed (flag tool_failed): it broke, the agent did not pass "
+                      "it by"]
 
 
 def _main_rows(t: RecordTable, tool: str, base: str) -> list[NDArray[np.bool_]]:
@@ -761,9 +776,9 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
                        "cost follows the model served")
         if arm.flags.get("tool_failed"):
             out.append(f"arm {arm.arm}: the tool under test failed in "
-                       f"{arm.flags['tool_failed']} run(s): every call to it came back an error "
-                       "(its server died or refused, `tool_failed`); their cost and answers "
-                       "count as the tool's result")
+                       f"{arm.flags['tool_failed']} run(s) (flag tool_failed: every call to it "
+                       "came back an error, or its hook gave no usable answer and the tool "
+                       "went unused); their cost and answers count as the tool's result")
         if arm.flags.get("tests_modified"):
             out.append(f"arm {arm.arm}: {arm.flags['tests_modified']} run(s) changed test or "
                        "test-runner files (dropped before grading)")

@@ -68,6 +68,9 @@ class Transcript(RecordModel):
     """The CLI's own error text (API error, failed turn), when it reported one."""
     session_id: str | None = None
     problems: list[str] = []
+    hook_failures: list[str] = []
+    """Hooks the CLI ran that gave no usable answer (Claude Code's `system` line tagged
+    `hook_no_verdict`: the hook could not start, failed or timed out), one entry each."""
     tool_start_failures: list[str] = []
     """The tool under test did not start in this run (Claude Code's `system/init` lists an
     MCP server with status `failed`): the run is an infra error, not a non-adoption."""

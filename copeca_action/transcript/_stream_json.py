@@ -7,7 +7,9 @@ What the real CLI prints (2.1.x, see tests/fixtures/transcripts/):
   is a placeholder);
 - with `--include-partial-messages`, `stream_event` lines carrying the raw stream, whose
   `message_delta` holds the message's real output tokens;
-- `user` lines with tool results; a final `result` with totals, cost, answer and errors.
+- `user` lines with tool results; a final `result` with totals, cost, answer and errors;
+- a `system` line tagged `hook_no_verdict` for each hook that gave no usable answer (it
+  could not start, failed or timed out; the CLI goes on without it).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class _State:
     result: dict[str, Any] | None = None
     init: dict[str, Any] = field(default_factory=dict)
     synthetic_errors: list[str] = field(default_factory=list)
+    hook_failures: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     def message(self, mid: str, model: str | None, tokens: Tokens) -> _Message:
@@ -95,6 +98,8 @@ def parse_stream_json(stdout_path: Path, config_dir: Path | None = None) -> Tran
         elif kind == "system":
             if event.get("subtype") == "init":
                 state.init = event
+            elif event.get("tag") == "hook_no_verdict":
+                state.hook_failures.append(_hook_failure(event))
         elif kind not in _IGNORED_TYPES:
             state.problems.append(f"line {number}: unknown event type {kind!r}")
     return _finish(state)
@@ -242,7 +247,16 @@ def _finish(state: _State) -> Transcript:
         session_id=as_str(result.get("session_id")) or as_str(init.get("session_id")),
         problems=problems,
         tool_start_failures=_mcp_failures(init),
+        hook_failures=state.hook_failures,
     )
+
+
+def _hook_failure(event: dict[str, Any]) -> str:
+    """A `hook_no_verdict` line: which hook event, and whether it timed out."""
+    detail = as_dict(event.get("hook_no_verdict"))
+    hook = as_str(detail.get("hook_event")) or "a"
+    return f"{hook} hook gave no usable answer" + (
+        " (timed out)" if detail.get("timed_out") is True else "")
 
 
 def _mcp_failures(init: dict[str, Any]) -> list[str]:

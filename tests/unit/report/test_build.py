@@ -122,6 +122,24 @@ def test_low_adoption_is_invalid(simulated: Make) -> None:
     assert adopted is not None and adopted.adoption_rate < 0.5
 
 
+def test_a_tool_that_failed_is_named_in_the_low_adoption_reason_and_the_warnings() -> None:
+    recs = two_arms(True, True, tasks=8)
+    for i, rec in enumerate(r for r in recs if r.arm == "codesearch"):
+        failed = i % 4 != 0  # 12 of 16 runs: the tool broke; 4: used
+        recs[recs.index(rec)] = rec.model_copy(update={
+            "tool_adopted": not failed, "flags": ["tool_failed"] if failed else []})
+    report = build_report(recs, FAST)
+    assert report.verdict == "invalid"
+    assert report.verdict_reasons == [
+        "the tool was used in 25% of runs, below the minimum adoption 50%",
+        "in 12 of the 12 run(s) without the tool, the tool under test failed (flag "
+        "tool_failed): it broke, the agent did not pass it by"]
+    assert any(w.startswith("arm codesearch: the tool under test failed in 12 run(s)")
+               for w in report.warnings)
+    plain = build_report(two_arms(True, True, tasks=8), FAST)
+    assert not any("tool_failed" in w for w in plain.warnings)
+
+
 def test_control_drift_is_invalid() -> None:
     recs = two_arms(True, True, tasks=12, tool_cost=1.0)
     for i in range(12):  # control tasks where the tool arm costs 3× more

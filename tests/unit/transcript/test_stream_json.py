@@ -60,6 +60,13 @@ def test_permission_denial_is_recorded_and_the_call_failed(fixtures: Path) -> No
     assert not t.is_error and t.answer == "The function is `greet` on line 1."
 
 
+def test_a_hook_that_gave_no_answer_is_recorded(fixtures: Path) -> None:
+    t = parse_stream_json(fixtures / "claude_hook_failed.jsonl")
+    assert t.hook_failures == ["PreToolUse hook gave no usable answer"]
+    assert not t.is_error and t.answer
+    assert parse_stream_json(fixtures / "claude_ok.jsonl").hook_failures == []
+
+
 def test_edit_calls(fixtures: Path) -> None:
     t = parse_stream_json(fixtures / "claude_edit.jsonl")
     assert [c.name for c in t.tool_calls] == ["Read", "Edit"]
