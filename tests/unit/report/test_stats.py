@@ -136,8 +136,8 @@ correct_t[0, 0] = 0.0  # one experiment whose tool arm is never right
 runs = np.full(shape, 3.0)
 for method in ("hybrid", "percentile", "studentized"):
     got = []
-    for split_from in (_stats._SPLIT_BATCH, 1 << 30):  # 120 experiments: split, then not
-        _stats._SPLIT_BATCH = split_from
+    for split_from in (0, 1 << 60):  # one variable at a time, then one matrix product
+        _stats._SPLIT_CELLS = split_from
         _stats._DRAWN.clear()
         got.append(_stats.paired_bootstrap(spend_t, correct_t, spend_b, correct_b,
                                            resamples=300, seed=9, method=method,
@@ -150,8 +150,8 @@ print("same")
 
 
 def test_a_large_batch_resampled_one_variable_at_a_time_gives_the_same_bounds() -> None:
-    """The power simulation's and per-task lines' batches multiply one variable at a time
-    (no (batch, 14, clusters) matrix held): bit for bit the bounds of one matrix product,
+    """A large batch (the power simulation over hundreds of tasks) multiplies one variable at
+    a time (no (batch, 14, clusters) matrix held): bit for bit the bounds of one product,
     with BLAS on one thread as `analyze` runs it (BLAS's threads split the two products
     differently and may round a last bit differently, as they do between thread counts)."""
     import os
