@@ -479,7 +479,7 @@ class _Resampled:
         self.batch = int(np.prod(self.batch_shape)) if self.batch_shape else 1
         self.pairs = pairs
         self.variables = 4 + len(pairs)
-        self._split = self.batch * self.variables * self.n >= _SPLIT_CELLS
+        self._split = self.batch > 1 and self.batch * self.variables * self.n >= _SPLIT_CELLS
         rows = x.reshape(self.batch, 4, self.n)
         if self._split:
             self._x = [rows[:, k, :] for k in range(4)]  # views: BLAS reads them strided
@@ -515,8 +515,10 @@ class _Resampled:
 
 _SPLIT_CELLS = 1 << 20
 """From this many values in the (batch, variables, clusters) matrix (8 MB) `_Resampled`
-multiplies one variable at a time. Below it one product is faster (500 per-task lines of
-10 repetitions: 18 ms against 27 ms for 2,000 resamples)."""
+multiplies one variable at a time (never a batch of one: a single row goes through another
+BLAS kernel, which may round differently; its matrix is small anyway). Below it one product
+is faster (500 per-task lines of 10 repetitions: 18 ms against 27 ms for 2,000
+resamples)."""
 
 
 def _joined(chunks: list[FloatArray]) -> FloatArray:
