@@ -99,7 +99,8 @@ def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[Metri
     turns_b, turns_t = ((main.mean_turns_base, main.mean_turns_tool) if one and main
                         else (base.mean_turns, tool.mean_turns))
     rows.append(MetricRow(metric="Spend", unit="usd", baseline=spend_b, tool=spend_t,
-                          estimate=_ratio(spend_t, spend_b)))
+                          # an arm with no run spent nothing counted: no "−100%" change
+                          estimate=_ratio(spend_t, spend_b) if runs_t and runs_b else None))
     rows.append(MetricRow(metric="Runs", unit="count", baseline=runs_b, tool=runs_t))
     if turns_t is not None or turns_b is not None:
         rows.append(MetricRow(metric="Turns per run", unit="mean", baseline=turns_b,

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.records._kinds import NOT_REACHED
 from copeca_action.render import _svg
-from copeca_action.render._markdown import interval_text, method_md, pct, share, usd
+from copeca_action.render._markdown import NO_RUN, interval_text, method_md, pct, share, usd
 from copeca_action.render._templates import asset, without_bidi
 from copeca_action.render._templates import environment as jinja_environment
 from copeca_action.render._trend import TrendRun, trend_svg
@@ -189,8 +189,6 @@ def arm_classes(report: Report, runs: Sequence[RunPoint],
 def _delta_row(label: str, i: Interval | None, group: str, cls: str, note: str = ""
                ) -> _svg.ForestRow:
     text = interval_text(i) if i is not None else (note or "n/a")
-    if i is not None and i.estimate is None:
-        text = "undefined: nothing correct"
     return _svg.ForestRow(label=label, estimate=None if i is None else i.estimate,
                           low=None if i is None else i.low, high=None if i is None else i.high,
                           text=text, group=group, cls=cls)
@@ -301,11 +299,12 @@ def scatter_figure(c: Comparison, runs: Sequence[RunPoint], colours: Mapping[str
         return None
     mean = _mean_costs(runs)
 
-    def at(key: str, arm: str, acc: float | None, cpc: float) -> tuple[float, float] | None:
+    def at(key: str, arm: str, acc: float | None, cpc: float | None
+           ) -> tuple[float, float] | None:
         if acc is None:
             return None
         cost = mean.get((key, arm))
-        if cost is None and math.isfinite(cpc) and acc > 0:
+        if cost is None and cpc is not None and math.isfinite(cpc) and acc > 0:
             cost = cpc * acc  # spend/correct × correct/runs = spend/runs
         return None if cost is None else (cost, acc)
 
@@ -323,10 +322,13 @@ def scatter_figure(c: Comparison, runs: Sequence[RunPoint], colours: Mapping[str
                       f"{c.tool}", moves, colours.get(c.base, "c0"), colours.get(c.tool, "c1"),
                       usd)
     missing = sum(1 for m in moves if m.base is None or m.tool is None)
+    unrun = sum(1 for ln in c.tasks if not (ln.runs_base and ln.runs_tool))
+    why = [f"{unrun} with no run of an arm"] if unrun else []
+    if missing > unrun:
+        why.append(f"{missing - unrun} with no run costs given and nothing correct")
     note = (f"One arrow per task from {c.base} (hollow) to {c.tool} (filled): left is cheaper "
-            "per run, up is more accurate." + (f" {missing} task(s) lack a point (no run "
-                                              "costs given and nothing correct)."
-                                              if missing else ""))
+            "per run, up is more accurate." + (f" {missing} task(s) lack a point "
+                                              f"({'; '.join(why)})." if missing else ""))
     return Figure("scatter", "Which tasks got cheaper, and which lost accuracy", svg, note,
                   Table("task-table", f"Per task: {c.name}",
                         ["task", "cost/run base", "cost/run tool", "accuracy base",
@@ -462,7 +464,9 @@ def population_table(c: Comparison) -> Table | None:
                  frozenset(range(1, 9)))
 
 
-def _cpc_interval_cell(cpc: float, i: ArmInterval | None) -> Cell:
+def _cpc_interval_cell(cpc: float | None, i: ArmInterval | None) -> Cell:
+    if cpc is None:
+        return Cell(NO_RUN)
     if i is None:
         return Cell("n/a")
     if i.cpc_low is None or i.cpc_high is None:

@@ -78,9 +78,16 @@ def cpc_range(i: ArmInterval | None) -> str:
     return f"[{usd(i.cpc_low)}, {high}"
 
 
-def cpc_text(value: float, i: ArmInterval | None) -> str:
+NO_RUN = "n/a (no run reached the agent)"
+"""A cost per correct that does not exist: the arm has no run that reached the agent (an
+infra error is the harness's failure, not the agent's wrong answer, so never ∞)."""
+
+
+def cpc_text(value: float | None, i: ArmInterval | None) -> str:
     """Cost per correct with its interval; ∞ says why (nothing correct) and how low the
     data allow it to be."""
+    if value is None:
+        return NO_RUN
     if math.isinf(value):
         low = f" (nothing correct; ≥ {usd(i.cpc_low)})" if i and i.cpc_low is not None else \
             " (nothing correct)"
@@ -101,7 +108,8 @@ def interval_text(i: Interval | None) -> str:
     if i is None:
         return "n/a"
     if i.estimate is None:
-        return "undefined (nothing correct in either arm)"
+        return ("n/a (no task ran in both arms)" if i.clusters == 0
+                else "undefined (nothing correct in either arm)")
     return f"{pct(i.estimate)} [{pct(i.low)}, {pct(i.high)}]"
 
 

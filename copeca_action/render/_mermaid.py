@@ -23,12 +23,12 @@ def mermaid_chart(report: Report) -> str:
     """A fenced ```mermaid xychart of each arm's cost per correct over all its tasks (controls
     included, unlike the headline table's rows), or "" when there is nothing readable to draw
     (no arm with a finite cost per correct, or too many arms)."""
-    arms = [a for a in report.arms if a.runs > 0]
-    if not arms or len(arms) > MAX_ARMS or not any(math.isfinite(a.cpc_usd) for a in arms):
+    arms = [(a.arm, a.cpc_usd) for a in report.arms if a.runs > 0 and a.cpc_usd is not None]
+    if not arms or len(arms) > MAX_ARMS or not any(math.isfinite(cpc) for _, cpc in arms):
         return ""
-    names = [_label(a.arm) + ("" if math.isfinite(a.cpc_usd) else " (none correct)")
-             for a in arms]
-    values = [a.cpc_usd if math.isfinite(a.cpc_usd) else 0.0 for a in arms]
+    names = [_label(arm) + ("" if math.isfinite(cpc) else " (none correct)")
+             for arm, cpc in arms]
+    values = [cpc if math.isfinite(cpc) else 0.0 for _, cpc in arms]
     top = max(values) * 1.15 or 1.0
     digits = 4 if top < 1 else 2
     xs = ", ".join(f'"{n}"' for n in names)

@@ -223,7 +223,7 @@ def _arm_summary(t: RecordTable, code: int, name: str, s: Settings) -> ArmSummar
         infra_errors=int((rows & (t.outcome == INFRA)).sum()),
         not_run=int((rows & (t.outcome == NOT_RUN)).sum()),
         spend_usd=spend, correct=correct, accuracy=correct / runs if runs else None,
-        cpc_usd=_cpc(spend, correct),
+        cpc_usd=_cpc(spend, correct) if runs else None,
         outcomes={o: int(n) for o, n in zip(OUTCOMES, outcome_counts, strict=True) if n},
         tokens=dict(zip(("input", "output", "cache_write", "cache_read"),
                         (int(x) for x in tokens), strict=True)),
@@ -641,10 +641,13 @@ def _task_line(key: str, tool: _Task, base: _Task, interval: Interval | None, no
     sums), in Python numbers."""
     (spend_t, correct_t, rt), (spend_b, correct_b, rb) = tool, base
     paired = rt > 0 and rb > 0
+    cpc_t: float | None
+    cpc_b: float | None
     if paired:
         cpc_t, cpc_b = _cpc(spend_t / rt, correct_t / rt), _cpc(spend_b / rb, correct_b / rb)
-    else:
-        cpc_t, cpc_b = _cpc(spend_t, correct_t), _cpc(spend_b, correct_b)
+    else:  # an arm that did not run the task has no cost per correct (None), not ∞
+        cpc_t = _cpc(spend_t, correct_t) if rt else None
+        cpc_b = _cpc(spend_b, correct_b) if rb else None
     return Line(key=key, runs_tool=rt, runs_base=rb,
                 accuracy_tool=correct_t / rt if rt else None,
                 accuracy_base=correct_b / rb if rb else None, cpc_tool=cpc_t, cpc_base=cpc_b,
@@ -674,14 +677,17 @@ def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str,
     (the settings), each arm's values also get their intervals."""
     paired = (st.runs > 0) & (sb.runs > 0)
     tasks = int(paired.sum())
+    cpc_t: float | None
+    cpc_b: float | None
     if paired.any():
         (mst, mct), (msb, mcb) = _means(st, paired), _means(sb, paired)
         cpc_t, cpc_b = _cpc(float(mst.sum()), float(mct.sum())), _cpc(float(msb.sum()),
                                                                      float(mcb.sum()))
         st, sb = (_Sums(a.spend[paired], a.correct[paired], a.runs[paired],
                         None if a.turns is None else a.turns[paired]) for a in (st, sb))
-    else:
-        cpc_t, cpc_b = (_cpc(float(a.spend.sum()), float(a.correct.sum())) for a in (st, sb))
+    else:  # an arm with no run has no cost per correct (None), not ∞ ("nothing correct")
+        cpc_t, cpc_b = (_cpc(float(a.spend.sum()), float(a.correct.sum()))
+                        if a.runs.sum() else None for a in (st, sb))
     rt, rb = int(st.runs.sum()), int(sb.runs.sum())
     ct, cb = float(st.correct.sum()), float(sb.correct.sum())
 

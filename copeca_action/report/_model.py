@@ -77,8 +77,10 @@ class ArmSummary(ReportModel):
     spend_usd: float
     correct: int
     accuracy: float | None
-    cpc_usd: float
-    """Spend per correct answer; inf when nothing was correct."""
+    cpc_usd: float | None
+    """Spend per correct answer; inf when nothing was correct; None when no run of the arm
+    reached the agent (every run an infra error or not run: the harness failed, and the
+    agent answered nothing, right or wrong)."""
     outcomes: dict[str, int]
     tokens: dict[str, int]
     """Sums: input, output, cache_write, cache_read."""
@@ -105,8 +107,10 @@ class Line(ReportModel):
     runs_base: int
     accuracy_tool: float | None
     accuracy_base: float | None
-    cpc_tool: float
-    cpc_base: float
+    cpc_tool: float | None
+    """Inf when the arm answered nothing correctly on the line's tasks; None when it has no
+    run there that reached the agent (it did not run them, or the harness failed)."""
+    cpc_base: float | None
     delta: Interval | None
     """None: too few clusters for an interval (see `note`)."""
     note: str = ""

@@ -129,3 +129,27 @@ def test_merged_user_tasks_keep_category_and_control_without_the_corpus(
     assert [c.tasks for c in data.capabilities] == [c.tasks for c in with_corpus.capabilities]
     non_control = sum(1 for t in data.tasks if not t.control)
     assert sum(c.tasks for c in data.capabilities) == non_control  # controls not counted
+
+
+def test_an_arm_with_no_run_gets_no_spend_change_or_cost_per_correct() -> None:
+    """Every tool run an infra error: the comment's table shows no cost per correct for the
+    tool and no "−100%" spend change (the tool arm counted nothing, it saved nothing)."""
+    from copeca_action.records import RunRecord
+
+    def rec(task: int, arm: str, rep: int, **kw: object) -> RunRecord:
+        return RunRecord(**{"run_id": f"{task}-{arm}-{rep}", "scenario": "s", "task_id": f"t{task}",
+                            "task_hash": "h", "arm": arm, "model": "m", "runner": "claude",
+                            "repetition": rep, "outcome": "ok", "correct": True,
+                            "cost_usd": 1.0, **kw})
+
+    records = [rec(t, "baseline", r) for t in range(4) for r in range(2)]
+    records += [rec(t, "codesearch", r, outcome="infra_error", correct=False, cost_usd=0.3)
+                for t in range(4) for r in range(2)]
+    report = build_report(records, Settings(resamples=200, power_experiments=0))
+    data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
+    rows = {m.metric: m for m in data.metrics}
+    assert rows["Cost per correct"].tool is None and rows["Spend"].estimate is None
+    assert rows["Spend"].tool == 0.0
+    body = render_comment(data)
+    spend = next(ln for ln in body.splitlines() if ln.startswith("| Spend"))
+    assert "100" not in spend.split("|")[-2]

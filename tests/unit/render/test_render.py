@@ -39,6 +39,23 @@ def test_infinite_cost_per_correct_renders_as_infinity() -> None:
     assert Report.model_validate_json(render_json(r)) == r
 
 
+def test_an_arm_that_only_met_infra_errors_reads_as_no_run_not_nothing_correct() -> None:
+    from copeca_action.render import render_html
+
+    rows = make_rows(Population(), 6, 2, np.random.default_rng(2))
+    recs = [RunRecord(**{**r, "outcome": "infra_error", "correct": False})
+            if r["arm"] == "codesearch" else RunRecord(**r) for r in rows]
+    r = build_report(recs, Settings(resamples=200, power_experiments=0))
+    text = render_markdown(r)
+    row = next(ln for ln in text.splitlines() if ln.startswith("| codesearch |"))
+    assert "n/a (no run reached the agent)" in row and "∞" not in row
+    assert "nothing correct in either arm" not in text
+    assert "n/a (no task ran in both arms)" in text
+    html = render_html(r)
+    assert "n/a (no run reached the agent)" in html
+    assert "nothing correct" not in html
+
+
 def test_markdown_arm_rows_carry_their_intervals() -> None:
     from copeca_action.render._markdown import usd
 

@@ -93,6 +93,32 @@ def test_all_infra_errors_is_invalid_and_every_run_is_listed() -> None:
     assert all(a.runs == 0 and a.spend_usd == 0 for a in report.arms)
 
 
+def test_an_arm_whose_every_run_is_an_infra_error_has_no_cost_per_correct() -> None:
+    """The harness failed, the agent answered nothing: no cost per correct (null), never the
+    ∞ of an agent that answered everything wrong; a task one arm did not run likewise."""
+    recs = [record(task_id=f"t{i}", arm="codesearch", repetition=r, outcome="infra_error",
+                   correct=False, cost_usd=0.5)
+            for i in range(4) for r in range(2)]
+    recs += [record(task_id=f"t{i}", arm="baseline", repetition=r, correct=r == 0)
+             for i in range(5) for r in range(2)]
+    report = build_report(recs, FAST)
+    arms = {a.arm: a for a in report.arms}
+    assert arms["codesearch"].runs == 0 and arms["codesearch"].cpc_usd is None
+    assert arms["baseline"].cpc_usd == 2.0
+    c = report.comparisons[0]
+    assert c.overall is not None and c.overall.cpc_tool is None and c.overall.cpc_base == 2.0
+    assert all(ln.cpc_tool is None for ln in c.tasks)
+    assert report.verdict == "invalid"
+    assert '"Infinity"' not in report.model_dump_json()
+
+
+def test_a_task_one_arm_did_not_run_has_no_cost_per_correct_there() -> None:
+    recs = [*two_arms(True, True), record(task_id="extra", arm="baseline", correct=False)]
+    line = next(ln for ln in build_report(recs, FAST).comparisons[0].tasks
+                if ln.key == "extra")
+    assert (line.cpc_tool, line.cpc_base) == (None, math.inf)
+
+
 def test_no_records_is_skipped() -> None:
     report = build_report([], FAST)
     assert report.verdict == "skipped" and report.headline is None
