@@ -118,6 +118,8 @@ class TaskRow(RecordModel):
     tool_correct: int = 0
     tool_runs: int = 0
     baseline_cost_usd: float | None = None
+    """Cost per correct on the task: inf when the arm ran it and answered nothing correctly,
+    None when the arm has no run of it."""
     tool_cost_usd: float | None = None
     note: str = ""
     effect: float | None = None

@@ -184,7 +184,8 @@ def task_rows(c: Comparison, tasks: Mapping[str, Task]) -> list[TaskRow]:
             baseline_correct=_correct(line.accuracy_base, line.runs_base),
             baseline_runs=line.runs_base,
             tool_correct=_correct(line.accuracy_tool, line.runs_tool), tool_runs=line.runs_tool,
-            baseline_cost_usd=finite(line.cpc_base), tool_cost_usd=finite(line.cpc_tool),
+            # ∞ (ran, nothing correct) stays ∞; None (no run there) is n/a, as in report.md
+            baseline_cost_usd=_not_nan(line.cpc_base), tool_cost_usd=_not_nan(line.cpc_tool),
             note=line.note))
     rows.sort(key=lambda r: (r.effect is None, -abs(r.effect or 0.0), r.task_id))
     return rows

@@ -153,3 +153,28 @@ def test_an_arm_with_no_run_gets_no_spend_change_or_cost_per_correct() -> None:
     body = render_comment(data)
     spend = next(ln for ln in body.splitlines() if ln.startswith("| Spend"))
     assert "100" not in spend.split("|")[-2]
+
+
+def test_task_rows_show_nothing_correct_as_infinity_and_no_run_as_na() -> None:
+    """report.md prints ∞ for a task an arm ran without a correct answer; the comment's task
+    table said n/a there, as for a task the arm did not run at all."""
+    from copeca_action.records import RunRecord
+
+    def rec(task: str, arm: str, rep: int, correct: bool) -> RunRecord:
+        return RunRecord(run_id=f"{task}-{arm}-{rep}", scenario="s", task_id=task,
+                         task_hash="h", arm=arm, model="m", runner="claude", repetition=rep,
+                         outcome="ok", correct=correct, cost_usd=1.0)
+
+    records = [rec(f"t{t}", arm, r, True) for t in range(4) for arm in ("baseline", "codesearch")
+               for r in range(2)]
+    records += [rec("wrong", arm, r, arm == "baseline") for arm in ("baseline", "codesearch")
+                for r in range(2)]
+    records += [rec("base-only", "baseline", r, True) for r in range(2)]
+    report = build_report(records, Settings(resamples=200, power_experiments=0))
+    data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
+    rows = {t.task_id: t for t in data.tasks}
+    assert rows["wrong"].tool_cost_usd == math.inf and rows["base-only"].tool_cost_usd is None
+    body = render_comment(data)
+    wrong = next(ln for ln in body.splitlines() if ln.startswith("| wrong "))
+    only = next(ln for ln in body.splitlines() if ln.startswith("| base-only "))
+    assert wrong.split("|")[6].strip() == "∞" and only.split("|")[6].strip() == "n/a"
