@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 
+from copeca_action._util.percent import percent_decimals
 from copeca_action._util.text import one_line
 
 MINUS = "\u2212"
@@ -46,32 +48,38 @@ def _num(value: float, digits: int) -> str:
     return (MINUS if value < 0 and text.strip("0.,") else "") + text
 
 
-def signed_pct(value: float | None, digits: int = 1) -> Safe:
-    """+18.2% / −18.2%; n/a for None; ∞ when a cost per correct is infinite."""
+def signed_pct(value: float | None, digits: int = 1, lines: Iterable[float] = (0.0,)) -> Safe:
+    """+18.2% / −18.2%; n/a for None; ∞ when a cost per correct is infinite. More than
+    `digits` decimals where fewer would show the value on (or across) one of `lines` (0 by
+    default) it is not on: −0.04% is "−0.04%", never "0.0%"."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return Safe("n/a")
     if math.isinf(value):
         return Safe("+∞" if value > 0 else f"{MINUS}∞")
     sign = "+" if value >= 0 else ""
-    return Safe(sign + _num(value * 100, digits) + "%")
+    return Safe(sign + _num(value * 100, percent_decimals(value, digits, lines)) + "%")
 
 
 def signed_points(value: float | None, digits: int = 1) -> Safe:
+    """Percentage points, with as many decimals as keep the sign (`signed_pct`)."""
     if value is None or math.isnan(value):
         return Safe("n/a")
-    return Safe(("+" if value >= 0 else "") + _num(value * 100, digits) + " pp")
+    return Safe(("+" if value >= 0 else "") + _num(value * 100, percent_decimals(value, digits))
+                + " pp")
 
 
 def ci_text(low: float | None, high: float | None, kind: str = "relative",
-            confidence: float | None = None) -> Safe:
-    """`−27.5 to −8.1%` (or `95% CI −27.5 to −8.1%` when the confidence is given)."""
+            confidence: float | None = None, lines: Iterable[float] = (0.0,)) -> Safe:
+    """`−27.5 to −8.1%` (or `95% CI −27.5 to −8.1%` when the confidence is given); each bound
+    on its side of each of `lines` (`signed_pct`)."""
     if low is None or high is None:
         return Safe("")
+    lines = tuple(lines)
     if kind == "points":
         body = f"{signed_points(low)[:-3]} to {signed_points(high)}"
     else:
-        lo = signed_pct(low)
-        body = f"{lo[:-1] if lo.endswith('%') else lo} to {signed_pct(high)}"
+        lo = signed_pct(low, lines=lines)
+        body = f"{lo[:-1] if lo.endswith('%') else lo} to {signed_pct(high, lines=lines)}"
     if confidence is not None:
         body = f"{confidence * 100:g}% CI {body}"
     return Safe(body)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -62,12 +63,27 @@ def _env() -> jinja2.Environment:
 
 
 def estimate_text(est: Estimate | None, with_conf: bool = False,
-                  kind: str = "relative", confidence: float = 0.95) -> Safe:
+                  kind: str = "relative", confidence: float = 0.95,
+                  lines: Iterable[float] = (0.0,)) -> Safe:
+    """The change and its interval, each number on its side of each of `lines`."""
     if est is None or est.delta is None:
         return Safe("n/a")
-    head = signed_points(est.delta) if kind == "points" else signed_pct(est.delta)
-    ci = ci_text(est.ci_low, est.ci_high, kind, confidence if with_conf else None)
+    lines = tuple(lines)
+    head = (signed_points(est.delta) if kind == "points"
+            else signed_pct(est.delta, lines=lines))
+    ci = ci_text(est.ci_low, est.ci_high, kind, confidence if with_conf else None, lines)
     return Safe(f"{head} ({ci})" if ci else head)
+
+
+def verdict_lines(data: CommentData, control: bool = False) -> tuple[float, ...]:
+    """Where the verdict turns (zero and the fail threshold; for the control row, zero and ±
+    the control tolerance): a number printed beside it keeps its side of them."""
+    f = data.footer
+    if f is None:
+        return (0.0,)
+    if control:
+        return (-f.control_tolerance, 0.0, f.control_tolerance)
+    return (0.0, f.fail_threshold)
 
 
 def headline_text(data: CommentData) -> Safe:
@@ -76,8 +92,8 @@ def headline_text(data: CommentData) -> Safe:
     if h is None:
         return Safe("")
     conf = data.footer.confidence if data.footer else 0.95
-    return Safe(f"{escape_md(h.metric, 80)} {estimate_text(h.estimate, True, confidence=conf)}"
-                f" vs {escape_md(h.versus, 80)}")
+    est = estimate_text(h.estimate, True, confidence=conf, lines=verdict_lines(data))
+    return Safe(f"{escape_md(h.metric, 80)} {est} vs {escape_md(h.versus, 80)}")
 
 
 def arm_value(value: float | None, ci: Bounds | None, unit: str) -> Safe:
@@ -99,8 +115,8 @@ def arm_value(value: float | None, ci: Bounds | None, unit: str) -> Safe:
     return Safe(f"{head} ({rng})" if rng else head)
 
 
-def row_delta(row: MetricRow) -> Safe:
-    return estimate_text(row.estimate, kind=row.delta_kind)
+def row_delta(row: MetricRow, lines: Iterable[float] = (0.0,)) -> Safe:
+    return estimate_text(row.estimate, kind=row.delta_kind, lines=lines)
 
 
 def footer_text(data: CommentData) -> Safe:
@@ -214,8 +230,11 @@ def _render_level(data: CommentData, level: int, task_cap: int | None = None) ->
         icon=ICONS[data.verdict],
         headline=headline_text(data), conf=Safe(f"{conf * 100:g}"),
         pct=lambda v: value_text(v, "fraction"), value=value_text,
-        estimate=lambda e, c=False: estimate_text(e, c, confidence=conf),
-        row_delta=row_delta, arm=arm_value, footer=footer_text(data),
+        estimate=lambda e, c=False: estimate_text(e, c, confidence=conf,
+                                                  lines=verdict_lines(data)),
+        row_delta=lambda row: row_delta(row, verdict_lines(data, row.control)
+                                        if row.metric == "Cost per correct" else (0.0,)),
+        arm=arm_value, footer=footer_text(data),
         run_line=run_text(data), history=history_text(data),
         notes=any(t.note and t.note != data.task_note for t in data.tasks),
         truncation_note=_truncation_note(data, max(level, 1), cap))

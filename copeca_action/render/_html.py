@@ -20,10 +20,20 @@ from typing import Any
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 
+from copeca_action._util.percent import threshold_text
 from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.records._kinds import NOT_REACHED
 from copeca_action.render import _svg
-from copeca_action.render._markdown import NO_RUN, interval_text, method_md, pct, share, usd
+from copeca_action.render._markdown import (
+    NO_RUN,
+    control_lines,
+    delta_lines,
+    interval_text,
+    method_md,
+    pct,
+    share,
+    usd,
+)
 from copeca_action.render._templates import asset, without_bidi
 from copeca_action.render._templates import environment as jinja_environment
 from copeca_action.render._trend import TrendRun, trend_svg
@@ -166,8 +176,8 @@ def _share_cell(v: float | None) -> Cell:
     return Cell(share(v), v)
 
 
-def _pct_cell(v: float | None) -> Cell:
-    return Cell(pct(v), _num(v))
+def _pct_cell(v: float | None, lines: Iterable[float] = (0.0,)) -> Cell:
+    return Cell(pct(v, lines), _num(v))
 
 
 # ---------------------------------------------------------------- colours
@@ -186,9 +196,9 @@ def arm_classes(report: Report, runs: Sequence[RunPoint],
 # ---------------------------------------------------------------- figures
 
 
-def _delta_row(label: str, i: Interval | None, group: str, cls: str, note: str = ""
-               ) -> _svg.ForestRow:
-    text = interval_text(i) if i is not None else (note or "n/a")
+def _delta_row(label: str, i: Interval | None, group: str, cls: str, note: str = "",
+               lines: Iterable[float] = (0.0,)) -> _svg.ForestRow:
+    text = interval_text(i, lines) if i is not None else (note or "n/a")
     return _svg.ForestRow(label=label, estimate=None if i is None else i.estimate,
                           low=None if i is None else i.low, high=None if i is None else i.high,
                           text=text, group=group, cls=cls)
@@ -200,25 +210,28 @@ def forest_figure(report: Report, colours: Mapping[str, str]) -> Figure | None:
         return None
     rows: list[_svg.ForestRow] = []
     table: list[list[Cell]] = []
+    main, control = delta_lines(report.thresholds), control_lines(report.thresholds)
     for c in report.comparisons:
         cls = colours.get(c.tool, "c0")
         tool, base = _cpc(report, c.tool), _cpc(report, c.base)
-        rows.append(_delta_row(f"{c.name}", c.delta, "", cls))
-        table.append(_forest_cells(c, "all runs", c.delta, tool, base))
+        rows.append(_delta_row(f"{c.name}", c.delta, "", cls, lines=main))
+        table.append(_forest_cells(c, "all runs", c.delta, tool, base, main))
         if c.adopted is not None:
             rows.append(_delta_row(f"  └ tool used ({share(c.adopted.adoption_rate)} "
-                                   "adoption)", c.adopted.delta, "", cls))
+                                   "adoption)", c.adopted.delta, "", cls, lines=main))
             table.append(_forest_cells(c, f"runs where the tool was used "
-                                       f"({c.adopted.runs})", c.adopted.delta, None, None))
+                                       f"({c.adopted.runs})", c.adopted.delta, None, None,
+                                       main))
     for c in report.comparisons:
         if c.control_delta is not None:
             rows.append(_delta_row(c.name, c.control_delta, "control tasks (should be ≈ 0)",
-                                   "control"))
-            table.append(_forest_cells(c, "control tasks", c.control_delta, None, None))
+                                   "control", lines=control))
+            table.append(_forest_cells(c, "control tasks", c.control_delta, None, None,
+                                       control))
     t = report.thresholds
-    refs = [(t.fail, f"fail +{t.fail:.0%}")]
+    refs = [(t.fail, f"fail +{threshold_text(t.fail)}")]
     if t.alert < t.fail:
-        refs.append((t.alert, f"alert +{t.alert:.0%}"))
+        refs.append((t.alert, f"alert +{threshold_text(t.alert)}"))
     svg = _svg.forest("forest", "Delta of cost per correct answer, tool vs base, with its "
                       "confidence interval", rows, refs)
     note = ("Each row: the change in cost per correct answer of the tool arm against its base, "
@@ -241,10 +254,10 @@ def _cpc(report: Report, arm: str) -> float | None:
 
 
 def _forest_cells(c: Comparison, which: str, i: Interval, tool: float | None,
-                  base: float | None) -> list[Cell]:
+                  base: float | None, lines: Iterable[float]) -> list[Cell]:
     return [Cell(c.name), Cell(which), _usd_cell(tool) if tool is not None else Cell(""),
-            _usd_cell(base) if base is not None else Cell(""), _pct_cell(i.estimate),
-            _pct_cell(i.low), _pct_cell(i.high), Cell(f"{i.level:.1%}", i.level),
+            _usd_cell(base) if base is not None else Cell(""), _pct_cell(i.estimate, lines),
+            _pct_cell(i.low, lines), _pct_cell(i.high, lines), Cell(f"{i.level:.1%}", i.level),
             Cell(str(i.clusters), i.clusters),
             Cell(c.verdict if which == "all runs" else "")]
 
@@ -263,7 +276,7 @@ def capability_figure(report: Report, c: Comparison, colours: Mapping[str, str]
                       f"{c.name}: no capability had enough tasks for an interval; the numbers "
                       "are below.", table)
     svg = _svg.forest("capabilities", f"Delta of cost per correct by capability: {c.name}",
-                      rows, [(t.fail, f"fail +{t.fail:.0%}")])
+                      rows, [(t.fail, f"fail +{threshold_text(t.fail)}")])
     note = (f"{c.name}: the same delta within each task category; a row without a mark had "
             "too few tasks for an interval.")
     return Figure("capabilities", "Where the cost moved, by capability", svg, note, table)
@@ -554,7 +567,8 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
         population=population_table(head) if head else None,
         trend=trend_svg(trend) if trend else None, trend_runs=len(trend),
         legend=[(a, colours[a]) for a in colours],
-        method=method_md(report),
+        method=method_md(report), delta_lines=delta_lines(report.thresholds),
+        control_lines=control_lines(report.thresholds),
         verification=verification, scenario_yaml=scenario_yaml,
         environment=environment_rows(report, environment),
         style=Markup(asset("report.css")), script=Markup(script), script_hash=digest))

@@ -14,7 +14,9 @@ from __future__ import annotations
 import html
 import math
 import re
+from collections.abc import Iterable
 
+from copeca_action._util.percent import percent_decimals, threshold_text
 from copeca_action._util.text import one_line
 from copeca_action.report import (
     ArmInterval,
@@ -26,6 +28,7 @@ from copeca_action.report import (
     RetrievalComparison,
     RetrievalSection,
 )
+from copeca_action.scenario import Thresholds
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~&$])")
 """What CommonMark and GitHub give a meaning to mid-line: emphasis, code, links and images,
@@ -49,12 +52,24 @@ VERDICT_MARK = {"improvement": "🟢", "regression": "🔴", "inconclusive": "�
                 "invalid": "⚠️", "skipped": "⏭️"}
 
 
-def pct(value: float | None) -> str:
+def pct(value: float | None, lines: Iterable[float] = (0.0,)) -> str:
+    """A signed percentage, with as many decimals as keep it on its side of each of `lines`
+    (0 by default): −0.04% is "-0.04%", never "-0.0%" beside a verdict it decided."""
     if value is None or math.isnan(value):
         return "n/a"
     if math.isinf(value):
         return "+∞" if value > 0 else "−∞"
-    return f"{value:+.1%}"
+    return f"{value:+.{percent_decimals(value, 1, lines)}%}"
+
+
+def delta_lines(t: Thresholds) -> tuple[float, ...]:
+    """Where a delta's verdict turns: zero and the fail threshold."""
+    return (0.0, t.fail)
+
+
+def control_lines(t: Thresholds) -> tuple[float, ...]:
+    """Where the control gate turns: zero and ± the control tolerance."""
+    return (-t.control_tolerance, 0.0, t.control_tolerance)
 
 
 def usd(value: float | None) -> str:
@@ -104,13 +119,15 @@ def accuracy_text(value: float | None, i: ArmInterval | None) -> str:
     return f"{share(value)} [{i.accuracy_low:.0%}, {i.accuracy_high:.0%}]"
 
 
-def interval_text(i: Interval | None) -> str:
+def interval_text(i: Interval | None, lines: Iterable[float] = (0.0,)) -> str:
+    """`+12.3% [-4.5%, +30.1%]`, each number on its side of each of `lines` (`pct`)."""
+    lines = tuple(lines)
     if i is None:
         return "n/a"
     if i.estimate is None:
         return ("n/a (no task ran in both arms)" if i.clusters == 0
                 else "undefined (nothing correct in either arm)")
-    return f"{pct(i.estimate)} [{pct(i.low)}, {pct(i.high)}]"
+    return f"{pct(i.estimate, lines)} [{pct(i.low, lines)}, {pct(i.high, lines)}]"
 
 
 def headline_md(report: Report) -> str:
@@ -122,15 +139,18 @@ def headline_md(report: Report) -> str:
     if c is not None:
         level = f"{c.delta.level * 100:.4g}%"
         out.append("")
-        out.append(f"**{plain(c.name)}**: cost per correct answer {interval_text(c.delta)} "
+        lines = delta_lines(report.thresholds)
+        out.append(f"**{plain(c.name)}**: cost per correct answer "
+                   f"{interval_text(c.delta, lines)} "
                    f"({level} CI, {c.delta.clusters} tasks, intent-to-treat)")
         if c.adopted is not None:
             out.append(f"- runs where the tool was used ({share(c.adopted.adoption_rate)} "
                        "adoption over the tool arm's runs on these tasks, "
-                       f"{c.adopted.runs} runs): {interval_text(c.adopted.delta)}")
+                       f"{c.adopted.runs} runs): {interval_text(c.adopted.delta, lines)}")
         if c.control_delta is not None:
-            out.append(f"- control tasks: {interval_text(c.control_delta)} "
-                       f"(tolerance ±{report.thresholds.control_tolerance:.0%})")
+            out.append(f"- control tasks: "
+                       f"{interval_text(c.control_delta, control_lines(report.thresholds))} "
+                       f"(tolerance ±{threshold_text(report.thresholds.control_tolerance)})")
     return "\n".join(out)
 
 
@@ -216,11 +236,16 @@ def arms_table(arms: list[ArmSummary]) -> str:
     return "\n".join(rows)
 
 
-def comparisons_table(comparisons: list[Comparison]) -> str:
+def comparisons_table(comparisons: list[Comparison], thresholds: Thresholds | None = None
+                      ) -> str:
+    """Every comparison's delta and control delta (printed against the verdict's lines when
+    `thresholds` is given) and verdict."""
+    t = thresholds or Thresholds()
     rows = ["| comparison | delta [CI] | control delta | verdict |", "|---|---|---|---|"]
     for c in comparisons:
-        rows.append(f"| {plain(c.name)} | {interval_text(c.delta)} | "
-                    f"{interval_text(c.control_delta)} | {VERDICT_MARK[c.verdict]} {c.verdict} |")
+        rows.append(f"| {plain(c.name)} | {interval_text(c.delta, delta_lines(t))} | "
+                    f"{interval_text(c.control_delta, control_lines(t))} | "
+                    f"{VERDICT_MARK[c.verdict]} {c.verdict} |")
     return "\n".join(rows)
 
 
@@ -317,9 +342,9 @@ def method_md(report: Report) -> str:
     t = report.thresholds
     return (f"Paired cluster bootstrap over tasks ({report.resamples:,} resamples, seed "
             f"{report.seed}, {report.interval_method} interval, alpha {report.alpha:.4g}); "
-            f"fail above {t.fail:.0%}, alert above {t.alert:.0%}, control ±"
-            f"{t.control_tolerance:.0%}, min {t.min_runs} runs, min adoption "
-            f"{t.min_adoption:.0%}. See docs/methodology.md.")
+            f"fail above {threshold_text(t.fail)}, alert above {threshold_text(t.alert)}, "
+            f"control ±{threshold_text(t.control_tolerance)}, min {t.min_runs} runs, min "
+            f"adoption {threshold_text(t.min_adoption)}. See docs/methodology.md.")
 
 
 def render_markdown(report: Report, *, tasks: bool = True) -> str:
@@ -341,7 +366,7 @@ def render_markdown(report: Report, *, tasks: bool = True) -> str:
     if report.warnings:
         parts += ["#### Warnings", warnings_md(report)]
     if report.comparisons:
-        parts += ["#### Comparisons", comparisons_table(report.comparisons)]
+        parts += ["#### Comparisons", comparisons_table(report.comparisons, report.thresholds)]
     for c in report.comparisons:
         body = [lines_table("capability", c.capabilities), lines_table("language", c.languages)]
         if len(c.models) > 1:

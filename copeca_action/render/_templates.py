@@ -9,6 +9,7 @@ from importlib import resources
 
 import jinja2
 
+from copeca_action._util.percent import threshold_text
 from copeca_action.render._markdown import interval_text, pct, share, usd
 
 TEMPLATES = "templates"
@@ -32,6 +33,7 @@ def environment() -> jinja2.Environment:
     env.filters["pct"] = pct
     env.filters["share"] = share
     env.filters["interval"] = interval_text
+    env.filters["threshold"] = threshold_text
     return env
 
 

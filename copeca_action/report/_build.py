@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from copeca_action._util.arrays import distinct
 from copeca_action._util.blas import on_one_blas_thread
 from copeca_action._util.forked import Beside
+from copeca_action._util.percent import threshold_text
 from copeca_action.plan import BASE_SUFFIX
 from copeca_action.records import OUTCOMES
 from copeca_action.report._model import (
@@ -51,7 +52,7 @@ from copeca_action.report._stats import (
     paired_bootstrap,
 )
 from copeca_action.report._table import INFRA, NOT_RUN, RecordTable, table_from_records
-from copeca_action.report._verdict import judge
+from copeca_action.report._verdict import judge, pct_text
 from copeca_action.scenario._settings import Adaptive, Thresholds
 
 if TYPE_CHECKING:
@@ -370,10 +371,11 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
     warnings += _comparison_warnings(t, name, st, sb, headline, control, s)
     warnings += [f"{name}: {d} (declared in thresholds.compare_across)"
                  for key, d in differences if key in s.thresholds.compare_across]
-    alert = headline.estimate is not None and headline.estimate > s.thresholds.alert
-    if alert:
-        warnings.append(f"{name}: cost per correct up {headline.estimate:+.1%}, above the alert "
-                        f"threshold {s.thresholds.alert:.0%}")
+    estimate = headline.estimate
+    alert = estimate is not None and estimate > s.thresholds.alert
+    if alert and estimate is not None:
+        warnings.append(f"{name}: cost per correct up {pct_text(estimate, (s.thresholds.alert,))}"
+                        f", above the alert threshold {threshold_text(s.thresholds.alert)}")
     return dict(
         name=name, kind=kind, tool=tool, base=base, delta=headline, control_delta=control,
         adopted=adopted, verdict=verdict, reasons=reasons, alert=alert,
@@ -745,9 +747,11 @@ def _comparison_warnings(t: RecordTable, name: str, st: _Sums, sb: _Sums, headli
           and (control.low > 0 or control.high < 0)
           and not (control.low > s.thresholds.control_tolerance
                    or control.high < -s.thresholds.control_tolerance)):
-        out.append(f"{name}: the control delta's interval [{control.low:+.1%}, "
-                   f"{control.high:+.1%}] excludes zero but does not lie outside "
-                   f"±{s.thresholds.control_tolerance:.0%} (some drift between the arms?)")
+        tol = s.thresholds.control_tolerance
+        lines = (-tol, 0.0, tol)
+        out.append(f"{name}: the control delta's interval [{pct_text(control.low, lines)}, "
+                   f"{pct_text(control.high, lines)}] excludes zero but does not lie outside "
+                   f"±{threshold_text(tol)} (some drift between the arms?)")
     if headline.estimate is not None and math.isinf(headline.estimate):
         out.append(f"{name}: the tool arm answered nothing correctly (cost per correct ∞)")
     return out

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from copeca_action._util.percent import percent_decimals, threshold_text
 from copeca_action.report._model import Verdict
 from copeca_action.scenario import Thresholds
 
@@ -37,14 +38,17 @@ def judge(*, estimate: float | None, low: float | None, high: float | None,
                            "(declare it in thresholds.compare_across to compare on purpose)"
                            for d in differences]
     if adoption is not None and adoption < thresholds.min_adoption:
-        return "invalid", [f"the tool was used in {adoption:.0%} of runs, below the minimum "
-                           f"adoption {thresholds.min_adoption:.0%}"]
+        d = percent_decimals(adoption, 0, (thresholds.min_adoption,))
+        return "invalid", [f"the tool was used in {adoption:.{d}%} of runs, below the minimum "
+                           f"adoption {threshold_text(thresholds.min_adoption)}"]
     tol = thresholds.control_tolerance
     if control_low is not None and control_high is not None and (
             control_low > tol or control_high < -tol):
-        return "invalid", [f"control delta interval [{_pct(control_low)}, {_pct(control_high)}]"
-                           f" lies outside ±{tol:.0%}: the arms differ where the tool should "
-                           "not matter"]
+        lines: tuple[float, ...] = (-tol, 0.0, tol)
+        return "invalid", [f"control delta interval [{pct_text(control_low, lines)}, "
+                           f"{pct_text(control_high, lines)}] lies outside "
+                           f"±{threshold_text(tol)}: the arms differ where the tool should not "
+                           "matter"]
     if min(runs_tool, runs_base) < thresholds.min_runs:
         return "inconclusive", [f"{min(runs_tool, runs_base)} runs in an arm, below the "
                                 f"minimum {thresholds.min_runs}"]
@@ -52,16 +56,20 @@ def judge(*, estimate: float | None, low: float | None, high: float | None,
         on = f" on the {paired_tasks} tasks both arms ran" if paired_tasks else ""
         return "inconclusive", [f"neither arm answered anything correctly{on}: no cost per "
                                 "correct ratio"]
+    lines = (0.0, thresholds.fail)
+    fail = threshold_text(thresholds.fail)
+    shown_low, shown_high = pct_text(low, lines), pct_text(high, lines)
     if low > thresholds.fail:
-        return "regression", [f"the interval's lower bound {_pct(low)} is above the fail "
-                              f"threshold {thresholds.fail:.0%}"]
+        return "regression", [f"the interval's lower bound {shown_low} is above the fail "
+                              f"threshold {fail}"]
     if high < 0:
-        return "improvement", [f"the interval's upper bound {_pct(high)} is below zero"]
-    return "inconclusive", [f"the interval [{_pct(low)}, {_pct(high)}] neither clears zero "
-                            f"nor passes the fail threshold {thresholds.fail:.0%}"]
+        return "improvement", [f"the interval's upper bound {shown_high} is below zero"]
+    return "inconclusive", [f"the interval [{shown_low}, {shown_high}] neither clears zero "
+                            f"nor passes the fail threshold {fail}"]
 
 
-def _pct(value: float) -> str:
+def pct_text(value: float, lines: Iterable[float]) -> str:
+    """Signed, with as many decimals as keep it on its side of each of `lines`."""
     if math.isinf(value):
         return "+∞" if value > 0 else "−∞"
-    return f"{value:+.1%}"
+    return f"{value:+.{percent_decimals(value, 1, lines)}%}"

@@ -167,3 +167,12 @@ def test_a_badge_is_against_the_baseline_or_the_base_and_nothing_else(
     assert main(["badge", str(claim), "--out-dir", str(tmp_path / "b")]) == 2
     assert "versus" in capsys.readouterr().err
     assert not (tmp_path / "b").exists()
+
+
+def test_a_badge_never_rounds_a_bound_onto_zero() -> None:
+    from copeca_action.github._badge import badge_message
+
+    assert badge_message(BadgeInput(verdict="inconclusive", delta=-0.00004, ci_low=-0.1,
+                                    ci_high=0.00004)) == "−10.0 to +0.004% vs baseline"
+    assert badge_message(BadgeInput(verdict="improvement", delta=-0.0004, ci_low=-0.001,
+                                    ci_high=-0.0001)) == "−0.04% vs baseline"

@@ -123,3 +123,25 @@ def test_an_arm_with_nothing_correct_shows_infinity_and_its_lower_bound() -> Non
     assert "| Cost per correct | $0.40 (0.30–0.55) | ∞ (≥ $1.20) | +∞ (+150.0 to +∞) |" in body
     assert "| Accuracy | 50.0% (30–70%) | 0.0% (0–12%) | n/a |" in body
     assert "nan" not in body.lower()
+
+
+def test_rounding_never_shows_a_bound_on_the_line_the_verdict_says_it_clears() -> None:
+    """An improvement whose upper bound is −0.04% read "(−4.0 to 0.0%)": an interval
+    touching zero beside a green verdict. A regression's lower bound of +10.04% read +10.0%
+    against a fail threshold of 10%."""
+    from copeca_action.github import Estimate, Headline
+
+    data = sample_comment()
+    for est, shown in ((Estimate(delta=-0.02, ci_low=-0.04, ci_high=-0.0004),
+                        "−2.0% (95% CI −4.0 to −0.04%)"),
+                       (Estimate(delta=0.2, ci_low=0.1004, ci_high=0.3),
+                        "+20.0% (95% CI +10.04 to +30.0%)"),
+                       (Estimate(delta=-0.00004, ci_low=-0.1, ci_high=0.00004),
+                        "−0.004% (95% CI −10.0 to +0.004%)")):
+        metrics = [data.metrics[0].model_copy(update={"estimate": est}), *data.metrics[1:]]
+        changed = data.model_copy(update={"headline": Headline(estimate=est),
+                                          "metrics": metrics})
+        assert headline_text(changed) == f"Cost per correct {shown} vs baseline"
+        row = next(ln for ln in render_comment(changed).splitlines()
+                   if ln.startswith("| Cost per correct"))
+        assert row.endswith(f"| {shown.replace('95% CI ', '')} |")

@@ -112,3 +112,20 @@ def test_escaped_markdown_stays_readable_where_it_is_read_raw() -> None:
     reasons = next(ln for ln in text.splitlines() if ln.startswith("### "))
     assert "\\[" in reasons and "%" in reasons  # the interval, readable
     assert "<summary>tool&lt;i&gt; vs baseline: breakdowns</summary>" in text
+
+
+def test_markdown_prints_bounds_on_their_side_of_zero_and_the_fail_threshold() -> None:
+    from copeca_action.render import interval_text
+    from copeca_action.render._markdown import delta_lines
+
+    r = report(1.0)
+    c = r.comparisons[0]
+    near = c.delta.model_copy(update={"estimate": 0.2, "low": 0.1004, "high": 0.3})
+    assert interval_text(near, delta_lines(r.thresholds)) == "+20.0% [+10.04%, +30.0%]"
+    hair = c.delta.model_copy(update={"estimate": -0.02, "low": -0.04, "high": -0.0004})
+    assert interval_text(hair) == "-2.0% [-4.0%, -0.04%]"
+    changed = r.model_copy(update={"comparisons": [c.model_copy(update={"delta": hair})]})
+    assert "cost per correct answer -2.0% [-4.0%, -0.04%]" in render_markdown(changed)
+    from copeca_action.render import render_html
+
+    assert "-2.0% [-4.0%, -0.04%]" in render_html(changed)

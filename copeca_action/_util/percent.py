@@ -1,0 +1,43 @@
+"""How many decimals a printed percentage needs so its rounding never moves it across a line
+the verdict draws (0, the fail threshold, the control tolerance).
+
+An interval's upper bound of −0.04% printed with one decimal reads "0.0%" (or "−0.0%"): the
+interval seems to touch zero while the verdict says it lies below it. A lower bound of
++10.04% against a fail threshold of 10% reads "+10.0%". Every formatter of a delta (report.md,
+report.html, the PR comment, the badge, the verdict's reasons) asks here first.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+MOST_DECIMALS = 10
+"""Beyond this a bound sits on its line to within 10⁻¹² (as a fraction): it is printed with
+this many decimals, whatever they show."""
+
+
+def _side(value: float, line: float) -> int:
+    return (value > line) - (value < line)
+
+
+def percent_decimals(value: float, decimals: int = 1,
+                     lines: Iterable[float] = (0.0,)) -> int:
+    """The fewest decimals, at least `decimals`, with which `value` (a fraction: 0.1 is 10%)
+    printed as a percentage lies on the same side of each of `lines` (fractions too) as the
+    value itself, or on it exactly when the value is."""
+    if not math.isfinite(value):
+        return decimals
+    # the lines as printed percentages: 0.1 × 100 is 10.000000000000002 in binary
+    marks = [(round(line * 100, 9), _side(value, line)) for line in lines]
+    for d in range(decimals, MOST_DECIMALS + 1):
+        shown = float(f"{value * 100:.{d}f}")
+        if all(_side(shown, mark) == side for mark, side in marks):
+            return d
+    return MOST_DECIMALS
+
+
+def threshold_text(value: float) -> str:
+    """A threshold (a fraction) as the percentage the user wrote: 0.1 → "10%", 0.125 →
+    "12.5%" (not "12%", which would show a bound of 12.2% below it as above it)."""
+    return f"{round(value * 100, 9):g}%"
