@@ -41,3 +41,10 @@ def threshold_text(value: float) -> str:
     """A threshold (a fraction) as the percentage the user wrote: 0.1 → "10%", 0.125 →
     "12.5%" (not "12%", which would show a bound of 12.2% below it as above it)."""
     return f"{round(value * 100, 9):g}%"
+
+
+def level_text(level: float) -> str:
+    """A confidence level as every output names it: 0.95 → "95%", an adaptive look's
+    0.9975 → "99.75%" (four significant digits: one rounding for report.md, report.html, the
+    comment and the badge)."""
+    return f"{level * 100:.4g}%"

@@ -199,6 +199,9 @@ class CommentData(RecordModel):
     """Why nothing ran (fork without secrets, no key): shown instead of the results."""
     simulated: str = ""
     """The banner of a simulated run (`Report.simulation_note`); "" for a measurement."""
+    look: str = ""
+    """Under adaptive sampling, which look the verdict is and at which alpha
+    (`Look.note`); "" without adaptive sampling."""
     population: str = ""
     """What the table's numbers are over, e.g. "18 non-control tasks both arms ran"."""
     run: RunFacts | None = None

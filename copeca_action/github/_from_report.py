@@ -250,7 +250,8 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
         "comment_id": comment_id, "verdict": report.verdict,
         "verdict_reason": " ".join(report.verdict_reasons), "footer": footer,
         "warnings": warnings_for(report, base, tool, bundle), "full_report": full_report,
-        "simulated": report.simulation_note, "run": run_facts(report, commits or [])}
+        "simulated": report.simulation_note, "run": run_facts(report, commits or []),
+        "look": report.look.note if report.look is not None else ""}
     if c is not None and base is not None and tool is not None:
         head_est = estimate(c.delta)
         assert head_est is not None

@@ -6,7 +6,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from copeca_action._util.percent import percent_decimals
+from copeca_action._util.percent import level_text, percent_decimals
 from copeca_action._util.text import one_line
 
 MINUS = "\u2212"
@@ -81,7 +81,7 @@ def ci_text(low: float | None, high: float | None, kind: str = "relative",
         lo = signed_pct(low, lines=lines)
         body = f"{lo[:-1] if lo.endswith('%') else lo} to {signed_pct(high, lines=lines)}"
     if confidence is not None:
-        body = f"{confidence * 100:g}% CI {body}"
+        body = f"{level_text(confidence)} CI {body}"
     return Safe(body)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 
+from copeca_action._util.percent import level_text
 from copeca_action.github._comment_data import Bounds, CommentData, Estimate, MetricRow
 from copeca_action.github._comments import MAX_COMMENT_CHARS, marker, state_marker
 from copeca_action.github._markdown import (
@@ -228,7 +229,7 @@ def _render_level(data: CommentData, level: int, task_cap: int | None = None) ->
     return _env().get_template("comment.md.j2").render(
         **common, level=level, cap=ROW_CAP.get(level, 10), task_cap=cap,
         icon=ICONS[data.verdict],
-        headline=headline_text(data), conf=Safe(f"{conf * 100:g}"),
+        headline=headline_text(data), conf=Safe(level_text(conf).removesuffix("%")),
         pct=lambda v: value_text(v, "fraction"), value=value_text,
         estimate=lambda e, c=False: estimate_text(e, c, confidence=conf,
                                                   lines=verdict_lines(data)),

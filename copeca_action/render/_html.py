@@ -20,7 +20,7 @@ from typing import Any
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict
 
-from copeca_action._util.percent import threshold_text
+from copeca_action._util.percent import level_text, threshold_text
 from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.records._kinds import NOT_REACHED
 from copeca_action.render import _svg
@@ -257,7 +257,7 @@ def _forest_cells(c: Comparison, which: str, i: Interval, tool: float | None,
                   base: float | None, lines: Iterable[float]) -> list[Cell]:
     return [Cell(c.name), Cell(which), _usd_cell(tool) if tool is not None else Cell(""),
             _usd_cell(base) if base is not None else Cell(""), _pct_cell(i.estimate, lines),
-            _pct_cell(i.low, lines), _pct_cell(i.high, lines), Cell(f"{i.level:.1%}", i.level),
+            _pct_cell(i.low, lines), _pct_cell(i.high, lines), Cell(level_text(i.level), i.level),
             Cell(str(i.clusters), i.clusters),
             Cell(c.verdict if which == "all runs" else "")]
 
@@ -456,7 +456,7 @@ def population_table(c: Comparison) -> Table | None:
     o = c.overall
     if o is None:
         return None
-    level = next((f" ({i.level * 100:.4g}% CI)" for i in (o.interval_tool, o.interval_base)
+    level = next((f" ({level_text(i.level)} CI)" for i in (o.interval_tool, o.interval_base)
                   if i is not None), " (CI)")
     rows = []
     for arm, runs, spend, correct, acc, cpc, i, turns in (
@@ -493,8 +493,8 @@ def arms_table(report: Report) -> Table:
     """Per arm over every task it ran, control included (not the headline population); each
     arm's cost per correct and accuracy come with their own intervals (`ArmSummary.interval`).
     """
-    level = next((f" ({a.interval.level * 100:.4g}% CI)" for a in report.arms if a.interval),
-                 " (CI)")
+    level = next((f" ({level_text(a.interval.level)} CI)" for a in report.arms
+                  if a.interval), " (CI)")
     rows = [[Cell(a.arm), Cell(str(a.runs), a.runs), _usd_cell(a.spend_usd),
              Cell(str(a.correct), a.correct), _share_cell(a.accuracy),
              _accuracy_ci_cell(a.interval), _usd_cell(a.cpc_usd), _cpc_ci_cell(a),

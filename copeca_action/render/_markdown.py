@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from copeca_action._util.percent import percent_decimals, threshold_text
+from copeca_action._util.percent import level_text, percent_decimals, threshold_text
 from copeca_action._util.text import one_line
 from copeca_action.report import (
     ArmInterval,
@@ -137,12 +137,14 @@ def headline_md(report: Report) -> str:
            + "; ".join(plain(r, 2000) for r in report.verdict_reasons)]
     c = report.headline_comparison
     if c is not None:
-        level = f"{c.delta.level * 100:.4g}%"
+        level = level_text(c.delta.level)
         out.append("")
         lines = delta_lines(report.thresholds)
         out.append(f"**{plain(c.name)}**: cost per correct answer "
                    f"{interval_text(c.delta, lines)} "
                    f"({level} CI, {c.delta.clusters} tasks, intent-to-treat)")
+        if report.look is not None:
+            out.append(f"- {report.look.note}")
         if c.adopted is not None:
             out.append(f"- runs where the tool was used ({share(c.adopted.adoption_rate)} "
                        "adoption over the tool arm's runs on these tasks, "
@@ -172,7 +174,7 @@ def population_table(c: Comparison) -> str:
     o = c.overall
     if o is None:
         return ""
-    level = next((f" ({i.level * 100:.4g}% CI)" for i in (o.interval_tool, o.interval_base)
+    level = next((f" ({level_text(i.level)} CI)" for i in (o.interval_tool, o.interval_base)
                   if i is not None), "")
     rows = [f"| arm | cost per correct{level} | accuracy{level} | spend | correct | runs | "
             "turns per run |", "|---|---:|---:|---:|---:|---:|---:|"]
@@ -224,7 +226,7 @@ _BASIS = {"computed": "priced from the runners' price tables (tokens × price)",
 def arms_table(arms: list[ArmSummary]) -> str:
     """Per arm over every task it ran (control included); brackets: the arm's own interval
     (`ArmInterval`: its level, the tasks resampled)."""
-    level = next((f" ({a.interval.level * 100:.4g}% CI)" for a in arms if a.interval), "")
+    level = next((f" ({level_text(a.interval.level)} CI)" for a in arms if a.interval), "")
     rows = [f"| arm | runs | spend | correct | accuracy{level} | cost per correct{level} | "
             "adoption | infra errors | not run |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
@@ -277,7 +279,7 @@ def _ratio(v: float | None) -> str:
 
 def retrieval_table(c: RetrievalComparison, level: float) -> str:
     """Metric | base | tool | tool/base (CI): values on the tasks both arms have."""
-    rows = [f"| metric | {plain(c.base)} | {plain(c.tool)} | ratio ({level * 100:.4g}% CI) "
+    rows = [f"| metric | {plain(c.base)} | {plain(c.tool)} | ratio ({level_text(level)} CI) "
             "| tasks |",
             "|---|---:|---:|---|---:|"]
     for ln in c.lines:

@@ -9,7 +9,7 @@ from importlib import resources
 
 import jinja2
 
-from copeca_action._util.percent import threshold_text
+from copeca_action._util.percent import level_text, threshold_text
 from copeca_action.render._markdown import interval_text, pct, share, usd
 
 TEMPLATES = "templates"
@@ -34,6 +34,7 @@ def environment() -> jinja2.Environment:
     env.filters["share"] = share
     env.filters["interval"] = interval_text
     env.filters["threshold"] = threshold_text
+    env.filters["level"] = level_text
     return env
 
 

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from copeca_action._util.percent import level_text
 from copeca_action.retrieval import ArmRetrieval
 from copeca_action.scenario._settings import Thresholds
 
@@ -305,6 +306,15 @@ class Look(ReportModel):
     alpha: float
     """The scenario's overall `adaptive.alpha`: the error bound over all looks (one-sided:
     half of it for a false improvement, half for a false regression)."""
+
+    @property
+    def note(self) -> str:
+        """Which look this verdict is, and at which alpha: said by every renderer beside the
+        verdict, since the level of its intervals alone does not say it."""
+        return (f"adaptive sampling, look {self.look} of {self.looks} ({self.repetitions} "
+                f"repetition{'' if self.repetitions == 1 else 's'}): judged at alpha "
+                f"{self.alpha_look:.4g} ({level_text(1 - self.alpha_look)} intervals); "
+                f"{self.alpha_spent:.4g} of the overall alpha {self.alpha:.4g} spent")
 
 
 class Report(ReportModel):

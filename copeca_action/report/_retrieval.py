@@ -16,6 +16,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from copeca_action._util.percent import level_text
 from copeca_action.report._model import (
     ComparisonKind,
     RetrievalArm,
@@ -163,7 +164,7 @@ def sentence(tool: str, base: str, lines: Sequence[RetrievalLine], level: float)
     r, low, high = line.ratio, line.low, line.high
     assert r is not None
     gran = line.metric.split(".")[1]
-    figure = (f"AUC-coverage ratio ({gran}) {_fmt(r)}, {level * 100:.4g}% CI "
+    figure = (f"AUC-coverage ratio ({gran}) {_fmt(r)}, {level_text(level)} CI "
               f"{_fmt(low)}–{_fmt(high)}, {line.tasks} task{'s' if line.tasks != 1 else ''}")
     if np.isinf(r):
         return f"{tool} viewed gold context where {base} viewed none ({figure})."

@@ -103,3 +103,27 @@ def test_json_md_html_and_comment_agree_on_the_headline_population(report: Repor
         close(_first_number(comment["Spend"][col]), want["spend"])
         assert int(_first_number(comment["Runs"][col])) == want["runs"]
         close(_first_number(comment["Turns per run"][col]), want["turns"], rel=0.05)
+
+
+def test_every_output_names_the_adaptive_look_and_its_level_alike() -> None:
+    """Under the default adaptive schedule (a look per repetition) look 2 judges at alpha
+    0.0025: report.md said 99.75% CI, report.html 99.8% (one decimal), and none of report.md,
+    report.html or the comment said which look or which alpha the verdict was decided at."""
+    from copeca_action.github import badge_input, badge_svg
+    from copeca_action.scenario import Adaptive
+
+    adaptive = Adaptive(min_repetitions=2, step=1, max_repetitions=10, alpha=0.05)
+    r = build_report(records(10, 3), Settings(resamples=400, breakdown_resamples=200,
+                                              power_experiments=0, adaptive=adaptive))
+    assert r.look is not None and (r.look.look, r.look.repetitions) == (2, 3)
+    note = ("adaptive sampling, look 2 of 9 (3 repetitions): judged at alpha 0.0025 (99.75% "
+            "intervals); 0.0045 of the overall alpha 0.05 spent")
+    assert r.look.note == note
+    md = render_markdown(r)
+    page = html.unescape(re.sub(r"<[^>]+>", "", render_html(r)))
+    comment = html.unescape(render_comment(comment_data(
+        r, BundleInfo(None, None, None), comment_id="x", tasks={}))).replace("\u200b", "")
+    for text in (md, page, comment):
+        assert note in text and "99.75% CI" in text
+        assert "99.8% CI" not in text and "99.7% CI" not in text
+    assert "99.75% CI" in badge_svg(badge_input(r))

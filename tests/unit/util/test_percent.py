@@ -38,3 +38,10 @@ def test_shown_with_those_decimals_the_value_is_on_its_side_of_every_line() -> N
 def test_thresholds_are_printed_as_written() -> None:
     assert [threshold_text(t) for t in (0.1, 0.05, 0.125, 0.15, 1.0)] == [
         "10%", "5%", "12.5%", "15%", "100%"]
+
+
+def test_a_level_is_named_one_way() -> None:
+    from copeca_action._util.percent import level_text
+
+    assert [level_text(x) for x in (0.95, 0.9975, 0.998, 0.99)] == [
+        "95%", "99.75%", "99.8%", "99%"]
