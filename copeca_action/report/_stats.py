@@ -230,8 +230,9 @@ def paired_bootstrap(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLik
     would claim certainty. Given the run counts, the finite side of the interval is then the
     bootstrap bound (at alpha/2) of data in which that arm's accuracy is replaced by its exact
     one-sided upper confidence bound 1 − (alpha/4)^(1/runs) ("nothing right in 6 runs" is
-    consistent with 46% accuracy): the resampling carries the other arm's and the spend's
-    uncertainty, the exact bound this arm's; the two risks add to at most alpha/2.
+    consistent with 52% accuracy at alpha 0.05): the resampling carries the other arm's and
+    the spend's uncertainty, the exact bound this arm's; the two risks add to at most
+    alpha/2.
 
     `hybrid_below`: under `hybrid`, the cluster count below which the studentized bounds are
     joined in. The resample draws depend only on the seed and the cluster count, never on the
