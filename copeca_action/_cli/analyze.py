@@ -139,7 +139,7 @@ def _run_bundle(args: argparse.Namespace, tmp: Path) -> int:
     from copeca_action.scenario import load_scenario
 
     bundle = verify_bundle(args.results)
-    which = shard_scenario(args.results)
+    which = shard_scenario(args.results, verified=bundle)
     scenario = load_scenario(args.scenario) if args.scenario else (
         which.scenario if which else None)
     if args.scenario is None and which is not None:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import tempfile
-import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +13,12 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from copeca_action._util.hashing import sha256_bytes
 from copeca_action.bundle import (
     Manifest,
     RenderedReport,
     ReportFn,
+    SafeZip,
     VerifiedBundle,
     merge_bundles,
     verify_bundle,
@@ -39,19 +40,27 @@ class ShardScenario:
     yaml: str
 
 
-def shard_scenario(path: Path, thresholds: Mapping[str, float] | None = None
-                   ) -> ShardScenario | None:
+def shard_scenario(path: Path, thresholds: Mapping[str, float] | None = None,
+                   verified: VerifiedBundle | None = None) -> ShardScenario | None:
     """The scenario a shard was run from (its bundled scenario.yaml) with the thresholds it
     ran with (the signed statement's, which carry any input overrides), then `thresholds`
-    over them. None when the shard is unreadable: merging then names what is wrong with it."""
+    over them. None when the shard is unreadable: merging then names what is wrong with it.
+
+    The shard is verified first (`verified`: already done by the caller), and scenario.yaml
+    is read through SafeZip (capped) and checked against the sha256 the statement signs:
+    nothing of an unchecked file is inflated."""
     try:
-        with zipfile.ZipFile(path) as archive:
-            text = archive.read(SCENARIO).decode()
-        ran_with = dict(verify_bundle(path).statement.predicate.thresholds)
+        bundle = verified if verified is not None else verify_bundle(path)
+        with SafeZip(path) as archive:
+            data = archive.read(SCENARIO)
+        if sha256_bytes(data) != bundle.statement.predicate.scenario_sha256:
+            return None  # changed since it was verified
+        text = data.decode()
+        ran_with = dict(bundle.statement.predicate.thresholds)
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / SCENARIO).write_text(text)
             scenario = load_scenario(Path(tmp) / SCENARIO)
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile, CopecaError):
+    except (OSError, KeyError, ValueError, CopecaError):
         return None
     merged = {**scenario.thresholds.model_dump(), **ran_with, **(thresholds or {})}
     scenario = Scenario.model_validate({**scenario.model_dump(), "thresholds": merged})

@@ -88,3 +88,37 @@ def test_a_merge_keeps_the_redactions_its_shards_reported(tmp_path: Path,
     assert any("5 secret value(s) were redacted" in w for w in merged.report.warnings)
     summary = verify_bundle(tmp_path / "all.copeca", key.public_key()).statement.predicate.summary
     assert summary is not None and summary.extra["redactions"] == 5
+
+
+def test_a_shard_whose_scenario_is_a_zip_bomb_is_refused_without_inflating_it(
+        tmp_path: Path, corpus_root: Path) -> None:
+    """The first shard's scenario.yaml, deflated from 256 MiB of zeros (about 256 kB in the
+    file), is never inflated whole: the shard is verified before its scenario is read, and
+    the merge refuses it. (merge_shards read it with zipfile first: 256 MiB in memory, and
+    a 1 MB shard cost 2 GB.)"""
+    import tracemalloc
+    import zipfile
+
+    key = Ed25519PrivateKey.generate()
+    paths = _shards(tmp_path, corpus_root, key)
+    bomb = tmp_path / "bomb.copeca"
+    with zipfile.ZipFile(paths[0]) as src, zipfile.ZipFile(bomb, "w") as out:
+        for info in src.infolist():
+            if info.filename != "scenario.yaml":
+                out.writestr(info, src.read(info))
+                continue
+            packed = zipfile.ZipInfo("scenario.yaml")
+            packed.compress_type = zipfile.ZIP_DEFLATED
+            with out.open(packed, "w") as member:
+                for _ in range(256):
+                    member.write(bytes(1 << 20))
+    tracemalloc.start()
+    try:
+        assert shard_scenario(bomb) is None
+        with pytest.raises(VerificationError, match="compression ratio") as info:
+            merge_shards([bomb, paths[1]], tmp_path / "all.copeca", key=key, runners={})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.kind == "corrupt"
+    assert peak < 32 << 20, f"{peak >> 20} MiB allocated"
