@@ -49,6 +49,9 @@ class Limits:
     """Uncompressed/compressed for deflated members (a deflate bomb reaches ~1000)."""
     max_metadata_size: int = 64 << 20
     """manifest, statement, envelope, plan and records are read into memory: capped."""
+    max_read_total: int = 256 << 20
+    """All the files one SafeZip reads whole together (each run's record.json is kept in
+    memory beside results.jsonl): a real bundle's take about twice its results.jsonl."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,8 @@ class SafeZip:
         self.limits = limits or Limits()
         self._crcs: dict[str, int] = {}
         self._crc = CrcWorker()
+        self._read_whole = 0
+        """Bytes `read` has returned so far (capped by `limits.max_read_total`)."""
         self._map: mmap.mmap | None = None
         try:
             self._handle: BinaryIO = path.open("rb")
@@ -308,6 +313,10 @@ class SafeZip:
         if member.size > self.limits.max_metadata_size:
             raise _corrupt(f"{name}: {member.size} bytes, more than the cap of "
                            f"{self.limits.max_metadata_size} for a file read whole")
+        self._read_whole += member.size
+        if self._read_whole > self.limits.max_read_total:
+            raise _corrupt(f"{name}: the files read whole (metadata, plan, records) add up "
+                           f"to more than the cap of {self.limits.max_read_total} bytes")
         data = b"".join(self.iter_chunks(name))
         self._crcs[name] = zlib.crc32(data)
         return data

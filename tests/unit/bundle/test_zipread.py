@@ -147,3 +147,19 @@ def test_deflated_members_within_the_caps_read_back(tmp_path: Path) -> None:
         assert archive.digest("a.txt")[0] == len(data)
     assert zlib.crc32(data)  # nothing was written next to the archive
     assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]
+
+
+def test_the_files_read_whole_are_capped_together(build, plan, demo) -> None:  # type: ignore[no-untyped-def]
+    """Each run's record.json is parsed and kept in memory beside results.jsonl, each under
+    the per-file cap: a bundle (signed by whoever made it, or with its records swapped for
+    deflated ones before the hashes are compared) whose records carry a large field added
+    up to any size (58 MB of file took 2.5 GB). Their sum is capped too."""
+    from bundle_support import contents_for, record_for
+
+    records = [record_for(plan, i, error="x" * (100 << 10)) for i in range(len(plan.runs))]
+    path = build("fat.copeca", contents=contents_for(plan, demo[2], records=records))
+    verify_bundle(path)  # about 20 MB read whole: under the default cap
+    with pytest.raises(VerificationError, match="add up to more than the cap of "
+                       f"{12 << 20}") as info:
+        verify_bundle(path, limits=Limits(max_read_total=12 << 20))
+    assert info.value.kind == "corrupt" and "record.json" in str(info.value)
