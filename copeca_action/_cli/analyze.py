@@ -92,19 +92,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _is_bundle(path: Path) -> bool:
-    """A zip archive (a .copeca bundle): only a file that starts as one is opened as one
-    (zipfile and tempfile cost a few milliseconds of a results file's start-up)."""
+    """A .copeca bundle, to be verified before anything in it is read: a file named
+    `*.copeca`, or one that starts as a zip does (a results file starts with `{`). So an
+    empty, truncated or prefixed bundle is named as what it is, not read as results."""
     if not path.is_file():  # a folder, a pipe (opening one waits for a writer), nothing
         return False
+    if path.suffix == ".copeca":
+        return True
     try:
         with path.open("rb") as handle:
-            if handle.read(2) != b"PK":
-                return False
+            return handle.read(2) == b"PK"
     except OSError:  # unreadable: `_analyze` says so
         return False
-    import zipfile
-
-    return zipfile.is_zipfile(path)
 
 
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS",

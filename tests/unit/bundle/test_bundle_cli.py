@@ -161,3 +161,21 @@ def test_analyze_of_a_bundle_is_the_report_of_its_records_with_its_scenario(
     tampered = rewrite(path, tmp_path / "t.copeca", {"report.md": b"# better\n"})
     assert main(["analyze", str(tampered)]) == 11
     assert "changed: report.md" in capsys.readouterr().err
+
+
+def test_analyze_of_a_damaged_bundle_fails_as_verify_does(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """An empty (a failed download), truncated or prefixed .copeca file is a damaged bundle,
+    not a results file: analyze used to read it as JSONL ("not JSON" at line 1, exit 2) and
+    an empty one as no records (a "skipped" report, exit 0, so `--gate` passed)."""
+    good = bundle(tmp_path, plan, demo, keys[0]).read_bytes()
+    damaged = {"empty.copeca": (b"", 10), "truncated.copeca": (good[:len(good) // 2], 10),
+               "prefixed.copeca": (b"#!/bin/sh\nexit 0\n" + good, 11),
+               "truncated.zip": (good[:len(good) // 2], 10)}
+    for name, (data, code) in damaged.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert main(["analyze", str(path), "--gate"]) == code, name
+        captured = capsys.readouterr()
+        assert not captured.out and "Traceback" not in captured.err, name
+        assert str(path) in captured.err or "not a zip archive" in captured.err, name
