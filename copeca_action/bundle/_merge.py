@@ -53,6 +53,17 @@ def _check_same_batch(shards: Sequence[VerifiedBundle], pinned: bool) -> None:
         if None not in commits and len(commits) > 1:
             raise _incomplete(f"{shard.path} ran at commit {p.environment.repo_commit}, "
                               f"{shards[0].path} at {first.environment.repo_commit}")
+        # the seed and the thresholds (with any threshold inputs) decide the merged
+        # report: one shard's may not stand for another's
+        differ = [f"threshold {k} {p.thresholds.get(k)} vs {first.thresholds.get(k)}"
+                  for k in sorted(p.thresholds.keys() | first.thresholds.keys())
+                  if p.thresholds.get(k) != first.thresholds.get(k)]
+        if p.seed != first.seed:
+            differ.insert(0, f"seed {p.seed} vs {first.seed}")
+        if differ:
+            raise _incomplete(f"{shard.path} and {shards[0].path} ran with other settings "
+                              f"({'; '.join(differ)}): the merged report would take the "
+                              "first shard's, so the shards of one run must share them")
     keyids = {s.keyid for s in shards}
     if len(keyids) > 1 and not pinned:
         raise VerificationError("signature", "the shards are signed by different keys (or "

@@ -106,3 +106,27 @@ def test_shards_signed_by_different_keys_need_a_pinned_key(
         merge_bundles([a, b], tmp_path / "all.copeca", key, None, scrubber=Scrubber())
     with pytest.raises(VerificationError, match="no signature by key"):
         merge([a, b], tmp_path / "all.copeca", key)
+
+
+def test_shards_run_with_other_thresholds_or_seed_are_refused(
+        build: Build, plan: RunPlan, key: Ed25519PrivateKey, tmp_path: Path, demo) -> None:  # type: ignore[no-untyped-def]
+    """Shards of one plan and one scenario file, but one ran with another fail threshold
+    (an action input) or another seed: the merge took the first shard's, so the merged
+    verdict depended on the order of the shards on the command line."""
+    import dataclasses
+
+    from bundle_support import contents_for
+
+    halves = [shard_plan(plan, Shard(index=i, count=2)) for i in (1, 2)]
+    a = build("a.copeca", the_plan=halves[0])
+    looser = contents_for(halves[1], demo[2])
+    looser = dataclasses.replace(looser, thresholds={**looser.thresholds, "fail": 5.0})
+    b = build("b.copeca", contents=looser)
+    for order in ([a, b], [b, a]):
+        with pytest.raises(VerificationError, match="threshold fail ") as info:
+            merge(order, tmp_path / "all.copeca", key)
+        assert info.value.kind == "incomplete" and str(a) in str(info.value)
+    reseeded = build("c.copeca", the_plan=halves[1].model_copy(update={"seed": 999}))
+    with pytest.raises(VerificationError, match="seed 999 vs "):
+        merge([a, reseeded], tmp_path / "all.copeca", key)
+    assert not (tmp_path / "all.copeca").exists()
