@@ -184,8 +184,18 @@ def verify_bundle(path: Path, pubkey: Ed25519PublicKey | None = None,
     hashes = hashes or MemberHashes(path, limits)
     try:
         return _verify(path, pubkey, scenario, tasks, limits, hashes)
+    except VerificationError as exc:
+        raise _naming(path, exc) from exc
     finally:
         hashes.cancel()  # nothing left to hash once the verdict is known
+
+
+def _naming(path: Path, exc: VerificationError) -> VerificationError:
+    """The failure with the bundle's path first (a merge checks several), once."""
+    message = str(exc)
+    if message.startswith(f"{path}:"):
+        return exc
+    return VerificationError(exc.kind, f"{path}: {message}")
 
 
 _T = TypeVar("_T")

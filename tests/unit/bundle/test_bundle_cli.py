@@ -178,4 +178,4 @@ def test_analyze_of_a_damaged_bundle_fails_as_verify_does(
         assert main(["analyze", str(path), "--gate"]) == code, name
         captured = capsys.readouterr()
         assert not captured.out and "Traceback" not in captured.err, name
-        assert str(path) in captured.err or "not a zip archive" in captured.err, name
+        assert str(path) in captured.err, name

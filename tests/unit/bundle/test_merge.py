@@ -130,3 +130,20 @@ def test_shards_run_with_other_thresholds_or_seed_are_refused(
     with pytest.raises(VerificationError, match="seed 999 vs "):
         merge([a, reseeded], tmp_path / "all.copeca", key)
     assert not (tmp_path / "all.copeca").exists()
+
+
+def test_a_failing_shard_is_named_by_its_path(
+        build: Build, plan: RunPlan, key: Ed25519PrivateKey, tmp_path: Path) -> None:
+    """Of several shards, the error names the one that failed: the checks of one bundle
+    said 'statement.dsse.json: no signature by key …' or 'not a zip archive' without it."""
+    paths = shards(build, plan)
+    paths[1].write_bytes(paths[1].read_bytes()[:1000])
+    foreign = build("foreign.copeca", the_plan=shard_plan(plan, Shard(index=3, count=3)),
+                    signing_key=Ed25519PrivateKey.generate())
+    for bad, paths_, kind in ((paths[1], paths, "corrupt"),
+                              (foreign, [paths[0], paths[2], foreign], "signature")):
+        with pytest.raises(VerificationError) as info:
+            merge(paths_, tmp_path / "all.copeca", key)
+        assert info.value.kind == kind
+        assert str(info.value).startswith(f"{bad}: "), str(info.value)
+        assert str(info.value).count(str(bad)) == 1
