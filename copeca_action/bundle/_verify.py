@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from copeca_action._util.hashing import sha256_bytes
+from copeca_action._util.hashing import sha256_bytes, sha256_json
 from copeca_action.bundle._canonical import check_canonical
-from copeca_action.bundle._complete import Completeness, check_completeness
+from copeca_action.bundle._complete import Completeness, check_completeness, describe
 from copeca_action.bundle._model import (
     ENVELOPE,
     MANIFEST,
@@ -92,6 +92,25 @@ def _run_of(path: str) -> str:
 def _listing(items: list[str]) -> str:
     more = f"\n  ... and {len(items) - SHOW} more" if len(items) > SHOW else ""
     return "\n  " + "\n  ".join(items[:SHOW]) + more
+
+
+def _check_plan(plan: RunPlan) -> None:
+    """The plan holds each run once, and a whole plan's run ids are those its digest names
+    (a shard's are checked by merge, against every shard's)."""
+    seen: set[str] = set()
+    twice = []
+    for run in plan.runs:
+        if run.run_id in seen:
+            twice.append(f"{run.run_id} ({describe(run)})")
+        seen.add(run.run_id)
+    if twice:
+        raise VerificationError("incomplete", f"{PLAN} lists {len(twice)} run(s) twice:"
+                                f"{_listing(twice)}")
+    if plan.shard is None and sha256_json(sorted(seen)) != plan.plan_digest:
+        raise VerificationError("incomplete", f"{PLAN} holds {len(seen)} runs whose ids are "
+                                f"not those of its signed plan digest {plan.plan_digest[:12]}: "
+                                "runs were left out of (or added to) the plan after it was "
+                                "made")
 
 
 def _check_signature(envelope: Envelope, payload_statement: Statement,
@@ -246,10 +265,14 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         check_canonical(archive)
         plan = _result(early_plan)
         predicate = signed_statement.predicate
-        if (plan.plan_digest, plan.scenario_hash, len(plan.runs)) != (
-                predicate.plan_digest, predicate.scenario_hash, predicate.runs):
+        if (plan.plan_digest, plan.scenario_hash, len(plan.runs),
+                str(plan.shard) if plan.shard else None) != (
+                predicate.plan_digest, predicate.scenario_hash, predicate.runs,
+                predicate.shard):
             raise VerificationError("tampered", f"{PLAN} is not the plan the statement "
-                                    "names (digest, scenario hash or run count differ)")
+                                    "names (digest, scenario hash, run count or shard "
+                                    "differ)")
+        _check_plan(plan)
         log, dirs = _result(early_records)
     completeness = check_completeness(plan.runs, log, dirs)
     if not completeness.ok:

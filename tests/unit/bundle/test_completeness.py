@@ -120,3 +120,20 @@ def test_every_dropped_doubled_or_relabelled_run_is_named(plan: RunPlan, data: s
                 in named
     assert report.ok == (not dropped and not [i for i in doubled if i in records] and not [
         i for i in relabelled if i in records and (i + 1) % n in records])
+
+
+def test_a_signed_plan_that_left_out_or_repeated_a_run_is_named(
+        build: Build, plan: RunPlan, demo) -> None:  # type: ignore[no-untyped-def]
+    """A producer with the key (or a writer's bug) drops a run from the plan and its records,
+    or lists one twice: the plan digest it signs still names every run of the plan. verify
+    said "runs: 95/95" and "97/97" and passed."""
+    short = plan.model_copy(update={"runs": plan.runs[:-1]})
+    message = incomplete(build("short.copeca", the_plan=short))
+    assert "plan.json holds 95 runs" in message and plan.plan_digest[:12] in message
+    twice = plan.model_copy(update={"runs": [*plan.runs, plan.runs[0]]})
+    records = [record_for(plan, i) for i in range(len(plan.runs))]
+    message = incomplete(build("twice.copeca", contents=contents_for(twice, demo[2],
+                                                                      records=records)))
+    assert "lists 1 run(s) twice" in message and plan.runs[0].run_id in message
+    shard = shard_plan(plan, Shard(index=2, count=2))  # a shard's digest is the whole plan's
+    assert verify_bundle(build("shard.copeca", the_plan=shard)).plan.shard == shard.shard
