@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PrivateKey,
@@ -148,9 +149,12 @@ def merge_bundles(paths: Sequence[Path], out: Path, key: Ed25519PrivateKey | Non
                   pubkey: Ed25519PublicKey | None = None, report: ReportFn | None = None,
                   scrubber: Scrubber | None = None, limits: Limits | None = None,
                   scenario: Scenario | None = None, tasks: Mapping[str, Task] | None = None,
+                  thresholds: Mapping[str, Any] | None = None,
                   ) -> tuple[Manifest, list[VerifiedBundle]]:
     """Verify every shard, check they make one whole plan, write one bundle to `out`.
-    With `scenario` (and its tasks), an incomplete set of shards names its missing runs."""
+    With `scenario` (and its tasks), an incomplete set of shards names its missing runs.
+    `thresholds`: those the report stage used, signed as the bundle's (default: the
+    shards'), so the merged bundle's analysis is its report."""
     if not paths:
         raise _incomplete("no shard bundles to merge")
     shards = [verify_bundle(p, pubkey, limits=limits) for p in paths]
@@ -185,7 +189,8 @@ def merge_bundles(paths: Sequence[Path], out: Path, key: Ed25519PrivateKey | Non
         scenario_yaml = b"".join(_checked(archives[0], scenario_entry))
         contents = BundleContents(
             scenario_yaml=scenario_yaml, plan=plan, records=records, environment=environment,
-            thresholds=first.statement.predicate.thresholds, run_files=run_files,
+            thresholds=thresholds if thresholds is not None
+            else first.statement.predicate.thresholds, run_files=run_files,
             report=report(plan, records, sum(_redactions(s) for s in shards))
             if report else None)
         manifest = write_bundle(contents, out, key, scrubber)

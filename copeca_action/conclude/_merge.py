@@ -127,7 +127,8 @@ def merge_shards(paths: Sequence[Path], out: Path, *, key: Ed25519PrivateKey | N
             rendered.update(result.files)
             return result
 
-    manifest, shards = merge_bundles(paths, out, key, trust, report=report_fn,
-                                     scenario=check, tasks=tasks)
+    manifest, shards = merge_bundles(
+        paths, out, key, trust, report=report_fn, scenario=check, tasks=tasks,
+        thresholds=which.scenario.thresholds.model_dump(mode="json") if which else None)
     verify_bundle(out, key.public_key() if key is not None else None, check, tasks)
     return Merged(manifest, shards, made.get("report"), rendered)

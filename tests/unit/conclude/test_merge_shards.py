@@ -122,3 +122,25 @@ def test_a_shard_whose_scenario_is_a_zip_bomb_is_refused_without_inflating_it(
         tracemalloc.stop()
     assert info.value.kind == "corrupt"
     assert peak < 32 << 20, f"{peak >> 20} MiB allocated"
+
+
+def test_a_merge_signs_the_thresholds_its_report_used(
+        tmp_path: Path, corpus_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The action's merge lays its threshold inputs over the shards': the report used them,
+    but the merged statement signed the shards' own, so `analyze` of the merged bundle (which
+    takes the signed thresholds) was not its report."""
+    import zipfile
+
+    from copeca_action.cli import main
+
+    key = Ed25519PrivateKey.generate()
+    paths = _shards(tmp_path, corpus_root, key)
+    out = tmp_path / "all.copeca"
+    merged = merge_shards(paths, out, key=key, runners=load_corpus(corpus_root).runners,
+                          thresholds={"fail": 3.0})
+    assert merged.report is not None and merged.report.thresholds.fail == 3.0
+    signed = verify_bundle(out, key.public_key()).statement.predicate.thresholds
+    assert signed["fail"] == 3.0
+    assert main(["analyze", str(out), "--format", "json"]) == 0
+    with zipfile.ZipFile(out) as archive:
+        assert capsys.readouterr().out.encode() == archive.read("report.json")
