@@ -2,10 +2,10 @@
 inflated, nothing is ever extracted to disk, and sizes are enforced while reading.
 
 The central directory is trusted only after: the entry count (from the end record, before
-parsing) is under the cap; names are safe, unique and repeated identically in each local
-header; members are regular files; entries do not overlap (the overlapping-file bomb);
-declared sizes and compression ratios are under the caps. While inflating, output beyond the
-declared size stops the read.
+parsing, and no smaller than the directory's own) is under the cap; names are safe, unique
+and repeated identically in each local header; members are regular files; entries do not
+overlap (the overlapping-file bomb); declared sizes and compression ratios are under the
+caps. While inflating, output beyond the declared size stops the read.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ _EOCD64_LOCATOR = b"PK\x06\x07"
 _EOCD64 = b"PK\x06\x06"
 _LOCAL = b"PK\x03\x04"
 _LOCAL_LEN = 30
+_CENTRAL = b"PK\x01\x02"
+_CENTRAL_LEN = 46
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,17 @@ def _corrupt(message: str) -> VerificationError:
     return VerificationError("corrupt", message)
 
 
-def _declared_entries(handle: BinaryIO, file_size: int) -> int:
+@dataclass(frozen=True)
+class _Directory:
+    """What the end record says of the central directory: its entry count, and where
+    zipfile will read it (just before the end record, whatever offset the record states)."""
+
+    entries: int
+    start: int
+    size: int
+
+
+def _declared_entries(handle: BinaryIO, file_size: int) -> _Directory:
     """The entry count of the end-of-central-directory record, read before zipfile parses
     the directory (so a 10-million-entry directory is refused without being loaded)."""
     tail_len = min(file_size, 22 + 0xFFFF)
@@ -78,9 +90,10 @@ def _declared_entries(handle: BinaryIO, file_size: int) -> int:
     at = tail.rfind(_EOCD)
     if at < 0 or len(tail) - at < 22:
         raise _corrupt("not a zip archive (no end-of-central-directory record)")
-    (count,) = struct.unpack("<H", tail[at + 10:at + 12])
+    end = file_size - tail_len + at
+    count, size = struct.unpack("<HL", tail[at + 10:at + 16])
     if count != 0xFFFF:
-        return int(count)
+        return _Directory(int(count), end - int(size), int(size))
     loc = tail.rfind(_EOCD64_LOCATOR, 0, at)
     if loc < 0 or at - loc != 20:
         raise _corrupt("zip64 archive without its end-of-directory locator")
@@ -91,8 +104,27 @@ def _declared_entries(handle: BinaryIO, file_size: int) -> int:
     record = handle.read(56)
     if record[:4] != _EOCD64:
         raise _corrupt("zip64 end-of-directory record missing")
-    (count64,) = struct.unpack("<Q", record[32:40])
-    return int(count64)
+    count64, size64 = struct.unpack("<2Q", record[32:48])
+    return _Directory(int(count64), end - 76 - int(size64), int(size64))
+
+
+def _check_directory_count(handle: BinaryIO, directory: _Directory, limits: Limits) -> None:
+    """The directory holds no more entries than its end record claims: walked header by
+    header (at most one past the claim) before zipfile makes an object of each, so a
+    record claiming one entry in front of millions is refused as cheaply as a true count."""
+    if directory.size > limits.max_metadata_size or directory.start < 0:
+        raise _corrupt(f"a central directory of {directory.size} bytes, more than the cap "
+                       f"of {limits.max_metadata_size} (or larger than the file)")
+    handle.seek(directory.start)
+    data = handle.read(directory.size)
+    at = found = 0
+    while at + _CENTRAL_LEN <= len(data) and data[at:at + 4] == _CENTRAL:
+        found += 1
+        if found > directory.entries:
+            raise _corrupt(f"the directory holds more entries than the {directory.entries} "
+                           "its end record claims")
+        name, extra, comment = struct.unpack_from("<3H", data, at + 28)
+        at += _CENTRAL_LEN + name + extra + comment
 
 
 class SafeZip:
@@ -134,9 +166,11 @@ class SafeZip:
     def _scan(self) -> dict[str, Member]:
         handle, limits = self._handle, self.limits
         file_size = handle.seek(0, 2)
-        declared = _declared_entries(handle, file_size)
+        directory = _declared_entries(handle, file_size)
+        declared = directory.entries
         if declared > limits.max_entries:
             raise _corrupt(f"{declared} entries, more than the cap of {limits.max_entries}")
+        _check_directory_count(handle, directory, limits)
         handle.seek(0)
         try:
             infos = zipfile.ZipFile(handle).infolist()

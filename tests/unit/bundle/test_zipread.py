@@ -163,3 +163,20 @@ def test_the_files_read_whole_are_capped_together(build, plan, demo) -> None:  #
                        f"{12 << 20}") as info:
         verify_bundle(path, limits=Limits(max_read_total=12 << 20))
     assert info.value.kind == "corrupt" and "record.json" in str(info.value)
+
+
+def test_an_end_record_that_understates_its_entries_is_refused_before_parsing(
+        tmp_path: Path) -> None:
+    """The entry cap is read from the end record: one claiming a single entry in front of
+    a directory of millions had zipfile make an object of each first (141 MB of file: 74 s
+    and 1.1 GB). The directory is walked header by header up to the claim, and its size
+    is capped."""
+    data = raw_zip(tmp_path / "many", 20_000).read_bytes()
+    tail = data.rfind(b"PK\x05\x06")
+    end = struct.pack("<4s4H", b"PK\x05\x06", 0, 0, 1, 1) + data[tail + 12:]
+    start = data.rfind(b"PK\x06\x06")  # drop the zip64 records: the plain end record lies
+    size = struct.unpack("<Q", data[start + 40:start + 48])[0]
+    lying = tmp_path / "lying"
+    lying.write_bytes(data[:start] + end[:12] + struct.pack("<2IH", size, start - size, 0))
+    corrupt(lying, "more entries than the 1 its end record claims")
+    corrupt(lying, "a central directory of", Limits(max_metadata_size=size - 1))
