@@ -22,7 +22,7 @@ from copeca_action.evaluate._models import EvalResult, FeatureSpec
 from copeca_action.evaluate._sandbox import Sandbox, make_sandbox
 from copeca_action.evaluate._taskfiles import beside_task
 from copeca_action.evaluate._testfiles import TestFileRules
-from copeca_action.scenario import Corpus, Task
+from copeca_action.scenario import Corpus, Task, leaves_folder
 
 
 def feature_task_id(repo: str, task: str, feature: int) -> str:
@@ -92,12 +92,18 @@ class CorpusResolver:
     def _make_sandbox(self, repo: str) -> Sandbox:
         if self.backend != "docker":
             return make_sandbox(self.backend, **self.options)
-        if self._client is None:
-            self._client = docker_client()
         image = self.image
         spec = self.corpus.repos.get(repo)
-        if image is None and spec is not None and spec.dockerfile:
-            image = build_image(self._client, self.corpus.root / spec.dockerfile)
+        dockerfile = spec.dockerfile if image is None and spec is not None else None
+        root = self.corpus.root
+        # The Dockerfile's folder is the build context sent to the engine: a link leading
+        # out of the corpus would send that folder (/etc, a home) instead.
+        if dockerfile and (why := leaves_folder(dockerfile, root, {"the corpus": root})):
+            raise ConfigError(f"{root / 'repos.yaml'}: repos.{repo}.dockerfile: {why}")
+        if self._client is None:
+            self._client = docker_client()
+        if dockerfile:
+            image = build_image(self._client, root / dockerfile)
         return make_sandbox("docker", image=image, client=self._client, **self.options)
 
     def base(self, repo: str) -> BaseRepo:

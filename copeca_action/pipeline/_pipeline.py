@@ -45,6 +45,7 @@ from copeca_action.scenario import (
     load_corpus,
     load_scenario,
     require_prices,
+    scripts_folder,
 )
 from copeca_action.workspace import SnapshotStore, default_cache_dir
 
@@ -79,10 +80,9 @@ def dry_run_scripts(scenario: Scenario, scenario_path: Path, corpus_root: Path) 
     user's benchmark: those do not call the user's tool, so every run would read as
     "0% adoption" and any new task as HTTP 400 "no script matches"."""
     if scenario.scripts:
-        found = (scenario_path.resolve().parent / scenario.scripts).resolve()
-        if not found.is_dir():
-            raise ConfigError(f"{scenario_path}: scripts: {scenario.scripts} is not a folder "
-                              f"({found}); {DRY_RUN_HOWTO}")
+        found, why = scripts_folder(scenario_path, scenario.scripts, corpus_root)
+        if why:
+            raise ConfigError(f"{scenario_path}: scripts: {why}; {DRY_RUN_HOWTO}")
         return found
     found = corpus_root / "scripts"
     if found.is_dir() and any(found.rglob("*.yaml")):
@@ -156,9 +156,9 @@ def model_endpoint(prep: Prepared) -> Iterator[str | None]:
     if not cfg.scenario.scripts:
         raise ConfigError(f"{prep.scenario_path}: model_endpoint is scripted but `scripts` "
                           "names no folder of scripts")
-    scripts = (prep.scenario_path.resolve().parent / cfg.scenario.scripts).resolve()
-    if not scripts.is_dir():
-        raise ConfigError(f"{prep.scenario_path}: scripts folder {scripts} does not exist")
+    scripts, why = scripts_folder(prep.scenario_path, cfg.scenario.scripts, cfg.corpus.root)
+    if why:
+        raise ConfigError(f"{prep.scenario_path}: scripts: {why}")
     cfg.out.root.mkdir(parents=True, exist_ok=True)
     with ScriptedServer(scripts, seed=cfg.scenario.seed,
                         log_path=cfg.out.root / "model-requests.jsonl") as server:

@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:
         load_runner,
         load_scenario,
         load_task,
+        scripts_folder,
     )
     from copeca_action.scenario._task import (
         ALLOWED_CATEGORIES,
@@ -44,6 +45,7 @@ if _typing.TYPE_CHECKING:
         Task,
         TaskSource,
         TestGrading,
+        leaves_folder,
         leaves_task_folder,
     )
     from copeca_action.scenario._validate import (
@@ -89,6 +91,7 @@ __all__ = [
     "contamination_of",
     "corpus_folder",
     "find_corpus_root",
+    "leaves_folder",
     "leaves_task_folder",
     "lint_prompt",
     "load_corpus",
@@ -99,6 +102,7 @@ __all__ = [
     "load_task",
     "price_problems",
     "require_prices",
+    "scripts_folder",
     "select_task_ids",
     "unpriced_message",
     "validate_paths",
@@ -142,10 +146,12 @@ _LAZY: dict[str, str] = {
     "load_repos": "copeca_action.scenario._load",
     "load_runner": "copeca_action.scenario._load",
     "load_scenario": "copeca_action.scenario._load",
+    "leaves_folder": "copeca_action.scenario._task",
     "leaves_task_folder": "copeca_action.scenario._task",
     "load_task": "copeca_action.scenario._load",
     "price_problems": "copeca_action.scenario._validate",
     "require_prices": "copeca_action.scenario._validate",
+    "scripts_folder": "copeca_action.scenario._load",
     "select_task_ids": "copeca_action.scenario._validate",
     "unpriced_message": "copeca_action.scenario._validate",
     "validate_paths": "copeca_action.scenario._validate",

@@ -12,7 +12,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 from copeca_action._util.model import InputModel
 from copeca_action.scenario._settings import Adaptive as Adaptive
 from copeca_action.scenario._settings import Thresholds as Thresholds
-from copeca_action.scenario._task import COMMIT_RE, NonEmpty
+from copeca_action.scenario._task import COMMIT_RE, NonEmpty, relative_path
 
 NAME_RE = r"^[a-z0-9][a-z0-9._-]*$"
 Name = Annotated[str, Field(pattern=NAME_RE, max_length=64)]
@@ -110,7 +110,8 @@ class Scenario(InputModel):
     model_endpoint: Literal["vendor", "scripted"] = "vendor"
     """`scripted`: the CLIs talk to the local scripted model server (demo, dry runs)."""
     scripts: str | None = None
-    """Directory of scripted-model scripts (relative to the scenario file)."""
+    """Directory of scripted-model scripts, relative to the scenario file, inside the
+    benchmark (the corpus folder, or the scenario's own folder), e.g. `../scripts`."""
 
     @field_validator("modes", "models")
     @classmethod
@@ -482,9 +483,15 @@ class RepoSpec(InputModel):
     test_patterns: list[NonEmpty] = []
     """Extra globs of test files for patch sanitising, beside the per-language rules."""
     dockerfile: str | None = None
-    """Dockerfile (relative to repos.yaml) of the image for docker-sandboxed evaluation."""
+    """Dockerfile of the image for docker-sandboxed evaluation, relative to repos.yaml and
+    inside its folder (the Dockerfile's folder is sent to the engine as the build context)."""
     build_cache: BuildCacheSpec | None = None
     """A warm compiler cache shared (as private copies) by every grading of a snapshot."""
+
+    @field_validator("dockerfile")
+    @classmethod
+    def _dockerfile_inside(cls, value: str | None) -> str | None:
+        return None if value is None else relative_path(value, "the folder of repos.yaml")
 
     @model_validator(mode="after")
     def _has_origin(self) -> RepoSpec:

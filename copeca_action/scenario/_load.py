@@ -13,7 +13,7 @@ from copeca_action._util.paths import corpus_dir, runners_dir
 from copeca_action._util.yamlio import YamlDoc, load_yaml, parse_model
 from copeca_action.errors import ConfigError, Problem
 from copeca_action.scenario._config import Mode, RepoIndex, RepoSpec, Runner, Scenario
-from copeca_action.scenario._task import Task
+from copeca_action.scenario._task import Task, leaves_folder
 
 Kind = Literal["task", "scenario", "mode", "runner", "repos"]
 M = TypeVar("M", bound=BaseModel)
@@ -149,6 +149,25 @@ def corpus_folder(path: Path, flag: str) -> Path:
                       "inside it)", flag)
 
 
+def scripts_folder(scenario_path: Path, rel: str, corpus_root: Path) -> tuple[Path, str | None]:
+    """The folder a scenario's `scripts:` names (relative to the scenario file), and why it
+    cannot be played (None: it can). It must lie inside the benchmark: the corpus the scenario
+    runs against (`corpus_root`) or the scenario's own folder. A folder elsewhere on the
+    machine (`/tmp/x`, `../../..`, a link leading out) was played as the benchmark's scripts
+    and made the benchmark work on one machine only."""
+    here = scenario_path.resolve().parent
+    target = (here / rel).resolve()
+    folders = {"the corpus": corpus_root}
+    if not here.is_relative_to(corpus_root.resolve()):
+        folders["the scenario's folder"] = here
+    if why := leaves_folder(rel, here, folders):
+        return target, why
+    if not target.is_dir():
+        return target, (f"scripts folder {target} does not exist"
+                        + (" (it is a file)" if target.exists() else ""))
+    return target, None
+
+
 def runners_for(corpus_root: Path) -> Path:
     """A checkout keeps runners/ beside corpus/; otherwise the bundled runners."""
     sibling = corpus_root.parent / "runners"
@@ -206,24 +225,21 @@ def check_references(scenario: Scenario, corpus: Corpus, scenario_path: Path) ->
     """What a scenario names must exist: its modes and runners in the corpus, and its
     scripts folder for `model_endpoint: scripted`. Checked by `plan` and before `run`
     spends anything; every problem is named with the scenario file and field."""
-    where = str(scenario_path)
+    doc = load_yaml(scenario_path)
     problems = []
     for i, mode in enumerate(scenario.modes):
         if mode not in corpus.modes:
-            problems.append(Problem(where, f"mode {mode!r} is not in {corpus.root / 'modes'} "
-                                    f"(known: {', '.join(sorted(corpus.modes)) or 'none'})",
-                                    field=f"modes[{i}]"))
+            problems.append(doc.problem(("modes", i), f"mode {mode!r} is not in "
+                                        f"{corpus.root / 'modes'} (known: "
+                                        f"{', '.join(sorted(corpus.modes)) or 'none'})"))
     for model, runner in scenario.model_runner_map.items():
         if runner not in corpus.runners:
-            problems.append(Problem(where, f"runner {runner!r} is not in "
-                                    f"{corpus.runners_root} (known: "
-                                    f"{', '.join(sorted(corpus.runners)) or 'none'})",
-                                    field=f"model_runner_map.{model}"))
+            problems.append(doc.problem(("model_runner_map", model), f"runner {runner!r} is "
+                                        f"not in {corpus.runners_root} (known: "
+                                        f"{', '.join(sorted(corpus.runners)) or 'none'})"))
     if scenario.model_endpoint == "scripted" and scenario.scripts:
-        scripts = (scenario_path.resolve().parent / scenario.scripts).resolve()
-        if not scripts.is_dir():
-            problems.append(Problem(where, f"scripts folder {scripts} does not exist"
-                                    + (" (it is a file)" if scripts.exists() else ""),
-                                    field="scripts"))
+        _, why = scripts_folder(scenario_path, scenario.scripts, corpus.root)
+        if why:
+            problems.append(doc.problem(("scripts",), why))
     if problems:
         raise ConfigError(problems)

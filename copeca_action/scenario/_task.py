@@ -69,7 +69,7 @@ class Mutation(InputModel):
     @field_validator("file")
     @classmethod
     def _relative(cls, value: str) -> str:
-        return _relative_path(value)
+        return relative_path(value, "the repository")
 
 
 class TestGrading(InputModel):
@@ -114,11 +114,7 @@ class PatchGrading(InputModel):
     @field_validator("tests_patch", "reference_patch")
     @classmethod
     def _beside_the_task(cls, value: str | None) -> str | None:
-        if value is not None and (value.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", value)
-                                  or ".." in value.replace("\\", "/").split("/")):
-            raise ValueError(f"{value!r}: must be a path inside the task's folder (relative, "
-                             "without '..'), not any file on the machine")
-        return value
+        return None if value is None else relative_path(value, "the task's folder")
 
 
 class Grading(InputModel):
@@ -154,7 +150,7 @@ class Span(InputModel):
     @field_validator("file")
     @classmethod
     def _relative(cls, value: str) -> str:
-        return _relative_path(value)
+        return relative_path(value, "the repository")
 
     @field_validator("lines")
     @classmethod
@@ -237,20 +233,34 @@ class Task(InputModel):
         return sha256_json(self.model_dump(mode="json"))[:16]
 
 
-def _relative_path(value: str) -> str:
-    if value.startswith("/") or re.match(r"^[A-Za-z]:", value):
-        raise ValueError("must be a repository-relative path, not absolute")
+def relative_path(value: str, inside: str) -> str:
+    """The one rule for a path an input names inside a folder (a task's repository files and
+    hidden tests, a repository's Dockerfile): relative, so it names no file elsewhere on the
+    machine (`/x`, `\\x`, `C:x`, `~/x`), and without `..`. Raises ValueError naming
+    `inside`. Where a symbolic link leads is checked by `leaves_folder` once the file's
+    place is known."""
+    if value.startswith(("/", "\\", "~/")) or value == "~" or re.match(r"^[A-Za-z]:", value):
+        raise ValueError(f"{value!r}: must be a path relative to {inside}, not absolute")
     if ".." in value.replace("\\", "/").split("/"):
-        raise ValueError("must not contain '..'")
+        raise ValueError(f"{value!r}: must be a path inside {inside} (relative, without '..'), "
+                         "not any file on the machine")
     return value
+
+
+def leaves_folder(rel: str, base: Path, folders: dict[str, Path]) -> str | None:
+    """Why `rel` (relative to `base`, or absolute) is in none of `folders` (what each is →
+    where) once resolved: an absolute path, `..` or a symbolic link leading out; None when
+    it is in one."""
+    target = (base / rel).resolve()
+    if any(target.is_relative_to(folder.resolve()) for folder in folders.values()):
+        return None
+    where = " or ".join(f"{name} ({folder})" for name, folder in folders.items())
+    return f"{rel} leads out of {where} to {target}: the benchmark's files stay inside it"
 
 
 def leaves_task_folder(task_file: Path, rel: str) -> str | None:
     """Why `rel`, a file the task names beside itself (`tests_patch`, `reference_patch`),
     is not in its folder once resolved (a symbolic link leading out: the model already
     refuses absolute paths and `..`); None when it is."""
-    target = (task_file.parent / rel).resolve()
-    if target.is_relative_to(task_file.parent.resolve()):
-        return None
-    return f"{rel} leads out of the task's folder (to {target}): a task's files stay beside it"
+    return leaves_folder(rel, task_file.parent, {"the task's folder": task_file.parent})
 

@@ -13,7 +13,7 @@ import yaml
 
 from copeca_action._util.yamlio import YamlDoc, load_yaml
 from copeca_action.errors import ConfigError, Problem
-from copeca_action.scenario._config import Mode, Runner, Scenario
+from copeca_action.scenario._config import Mode, RepoIndex, Runner, Scenario
 from copeca_action.scenario._load import (
     Corpus,
     add_to_corpus,
@@ -22,8 +22,9 @@ from copeca_action.scenario._load import (
     iter_yaml_files,
     load_corpus,
     runners_for,
+    scripts_folder,
 )
-from copeca_action.scenario._task import Task, leaves_task_folder
+from copeca_action.scenario._task import Task, leaves_folder, leaves_task_folder
 
 DATA = Path(__file__).parent / "data"
 
@@ -209,11 +210,9 @@ def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,
                 result.warnings.append(doc.problem(
                     ("thresholds", "min_runs"), design.removeprefix("thresholds.min_runs: ")))
     if scenario.model_endpoint == "scripted" and scenario.scripts:
-        scripts = (doc.path.resolve().parent / scenario.scripts).resolve()
-        if not scripts.is_dir():
-            result.errors.append(doc.problem(("scripts",), f"scripts folder {scripts} does not "
-                                             "exist" + (" (it is a file)" if scripts.exists()
-                                                        else "")))
+        _, why = scripts_folder(doc.path, scenario.scripts, corpus.root)
+        if why:
+            result.errors.append(doc.problem(("scripts",), why))
     if len(scenario.modes) == 1:
         result.warnings.append(doc.problem(("modes",), "a single mode: no other arm to compare "
                                            "it with, so no delta and no verdict (only with "
@@ -310,6 +309,20 @@ def _strings(value: object, where: tuple[str | int, ...]
             yield from _strings(item, (*where, i))
 
 
+def check_repos(index: RepoIndex, doc: YamlDoc, result: ValidationResult) -> None:
+    """A repository's Dockerfile is a file in the corpus (its folder is the build context:
+    a link leading out sent that folder to the engine)."""
+    root = doc.path.parent
+    for name, spec in index.repos.items():
+        if spec.dockerfile is None:
+            continue
+        where = ("repos", name, "dockerfile")
+        if why := leaves_folder(spec.dockerfile, root, {"the corpus": root}):
+            result.errors.append(doc.problem(where, why))
+        elif not (root / spec.dockerfile).is_file():
+            result.errors.append(doc.problem(where, f"file not found: {root / spec.dockerfile}"))
+
+
 def check_runner(runner: Runner, path: Path, doc: YamlDoc, result: ValidationResult) -> None:
     if path.parent.name == "runners" and path.stem != runner.name:
         result.errors.append(doc.problem(("name",), f"runner name {runner.name!r} differs from "
@@ -386,3 +399,5 @@ def _validate_file(path: Path, context: Corpus, seen_ids: dict[str, Path],
         check_mode(model, path, doc, result)
     elif isinstance(model, Runner):
         check_runner(model, path, doc, result)
+    elif isinstance(model, RepoIndex):
+        check_repos(model, doc, result)

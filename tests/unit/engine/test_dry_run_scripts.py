@@ -34,3 +34,24 @@ def test_a_benchmark_without_scripts_is_told_how_to_write_them(tmp_path: Path) -
                          cache=tmp_path / "cache")
     text = str(err.value)
     assert str(scenario) in text and "docs/dry-run.md" in text and "scripts/" in text
+
+
+def test_scripts_leading_out_of_the_benchmark_stop_plan_and_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """They were played as the benchmark's scripts; refused before anything runs, naming
+    the file, line and field, for a scripted scenario and for a dry run alike."""
+    from copeca_action.cli import main
+
+    scaffold(tmp_path, "mcp", name="my-tool")
+    (tmp_path / "elsewhere").mkdir()
+    scenario = tmp_path / "benchmark" / "scenarios" / "pr.yaml"
+    scenario.write_text(scenario.read_text() + f"scripts: {tmp_path / 'elsewhere'}\n")
+    line = len(scenario.read_text().splitlines())
+    with pytest.raises(ConfigError, match=r"scripts: .* leads out of the corpus"):
+        prepare_scenario(scenario, out=tmp_path / "out", tool_dir=tmp_path, dry_run=True,
+                         cache=tmp_path / "cache")
+    scenario.write_text(scenario.read_text() + "model_endpoint: scripted\n")
+    assert main(["plan", str(scenario)]) == 2
+    err = capsys.readouterr().err
+    assert f"{scenario}:{line}: scripts: {tmp_path / 'elsewhere'} leads out of the corpus" in err
+    assert "Traceback" not in err

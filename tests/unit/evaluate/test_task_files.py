@@ -30,3 +30,21 @@ def test_a_link_out_of_the_task_folder_is_refused(tmp_path: Path) -> None:
     assert beside_task(task_file, "patches/alias.patch", "f").read_text() == "diff\n"
     with pytest.raises(ConfigError, match="not found next to the task"):
         beside_task(task_file, "patches/absent.patch", "f")
+
+
+def test_a_dockerfile_linked_out_of_the_corpus_is_never_built(tmp_path: Path) -> None:
+    """Its folder is the build context: a link to a file in / sent / to the engine. Refused
+    before any engine is asked, naming repos.yaml and the field."""
+    from copeca_action.evaluate._resolve import CorpusResolver
+    from copeca_action.scenario import load_corpus
+
+    root = tmp_path / "corpus"
+    root.mkdir()
+    (tmp_path / "Dockerfile").write_text("FROM scratch\n")
+    (root / "Dockerfile").symlink_to(tmp_path / "Dockerfile")
+    (root / "repos.yaml").write_text("repos:\n  mine:\n    language: python\n"
+                                     "    local: {path: mine}\n    dockerfile: Dockerfile\n")
+    resolver = CorpusResolver(load_corpus(root).require_ok(), {}, backend="docker")
+    with pytest.raises(ConfigError) as info:
+        resolver.sandbox("mine")
+    assert "repos.mine.dockerfile: Dockerfile leads out of the corpus" in str(info.value)

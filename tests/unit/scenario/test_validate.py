@@ -144,3 +144,60 @@ def test_a_placeholder_typo_in_a_mode_is_warned_about(
     err = capsys.readouterr().err
     assert "typo.yaml:6: mcp_config.mcpServers.t.args[0]: {tool_dri} is no placeholder" in err
     assert err.count("is no placeholder") == 1
+
+
+def _small_corpus(root: Path, corpus_root: Path) -> None:
+    (root / "modes").mkdir(parents=True)
+    (root / "repos.yaml").write_bytes((corpus_root / "repos.yaml").read_bytes())
+    for name in ("baseline", "codesearch"):
+        (root / "modes" / f"{name}.yaml").write_bytes(
+            (corpus_root / "modes" / f"{name}.yaml").read_bytes())
+    task = root / "tasks" / "fastapi" / "locate-unique-id.yaml"
+    task.parent.mkdir(parents=True)
+    task.write_bytes((corpus_root / "tasks" / "fastapi" / "locate-unique-id.yaml").read_bytes())
+
+
+def test_scripts_leading_out_of_the_benchmark_are_refused(tmp_path: Path,
+                                                           corpus_root: Path) -> None:
+    """`scripts:` that led anywhere on the machine (`/tmp/x`, `../../x`, a link) was played
+    as the benchmark's scripts; now it must stay in the corpus or beside the scenario."""
+    root = tmp_path / "bench"
+    _small_corpus(root, corpus_root)
+    (root / "scripts").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (root / "linked").symlink_to(tmp_path / "elsewhere")
+    (root / "scenarios").mkdir()
+    head = ("name: s\ntasks: {include: ['fastapi/*']}\nmodes: [baseline, codesearch]\n"
+            "models: [claude-sonnet-4-5]\nmodel_runner_map: {claude-sonnet-4-5: claude}\n"
+            "model_endpoint: scripted\n")
+    for rel, ok in (("../scripts", True), (str(root / "scripts"), True),
+                    ("../../elsewhere", False), (str(tmp_path / "elsewhere"), False),
+                    ("../linked", False)):
+        scenario = root / "scenarios" / "s.yaml"
+        scenario.write_text(head + f"scripts: {rel}\n")
+        result = validate_paths([scenario])
+        shown = [str(p) for p in result.errors]
+        assert result.ok is ok, (rel, shown)
+        if not ok:
+            assert shown == [f"{scenario}:7: scripts: {rel} leads out of the corpus ({root}) "
+                             f"to {(tmp_path / 'elsewhere').resolve()}: the benchmark's files "
+                             "stay inside it"]
+
+
+def test_a_dockerfile_must_be_a_file_in_the_corpus(tmp_path: Path) -> None:
+    """Its folder is the build context sent to the engine: a link to /etc sent /etc."""
+    root = tmp_path / "bench"
+    root.mkdir()
+    (tmp_path / "Dockerfile").write_text("FROM scratch\n")
+    (root / "linked").symlink_to(tmp_path / "Dockerfile")
+    (root / "Dockerfile").write_text("FROM scratch\n")
+    for rel, error in (("Dockerfile", None), ("linked", "leads out of the corpus"),
+                       ("nope/Dockerfile", "file not found")):
+        (root / "repos.yaml").write_text("repos:\n  mine:\n    language: python\n"
+                                         f"    local: {{path: mine}}\n    dockerfile: {rel}\n")
+        shown = [str(p) for p in validate_paths([root / "repos.yaml"]).errors]
+        if error is None:
+            assert shown == []
+        else:
+            assert len(shown) == 1 and shown[0].startswith(
+                f"{root / 'repos.yaml'}:5: repos.mine.dockerfile: ") and error in shown[0]
