@@ -47,7 +47,7 @@ def _store(args: argparse.Namespace) -> SnapshotStore:
         raise ConfigError(f"{args.cache}: is a file, expected the cache folder", "--cache")
     corpus = load_corpus(root).require_ok()
     return SnapshotStore(args.cache or default_cache_dir(), corpus.repos,
-                         sdist_dirs=getattr(args, "sdist_dir", None))
+                         sdist_dirs=getattr(args, "sdist_dir", None), repos_dir=corpus.root)
 
 
 def run_fetch(args: argparse.Namespace) -> int:

@@ -136,7 +136,7 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     if shard:
         plan = shard_plan(plan, parse_shard(shard))
     outdir = OutputDir(out or out_default or Path("out") / scenario.name, work_dir)
-    store = SnapshotStore(cache or default_cache_dir(), loaded.repos)
+    store = SnapshotStore(cache or default_cache_dir(), loaded.repos, repos_dir=loaded.root)
     cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,
                        base_url=base_url, tool_dir=tool_dir, base_tool_dir=base_tool_dir,
                        endpoint_kind="dry_run" if dry_run else "real")

@@ -449,7 +449,9 @@ class DebianPin(InputModel):
 
 class LocalPin(InputModel):
     path: NonEmpty
-    """A local clone (users' own repositories); its HEAD commit is recorded per run."""
+    """A local clone (users' own repositories); its HEAD commit is recorded per run. A
+    relative path is read from the folder of repos.yaml; an absolute (or `~/`) one names a
+    clone anywhere on the machine, as a `file://` git URL can."""
 
 
 class BuildCacheSpec(InputModel):

@@ -70,9 +70,13 @@ class SnapshotStore:
     (bare repos) with a `.json` beside each, `setup/` (per-snapshot set-up folders)."""
 
     def __init__(self, root: Path, repos: Mapping[str, RepoSpec],
-                 sdist_dirs: Sequence[Path] | None = None) -> None:
+                 sdist_dirs: Sequence[Path] | None = None,
+                 repos_dir: Path | None = None) -> None:
         self.root = root.resolve()
         self.repos = dict(repos)
+        self.repos_dir = repos_dir
+        """The folder of repos.yaml: a relative `local.path` is read from there (None: the
+        current folder)."""
         self.downloads = self.root / "downloads"
         default_dirs = [corpus_dir() / "snapshots", self.downloads]
         self.sdist_dirs = [Path(d) for d in (sdist_dirs or [])] + default_dirs
@@ -199,8 +203,11 @@ class SnapshotStore:
         pin = spec.local
         assert pin is not None
         src = Path(os.path.expanduser(pin.path))
+        if not src.is_absolute() and self.repos_dir is not None:
+            src = self.repos_dir / src
         if not (src / ".git").exists() and not (src / "HEAD").exists():
-            raise WorkspaceError(f"local pin {pin.path} of {repo!r} is not a git repository")
+            raise WorkspaceError(f"local pin {pin.path} of {repo!r} ({src.resolve()}) is not a "
+                                 "git repository")
         head = rev_parse("HEAD", cwd=src)
         git_dir = self.git_dir(repo, "local")
         if not git_dir.is_dir():

@@ -29,3 +29,21 @@ def test_snapshot_fetch_offline_without_the_file_fails_clearly(
                  "--corpus", str(corpus)])
     assert code == 1
     assert "gone: FAILED" in capsys.readouterr().out
+
+
+def test_a_relative_local_pin_is_read_beside_repos_yaml_from_any_folder(
+        tmp_path: Path, origin_repo: tuple[Path, list[str]],
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`local: {path: ../origin}` was read from the current folder: the same benchmark
+    fetched from its own folder and failed ("not a git repository") from any other."""
+    repo, (_, head) = origin_repo
+    corpus = tmp_path / "bench"
+    corpus.mkdir()
+    (corpus / "repos.yaml").write_text(
+        f"repos:\n  app:\n    language: python\n    local: {{path: ../{repo.name}}}\n")
+    elsewhere = tmp_path / "elsewhere" / "deeper"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    assert main(["snapshot", "fetch", "--cache", str(tmp_path / "cache"),
+                 "--corpus", str(corpus)]) == 0
+    assert f"app: local {head} ({repo})" in capsys.readouterr().out
