@@ -17,8 +17,7 @@ from copeca_action.errors import ConfigError
 from copeca_action.plan import (
     RunPlan,
     build_plan,
-    parse_shard,
-    shard_plan,
+    shard_of,
     unreachable_min_runs,
 )
 from copeca_action.records import read_rows
@@ -87,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--shard: not with --power (the power is the whole design's)")
         return print_power(scenario, plan, args)
     if args.shard:
-        plan = shard_plan(plan, parse_shard(args.shard))
+        plan = shard_of(plan, args.shard)
     if args.json:
         print(plan.model_dump_json(indent=2))
         return 0

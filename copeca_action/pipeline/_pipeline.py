@@ -30,8 +30,7 @@ from copeca_action.plan import (
     Compare,
     RunPlan,
     build_plan,
-    parse_shard,
-    shard_plan,
+    shard_of,
     unreachable_min_runs,
 )
 from copeca_action.records import latest_by_run_id
@@ -134,7 +133,7 @@ def prepare_scenario(scenario_path: Path, *, out: Path | None = None,
     if design:
         print(f"warning: {scenario_path}: {design}", file=sys.stderr, flush=True)
     if shard:
-        plan = shard_plan(plan, parse_shard(shard))
+        plan = shard_of(plan, shard)
     outdir = OutputDir(out or out_default or Path("out") / scenario.name, work_dir)
     store = SnapshotStore(cache or default_cache_dir(), loaded.repos, repos_dir=loaded.root)
     cfg = EngineConfig(scenario=scenario, corpus=loaded, out=outdir, store=store,

@@ -14,6 +14,7 @@ if _typing.TYPE_CHECKING:
         build_plan,
         parse_shard,
         run_id_for,
+        shard_of,
         shard_plan,
         unreachable_min_runs,
     )
@@ -28,6 +29,7 @@ __all__ = [
     "build_plan",
     "parse_shard",
     "run_id_for",
+    "shard_of",
     "shard_plan",
     "unreachable_min_runs",
 ]
@@ -42,6 +44,7 @@ _LAZY: dict[str, str] = {
     "build_plan": "copeca_action.plan._plan",
     "parse_shard": "copeca_action.plan._plan",
     "run_id_for": "copeca_action.plan._plan",
+    "shard_of": "copeca_action.plan._plan",
     "shard_plan": "copeca_action.plan._plan",
     "unreachable_min_runs": "copeca_action.plan._plan",
 }

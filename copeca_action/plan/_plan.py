@@ -10,6 +10,7 @@ from pydantic import Field
 
 from copeca_action._util.hashing import sha256_json
 from copeca_action._util.model import RecordModel
+from copeca_action._util.text import one_line
 from copeca_action.errors import ConfigError
 
 if TYPE_CHECKING:  # a plan read from a bundle needs no scenario code
@@ -151,22 +152,49 @@ def unreachable_min_runs(scenario: Scenario, plan: RunPlan) -> str | None:
             "whatever the runs show. Add tasks or repetitions, or lower thresholds.min_runs")
 
 
+MAX_SHARDS = 10_000
+"""More shards than any matrix runs (GitHub's holds 256 jobs)."""
+
+
 def parse_shard(text: str) -> Shard:
-    """`i/n` with 1 ≤ i ≤ n."""
-    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text)
+    """`i/n` with 1 ≤ i ≤ n ≤ MAX_SHARDS, in ASCII digits."""
+    shown = repr(one_line(text, 40))
+    match = re.fullmatch(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*", text)
     if not match:
-        raise ConfigError(f"--shard {text!r}: expected i/n, e.g. 2/3")
+        raise ConfigError(f"--shard {shown}: expected i/n in digits, e.g. 2/3")
+    if max(len(match.group(1)), len(match.group(2))) > len(str(MAX_SHARDS)):
+        raise ConfigError(f"--shard {shown}: n is at most {MAX_SHARDS:,}")
     index, count = int(match.group(1)), int(match.group(2))
+    if count > MAX_SHARDS:
+        raise ConfigError(f"--shard {shown}: n is at most {MAX_SHARDS:,}")
     if count < 1 or not 1 <= index <= count:
-        raise ConfigError(f"--shard {text!r}: i must be between 1 and n (shards are 1-based)")
+        raise ConfigError(f"--shard {shown}: i must be between 1 and n (shards are 1-based)")
     return Shard(index=index, count=count)
+
+
+def _groups(plan: RunPlan) -> list[list[PlannedRun]]:
+    """The plan's runs in shardable groups: every arm of a task-repetition together."""
+    cell = max(1, len(plan.arms))
+    return [plan.runs[i:i + cell] for i in range(0, len(plan.runs), cell)]
 
 
 def shard_plan(plan: RunPlan, shard: Shard) -> RunPlan:
     """Round-robin over the plan's order: shards are disjoint, their union is the plan, and
     each shard gets every arm of a task-repetition together when arms divide evenly."""
-    cell = max(1, len(plan.arms))
-    groups = [plan.runs[i:i + cell] for i in range(0, len(plan.runs), cell)]
-    mine = [run for g, group in enumerate(groups) if g % shard.count == shard.index - 1
+    mine = [run for g, group in enumerate(_groups(plan)) if g % shard.count == shard.index - 1
             for run in group]
     return plan.model_copy(update={"runs": mine, "shard": shard})
+
+
+def shard_of(plan: RunPlan, text: str) -> RunPlan:
+    """The runs of `--shard i/n` (`text`) of `plan`, for `plan` and `run`. Refused when n is
+    more than the plan's groups (a task, model and repetition with all its arms): some
+    shards would run nothing, a matrix wider than the work (`1/999999999999` was accepted)."""
+    shard = parse_shard(text)
+    shown = repr(one_line(text, 40))
+    groups = len(_groups(plan))
+    if shard.count > groups:
+        raise ConfigError(f"--shard {shown}: the plan splits into {groups:,} group(s) of runs "
+                          "(a task, model and repetition with all its arms), so shards past "
+                          f"{groups:,} would run nothing; use at most {groups:,} shards")
+    return shard_plan(plan, shard)

@@ -50,10 +50,28 @@ def test_base_ref_compare_adds_base_arms(demo) -> None:  # type: ignore[no-untyp
         "baseline", "codesearch", "codesearch@base"]
 
 
-@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "a/b", "3", "-1/2", ""])
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "a/b", "3", "-1/2", "", "1/10001",
+                                  "1/999999999999", "\uff11/3", "1/" + "9" * 5000])
 def test_bad_shards_are_refused_with_the_flag_named(text: str) -> None:
+    # a fullwidth digit was read as 1; 5,000 digits raised int()'s ValueError (a traceback)
     with pytest.raises(ConfigError, match="--shard"):
         parse_shard(text)
+
+
+@pytest.mark.parametrize("text", ["1/49", "49/100", "1/10000"])
+def test_more_shards_than_groups_of_runs_are_refused_by_plan(
+        text: str, corpus_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo has 48 groups (12 tasks x 2 models x 2 repetitions, both arms together):
+    shard 49 of 100 was a plan of no runs, and 1/999999999999 was accepted."""
+    from copeca_action.cli import main
+
+    assert main(["plan", str(corpus_root / "scenarios" / "demo.yaml"), "--shard", text]) == 2
+    err = capsys.readouterr().err
+    assert f"--shard {text!r}: " in err and "use at most 48 shards" in err, err
+    assert "Traceback" not in err
+    assert main(["plan", str(corpus_root / "scenarios" / "demo.yaml"), "--shard", "48/48",
+                 "--json"]) == 0
+    assert '"count": 48' in capsys.readouterr().out
 
 
 @settings(max_examples=60, deadline=None)
