@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +12,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel
 
 from copeca_action._util.paths import corpus_dir, runners_dir
-from copeca_action._util.yamlio import YamlDoc, load_yaml, parse_model
+from copeca_action._util.yamlio import Loc, YamlDoc, load_yaml, parse_model
 from copeca_action.errors import ConfigError, Problem
 from copeca_action.scenario._config import Mode, RepoIndex, RepoSpec, Runner, Scenario
 from copeca_action.scenario._task import Task, leaves_folder
@@ -193,6 +195,52 @@ def load_corpus(root: Path | None = None, runners_root: Path | None = None) -> C
     return corpus
 
 
+MODE_PLACEHOLDERS = ("python", "tool_dir", "demo_tool")
+"""What the engine fills in a mode's settings (`engine._context.expand_mode`)."""
+_MODE_FIELD = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""`{name}`, not a shell's `${name}`."""
+
+
+def placeholder_problems(mode: Mode, doc: YamlDoc) -> tuple[list[Problem], list[Problem]]:
+    """(errors, warnings) for the `{name}`s in a mode's settings the harness does not fill:
+    they reach the tool as written on every run of the arm. One that is a near miss of a
+    placeholder (`{tool_dri}`, `{Demo_Tool}`) is a typo and an error, so `plan` and `run`
+    refuse before the first run; any other (`{x}` in a setup's Python snippet, a tool's
+    own template) is a warning."""
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+    data = mode.model_dump(mode="json", include={"mcp_config", "env", "agent_config",
+                                                 "wrapper", "setup", "validity"})
+    known = ", ".join("{" + p + "}" for p in MODE_PLACEHOLDERS)
+    for where, text in _strings(data, ()):
+        for name in _MODE_FIELD.findall(text):
+            if name in MODE_PLACEHOLDERS:
+                continue
+            near = difflib.get_close_matches(name.lower(), MODE_PLACEHOLDERS, n=1, cutoff=0.75)
+            if near:
+                errors.append(doc.problem(where, f"{{{name}}} is no placeholder the harness "
+                                          f"fills: did you mean {{{near[0]}}}? (it fills "
+                                          f"{known}; as written it would reach the tool)"))
+            else:
+                warnings.append(doc.problem(where, f"{{{name}}} is no placeholder the harness "
+                                            f"fills (it fills {known}): it reaches the tool "
+                                            "as written"))
+            break
+    return errors, warnings
+
+
+def _strings(value: object, where: Loc) -> Iterator[tuple[Loc, str]]:
+    """Every string in a JSON-like value, with its location."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, (*where, str(key)))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _strings(item, (*where, i))
+
+
 def add_to_corpus(corpus: Corpus, path: Path, doc: YamlDoc, kind: Kind) -> BaseModel:
     """Parse `doc` as `kind` and register it, reporting name clashes."""
     model = parse_model(doc, MODELS[kind])
@@ -213,6 +261,9 @@ def add_to_corpus(corpus: Corpus, path: Path, doc: YamlDoc, kind: Kind) -> BaseM
                                           "depends on file order; rename or remove one"))
         corpus.named_files[key] = path
         if isinstance(model, Mode):
+            typos = placeholder_problems(model, doc)[0]
+            if typos:
+                raise ConfigError(typos)
             corpus.modes[model.name] = model
         else:
             corpus.runners[model.name] = model

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -21,6 +20,7 @@ from copeca_action.scenario._load import (
     guess_kind,
     iter_yaml_files,
     load_corpus,
+    placeholder_problems,
     runners_for,
     scripts_folder,
 )
@@ -275,38 +275,11 @@ def select_task_ids(scenario: Scenario, ids: list[str]) -> list[str]:
                   and not any(fnmatch.fnmatchcase(i, g) for g in exc))
 
 
-MODE_PLACEHOLDERS = ("python", "tool_dir", "demo_tool")
-"""What the engine fills in a mode's settings (`engine._context.expand_mode`)."""
-_MODE_FIELD = re.compile(r"(?<!\$)\{([a-z_]+)\}")
-"""`{name}`, not a shell's `${name}`."""
-
-
 def check_mode(mode: Mode, path: Path, doc: YamlDoc, result: ValidationResult) -> None:
     if path.parent.name == "modes" and path.stem != mode.name:
         result.errors.append(doc.problem(("name",), f"mode name {mode.name!r} differs from its "
                                          f"file name {path.stem!r}"))
-    data = mode.model_dump(mode="json", include={"mcp_config", "env", "agent_config",
-                                                 "wrapper", "setup"})
-    for where, text in _strings(data, ()):
-        unknown = [f for f in _MODE_FIELD.findall(text) if f not in MODE_PLACEHOLDERS]
-        if unknown:
-            known = ", ".join("{" + p + "}" for p in MODE_PLACEHOLDERS)
-            result.warnings.append(doc.problem(where, f"{{{unknown[0]}}} is no placeholder the "
-                                               f"harness fills (it fills {known}): it reaches "
-                                               "the tool as written"))
-
-
-def _strings(value: object, where: tuple[str | int, ...]
-             ) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """Every string in a JSON-like value, with its location."""
-    if isinstance(value, str):
-        yield where, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(item, (*where, str(key)))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _strings(item, (*where, i))
+    result.warnings += placeholder_problems(mode, doc)[1]
 
 
 def check_repos(index: RepoIndex, doc: YamlDoc, result: ValidationResult) -> None:

@@ -129,22 +129,41 @@ def test_two_modes_of_one_name_are_refused_where_a_run_loads_them(tmp_path: Path
     assert corpus.modes["codesearch"].mcp_config is not None  # the first one, not the copy
 
 
-def test_a_placeholder_typo_in_a_mode_is_warned_about(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_placeholder_typo_in_a_mode_is_refused_by_validate_and_plan(
+        tmp_path: Path, corpus_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`{tool_dri}` would reach the tool as written on every tool-arm run, after the
-    baseline's runs were paid; a shell's `${HOME}` and the placeholders the harness fills
-    are left alone."""
+    baseline's runs were paid; validate only warned and plan and run went ahead. A near
+    miss of a placeholder is now an error wherever modes load; another `{name}` (a tool's
+    own template) stays a warning, and a shell's `${HOME}` and the placeholders the
+    harness fills are left alone."""
     modes = tmp_path / "modes"
     modes.mkdir()
     (modes / "typo.yaml").write_text(
         "name: typo\nmcp_config:\n  mcpServers:\n    t:\n      command: \"{python}\"\n"
         "      args: [\"{tool_dri}/server.py\", \"${HOME}/x\", \"{demo_tool}\"]\n"
-        "env:\n  T: \"{tool_dir}/bin\"\n")
-    assert main(["validate", str(modes / "typo.yaml")]) == 0
+        "env:\n  T: \"{Tool_Dir}/bin\"\n")
+    assert main(["validate", str(modes / "typo.yaml")]) == 1
     err = capsys.readouterr().err
-    assert "typo.yaml:6: mcp_config.mcpServers.t.args[0]: {tool_dri} is no placeholder" in err
-    assert err.count("is no placeholder") == 1
-
+    assert ("typo.yaml:6: mcp_config.mcpServers.t.args[0]: {tool_dri} is no placeholder the "
+            "harness fills: did you mean {tool_dir}?") in err
+    assert "typo.yaml:8: env.T: {Tool_Dir} is no placeholder" in err
+    assert err.count("is no placeholder") == 2
+    (modes / "own.yaml").write_text("name: own\nenv:\n  T: \"{query}\"\n")
+    assert main(["validate", str(modes / "own.yaml")]) == 0
+    assert "own.yaml:3: env.T: {query} is no placeholder" in capsys.readouterr().err
+    root = tmp_path / "bench"
+    _small_corpus(root, corpus_root)
+    (root / "modes" / "codesearch.yaml").write_text(
+        (corpus_root / "modes" / "codesearch.yaml").read_text().replace("{demo_tool}",
+                                                                        "{demo_tol}"))
+    (root / "scenarios").mkdir()
+    (root / "scenarios" / "s.yaml").write_text(
+        "name: s\ntasks: {include: ['fastapi/*']}\nmodes: [baseline, codesearch]\n"
+        "models: [claude-sonnet-4-5]\nmodel_runner_map: {claude-sonnet-4-5: claude}\n")
+    assert main(["plan", str(root / "scenarios" / "s.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "codesearch.yaml:11: mcp_config.mcpServers.codesearch.args[0]: {demo_tol}" in err
+    assert "did you mean {demo_tool}?" in err and "Traceback" not in err
 
 def _small_corpus(root: Path, corpus_root: Path) -> None:
     (root / "modes").mkdir(parents=True)
