@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from copeca_action.errors import GitHubError
+from copeca_action.github._markdown import cut_markdown
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*\Z")
 MAX_SUMMARY_BYTES = 1024 * 1024
@@ -40,12 +41,11 @@ def write_outputs(path: str | os.PathLike[str], outputs: Mapping[str, str]) -> N
 
 
 def write_summary(path: str | os.PathLike[str], markdown: str) -> None:
-    """Append markdown to the job summary, cut to GitHub's size limit."""
-    data = markdown.encode("utf-8")
-    if len(data) > MAX_SUMMARY_BYTES:
-        note = "\n\n*(summary truncated: the full report is in the bundle)*\n"
-        keep = MAX_SUMMARY_BYTES - len(note.encode())
-        markdown = data[:keep].decode("utf-8", "ignore") + note
+    """Append markdown to the job summary, cut at a line to GitHub's size limit with what
+    the cut leaves open closed (a code fence, a `<details>`, a table) and a note saying so."""
+    markdown = cut_markdown(markdown, MAX_SUMMARY_BYTES - 1,
+                            "*(summary truncated: the full report is in the bundle)*",
+                            size=lambda text: len(text.encode("utf-8", "surrogatepass")))
     try:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(markdown if markdown.endswith("\n") else markdown + "\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from copeca_action._util.percent import level_text, percent_decimals
 from copeca_action._util.text import one_line
@@ -107,3 +107,59 @@ def value_text(value: float | None, unit: str) -> Safe:
                 return Safe(_num(value / size, 1) + suffix)
         return Safe(f"{int(value):,}")
     return Safe(_num(value, 3))
+
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_DETAILS = re.compile(r"<(/?)details\b", re.IGNORECASE)
+
+
+def cut_markdown(text: str, limit: int, note: str, size: Callable[[str], int] = len) -> str:
+    """`text` when `size(text)` is at most `limit`; else its longest run of whole lines that
+    fits with what it leaves open closed (a code fence, every `<details>`) and then `note`,
+    in a paragraph of its own, so the note neither renders as code nor hides in a folded
+    block and a table row is never cut in half. `size` measures (characters; bytes for the
+    job summary). A first line longer than the limit is cut within itself."""
+    if size(text) <= limit:
+        return text
+    tail = "\n\n" + note.strip("\n") + "\n"
+    budget = limit - size(tail)
+    kept: list[str] = []
+    used = 0
+    fence: str | None = None
+    depth = 0
+    for line in text.splitlines(keepends=True):
+        closing = _closing(fence, depth)
+        if used + size(line) + size(closing) > budget:
+            break
+        kept.append(line)
+        used += size(line)
+        fence, depth = _after(line, fence, depth)
+    if not kept:  # one first line longer than the limit: its longest prefix that fits
+        first = text.splitlines()[0] if text else ""
+        low, high = 0, len(first)
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if size(first[:mid]) <= budget else (low, mid - 1)
+        kept = [first[:low]]
+        fence, depth = _after(kept[0], None, 0)
+    body = "".join(kept).rstrip("\n")
+    return body + _closing(fence, depth) + tail
+
+
+def _after(line: str, fence: str | None, depth: int) -> tuple[str | None, int]:
+    """The open fence and `<details>` depth after `line`."""
+    match = _FENCE_OPEN.match(line)
+    if fence is not None:
+        closes = (match is not None and match.group(1)[0] == fence[0]
+                  and len(match.group(1)) >= len(fence) and not line[match.end():].strip())
+        return (None if closes else fence), depth
+    if match is not None:
+        return match.group(1), depth
+    for slash in _DETAILS.findall(line):
+        depth = max(0, depth - 1) if slash else depth + 1
+    return None, depth
+
+
+def _closing(fence: str | None, depth: int) -> str:
+    """What closes an open fence and `depth` open `<details>`."""
+    return ("\n" + fence if fence else "") + "\n\n</details>" * depth

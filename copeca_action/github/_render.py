@@ -21,6 +21,7 @@ from copeca_action.github._comments import MAX_COMMENT_CHARS, marker, state_mark
 from copeca_action.github._markdown import (
     Safe,
     ci_text,
+    cut_markdown,
     escape_md,
     signed_pct,
     signed_points,
@@ -260,12 +261,7 @@ def render_comment(data: CommentData, limit: int = MAX_COMMENT_CHARS) -> str:
     body = _render_level(data, 2)
     if len(body) <= limit:
         return body
-    note = "\n\n" + _truncation_note(data, 3) + "\n"
-    keep = body[: max(0, limit - len(note) - len("\n</details>"))]
-    keep = keep[: keep.rfind("\n")] if "\n" in keep else keep
-    if keep.count("<details>") > keep.count("</details>"):
-        keep += "\n</details>"
-    return keep + note
+    return cut_markdown(body, limit, _truncation_note(data, 3))
 
 
 def _with_safe_reasons(data: CommentData) -> CommentData:
