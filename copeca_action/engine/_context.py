@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from copeca_action.workspace import (
     SnapshotStore,
     WorktreePool,
     check_mutations,
+    files_in_tree,
     read_file_at,
 )
 
@@ -136,6 +137,7 @@ def resolve(cfg: EngineConfig, plan: RunPlan) -> Resolved:
             found = {k: v for k, v in texts.items() if v is not None}
             problems += [f"task {task.id}: grading.test.{p}"
                          for p in check_mutations(found, test.mutations)]
+    problems += _answers_in_reach(cfg, tasks.values(), out)
     if problems:
         raise ConfigError("; ".join(problems))
     for (repo, _), snap in out.snapshots.items():
@@ -155,6 +157,25 @@ def resolve(cfg: EngineConfig, plan: RunPlan) -> Resolved:
         out.runners[name] = runner
         out.cli_versions[name] = cli_version(runner)
     return out
+
+
+def _answers_in_reach(cfg: EngineConfig, tasks: Iterable[Task], out: Resolved) -> list[str]:
+    """Tasks whose own file (prompt, grading answers, gold context) is in the tree of the
+    repository they run on, so the agent's checkout holds it: a benchmark kept in the
+    repository it benchmarks (a `local:` pin of the tool's own clone, say)."""
+    problems = []
+    for key, snap in out.snapshots.items():
+        files = {t.id: (path, path.relative_to(cfg.corpus.root).as_posix())
+                 for t in tasks if (t.repo, t.commit) == key
+                 and (path := cfg.corpus.task_files.get(t.id)) is not None
+                 and path.is_relative_to(cfg.corpus.root)}
+        found = files_in_tree(Path(snap.git_dir), snap.commit, files)
+        problems += [f"task {task}: repository {key[0]!r} at {snap.commit[:12]} holds the "
+                     f"task's own file ({files[task][0]} as {where}), so the agent's "
+                     "checkout shows it the answers it is graded on; pin a commit without "
+                     "the benchmark, or keep the benchmark outside the repository"
+                     for task, where in sorted(found.items())]
+    return problems
 
 
 def _resolve_mode(cfg: EngineConfig, arm: str) -> Mode:

@@ -8,7 +8,7 @@ import io
 import shutil
 import subprocess
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from copeca_action._util.model import RecordModel
@@ -119,6 +119,36 @@ def head_of(worktree: Path) -> str:
 def instruction_files(worktree: Path) -> list[str]:
     """Agent instruction files at the top of the checkout (flagged on the run)."""
     return [name for name in INSTRUCTION_FILES if (worktree / name).exists()]
+
+
+def files_in_tree(git_dir: Path, commit: str, files: Mapping[str, tuple[Path, str]]
+                  ) -> dict[str, str]:
+    """Which of `files` (name → (file on disk, its path relative to the benchmark)) the
+    commit's tree holds: the same content anywhere, or a file at that relative path (an
+    older version of it). Name → the path in the tree. A repository that holds the
+    benchmark's task files shows the agent the answers it is graded on."""
+    if not files:
+        return {}
+    names = list(files)
+    hashed = git(["hash-object", "--stdin-paths"], git_dir=git_dir,
+                 input_text="".join(f"{files[n][0]}\n" for n in names)).stdout.split()
+    listing = git(["ls-tree", "-r", "-z", commit], git_dir=git_dir).stdout
+    by_blob: dict[str, str] = {}
+    paths: list[str] = []
+    for entry in listing.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            by_blob.setdefault(parts[2], path)
+            paths.append(path)
+    found: dict[str, str] = {}
+    for name, blob in zip(names, hashed, strict=True):
+        rel = files[name][1]
+        same = by_blob.get(blob) or next(
+            (p for p in paths if p == rel or p.endswith("/" + rel)), None)
+        if same is not None:
+            found[name] = same
+    return found
 
 
 def remove_worktree(git_dir: Path, path: Path) -> None:

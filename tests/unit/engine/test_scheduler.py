@@ -188,6 +188,45 @@ def test_instruction_files_in_the_repo_are_flagged(tmp_path: Path) -> None:
     assert "instruction_files" in record.flags
 
 
+def _commit_to_origin(tmp_path: Path, corpus: Path, files: dict[str, str]) -> None:
+    """Commit `files` (path → text) to the test origin and pin the corpus to that commit."""
+    import subprocess
+
+    origin = tmp_path / "origin"
+    for name, text in files.items():
+        (origin / name).parent.mkdir(parents=True, exist_ok=True)
+        (origin / name).write_text(text)
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@e", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    subprocess.run(["git", "add", "."], cwd=origin, env=env, check=True)
+    subprocess.run(["git", "commit", "-qm", "more"], cwd=origin, env=env, check=True)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=origin, env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    repos = (corpus / "repos.yaml").read_text()
+    (corpus / "repos.yaml").write_text(repos.replace(repos.split("commit: ")[1].split()[0],
+                                                     head))
+
+
+@pytest.mark.parametrize("where", ["same", "older"])
+def test_a_repository_that_holds_its_tasks_answers_is_refused_before_any_run(
+        tmp_path: Path, where: str) -> None:
+    """A benchmark kept in the repository it runs on (the tool's own clone as a `local:`
+    pin): the agent's checkout would hold the task file and its graded answers."""
+    corpus = make_corpus(tmp_path, {"a": {"prompt": fake(answer="42")},
+                                    "b": {"prompt": fake(answer="42")}})
+    task = (corpus / "tasks" / "app" / "a.yaml").read_text()
+    copy = task if where == "same" else task.replace("42", "41")  # an older version
+    _commit_to_origin(tmp_path, corpus, {"bench/tasks/app/a.yaml": copy})
+    cfg = config(tmp_path, corpus, scenario())
+    with pytest.raises(ConfigError) as err:
+        _run(cfg)
+    text = str(err.value)
+    assert "task app/a: repository 'app'" in text
+    assert "(" + str(corpus / "tasks" / "app" / "a.yaml") + " as bench/tasks/app/a.yaml)" in text
+    assert "app/b" not in text  # its file is not in the tree
+    assert not cfg.out.results.exists()  # nothing ran
+
+
 def test_worktrees_can_live_in_another_folder(tmp_path: Path) -> None:
     from copeca_action.engine import OutputDir
 
