@@ -120,7 +120,7 @@ def check_task(task: Task, path: Path, doc: YamlDoc, corpus: Corpus,
     if task.repo not in corpus.repos:
         known = ", ".join(sorted(corpus.repos)) or "none"
         result.errors.append(doc.problem(("repo",), f"unknown repository {task.repo!r}; "
-                                         f"corpus/repos.yaml has: {known}"))
+                                         f"{corpus.root / 'repos.yaml'} has: {known}"))
     elif task.commit and corpus.repos[task.repo].git is None:
         result.errors.append(doc.problem(("commit",), "a commit override needs a git origin "
                                          f"for repository {task.repo!r}"))
