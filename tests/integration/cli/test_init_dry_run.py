@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -74,6 +75,14 @@ def test_run_without_a_key_is_refused_before_any_run(tmp_path: Path) -> None:
     assert not (out / "results.jsonl").exists()
 
 
+def _dry_run(repo: Path, out: Path) -> list[dict[str, Any]]:
+    """`run --dry-run` of the scaffold's scenario into `out`: its records (it must succeed)."""
+    done = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
+                "--plain", "--out", str(out), cwd=repo)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
 def _fewer_runs(repo: Path) -> None:
     """The scaffold's scenario cut to two tasks and a control, once each: six runs."""
     scenario = repo / "benchmark" / "scenarios" / "pr.yaml"
@@ -93,11 +102,7 @@ def test_a_wrapper_runs_the_agent_and_a_broken_one_stops_the_run(tmp_path: Path)
     assert _cli("init", str(repo), "--kind", "wrapper", "--name", "wrap",
                 cwd=tmp_path).returncode == 0
     _fewer_runs(repo)
-    out = tmp_path / "out"
-    done = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
-                "--plain", "--out", str(out), cwd=repo)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    records = _dry_run(repo, tmp_path / "out")
     wrapped = [r for r in records if r["arm"] == "wrap"]
     assert len(wrapped) == 3
     assert all(r["outcome"] == "ok" and r["tool_adopted"] for r in wrapped)
@@ -127,10 +132,7 @@ def test_a_server_that_dies_at_its_first_call_is_named_not_hidden(tmp_path: Path
     server.write_text(text.replace(call, call + "            os._exit(9)\n", 1))
     _fewer_runs(repo)
     out = tmp_path / "out"
-    done = _cli("run", "benchmark/scenarios/pr.yaml", "--dry-run", "--tool-dir", ".",
-                "--plain", "--out", str(out), cwd=repo)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    records = _dry_run(repo, out)
     assert len(records) == 6
     called = [r for r in records if r["arm"] == "my-tool" and not r["control"]]
     assert len(called) == 2
