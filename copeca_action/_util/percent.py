@@ -48,3 +48,29 @@ def level_text(level: float) -> str:
     0.9975 → "99.75%" (four significant digits: one rounding for report.md, report.html, the
     comment and the badge)."""
     return f"{level * 100:.4g}%"
+
+
+def threshold_fraction(value: str | float) -> float:
+    """A delta threshold as a fraction, from what a user wrote: a percentage (`"10%"` →
+    0.1, `"1000%"` → 10) or a bare fraction below 1 (`0.1`). A bare number of 1 or more is
+    refused (ValueError, saying what to write): `10` is meant as 10% far more often than
+    as +1000%, and read as +1000% it silently turns the gate off."""
+    text = value.strip() if isinstance(value, str) else ""
+    if text.endswith("%"):
+        try:
+            return float(text[:-1]) / 100
+        except ValueError:
+            raise ValueError("expected a number, a percentage such as 10%, or a fraction "
+                             "such as 0.10") from None
+    try:
+        number = float(text or value)
+    except (TypeError, ValueError):
+        raise ValueError("expected a number, a percentage such as 10%, or a fraction such "
+                         "as 0.10") from None
+    if number >= 1:
+        shown = f"{number:g}"
+        fraction = f" (or {number / 100:g})" if number < 100 else ""
+        raise ValueError(f"a bare {shown} is ambiguous (a bare number is a fraction: 0.10 is "
+                         f"+10%): write {shown}%{fraction} for +{shown}%, or "
+                         f"{number * 100:g}% if you mean +{number * 100:g}%")
+    return number

@@ -248,6 +248,12 @@ def problems_from_validation(doc: YamlDoc, exc: ValidationError, model: type[Bas
     return out
 
 
+HAND_WRITTEN = {"hand_written": True}
+"""The validation context of every model read from YAML (`parse_model`): input a person
+wrote, where a validator may refuse what is ambiguous as typed (a bare threshold of 10, see
+`scenario.Thresholds`) but fine when a program built the same model."""
+
+
 def parse_model(doc: YamlDoc, model: type[M], root: Loc = (), data: Any = None,
                 context: dict[str, Any] | None = None) -> M:
     """Validate `doc` (or `data` found at `root` inside it) into `model`, or raise located."""
@@ -256,6 +262,6 @@ def parse_model(doc: YamlDoc, model: type[M], root: Loc = (), data: Any = None,
         kind = "empty" if value is None else type(value).__name__
         raise ConfigError(doc.problem(root, f"expected a mapping of keys, got {kind}"))
     try:
-        return model.model_validate(value, context=context)
+        return model.model_validate(value, context={**HAND_WRITTEN, **(context or {})})
     except ValidationError as exc:
         raise ConfigError(problems_from_validation(doc, exc, model, root, value)) from exc

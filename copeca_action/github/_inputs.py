@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from copeca_action._util.model import RecordModel
+from copeca_action._util.percent import threshold_fraction, threshold_text
 from copeca_action.errors import ConfigError, Problem
 
 Compare = Literal["baseline", "base-ref", "both"]
@@ -112,18 +113,25 @@ def parse_choice(choices: tuple[str, ...]) -> Callable[[str], str]:
     return parse
 
 
-def parse_number(lo: float, hi: float | None = None) -> Callable[[str], float]:
+def parse_number(lo: float, hi: float | None = None,
+                 threshold: bool = False) -> Callable[[str], float]:
+    """A number in [lo, hi]. `threshold`: a delta threshold, written `10%` or `0.10`
+    (`threshold_fraction`: a bare number of 1 or more is refused as ambiguous); else a plain
+    number (a budget in USD: `10%` of nothing is no amount)."""
     def parse(text: str) -> float:
-        raw = text[:-1] if text.endswith("%") else text
-        try:
-            value = float(raw)
-        except ValueError:
-            raise ValueError("expected a number") from None
-        if text.endswith("%"):
-            value /= 100
+        if threshold:
+            value = threshold_fraction(text)
+        else:
+            try:
+                value = float(text)
+            except ValueError:
+                raise ValueError("expected a number") from None
         if value != value or value in (float("inf"), float("-inf")):
             raise ValueError("expected a finite number")
         if value < lo or (hi is not None and value > hi):
+            if threshold:
+                raise ValueError(f"expected a threshold from {threshold_text(lo)} to "
+                                 f"{threshold_text(hi or 0.0)}")
             raise ValueError(f"expected a number from {lo:g}" + (f" to {hi:g}" if hi else " up"))
         return value
     return parse
@@ -170,8 +178,8 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "anthropic-api-key": _text,
     "openai-api-key": _text,
     "budget-usd": parse_number(0.0),
-    "alert-threshold": parse_number(0.0, 10.0),
-    "fail-threshold": parse_number(0.0, 10.0),
+    "alert-threshold": parse_number(0.0, 10.0, threshold=True),
+    "fail-threshold": parse_number(0.0, 10.0, threshold=True),
     "fail-on": parse_choice(("regression", "inconclusive", "never")),
     "comment": parse_choice(("always", "on-change", "never")),
     "comment-id": parse_comment_id,
@@ -209,7 +217,8 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     if inputs and inputs.alert_threshold is not None and inputs.fail_threshold is not None \
             and inputs.fail_threshold < inputs.alert_threshold:
         problems.append(Problem(SOURCE, f"must be at least alert-threshold "
-                                f"({inputs.alert_threshold:g}); got {inputs.fail_threshold:g}",
+                                f"({threshold_text(inputs.alert_threshold)}); got "
+                                f"{threshold_text(inputs.fail_threshold)}",
                                 field="fail-threshold"))
     if inputs and inputs.shard and inputs.merge:
         problems.append(Problem(SOURCE, "a job either runs a shard or merges shard bundles, "

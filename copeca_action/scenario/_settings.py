@@ -6,20 +6,23 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, model_validator
+from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
 
 from copeca_action._util.model import InputModel
+from copeca_action._util.percent import threshold_fraction
 
 
 class Thresholds(InputModel):
     """When a delta alerts, fails the PR, or makes the experiment invalid."""
 
     alert: Annotated[float, Field(ge=0, le=10)] = 0.05
-    """Delta above which the comment warns (0.05 = 5% dearer per correct answer)."""
+    """Delta above which the comment warns (0.05 = 5% dearer per correct answer). Written
+    as a fraction below 1 or a percentage (`5%`); in a YAML file a bare number of 1 or more is
+    refused as ambiguous (write `10%`, or `1000%` for +1000%)."""
     fail: Annotated[float, Field(ge=0, le=10)] = 0.10
     """A regression when the CI's lower bound is above this. At most 10 (eleven times the
     base's cost per correct): past it no interval could ever call a regression, and the
-    gate would be off without saying so."""
+    gate would be off without saying so. Written as `alert` is (`10%` or `0.10`)."""
     control_tolerance: Annotated[float, Field(gt=0, le=1)] = 0.15
     """The verdict is invalid when the control delta's CI leaves ±this. At most 1 (±100%):
     wider, the control check would never fire."""
@@ -32,6 +35,20 @@ class Thresholds(InputModel):
     `[cli_version]` to compare two CLI releases). Arms answered by different models (the
     served model when records carry it) or CLI versions are otherwise `invalid`: the
     difference, not the tool, could explain the delta."""
+
+    @field_validator("alert", "fail", mode="before")
+    @classmethod
+    def _as_written(cls, value: object, info: ValidationInfo) -> object:
+        """`10%` is 0.1. Written in a YAML file (context `hand_written`), a bare number of 1
+        or more is refused as ambiguous (`threshold_fraction`): `fail: 10` is meant as 10%
+        far more often than as +1000%, which would turn the gate off without a word. A
+        program's 10.0 (an action input of `1000%`, a report read back) stays +1000%."""
+        if isinstance(value, str) and value.strip().endswith("%"):
+            return threshold_fraction(value)
+        written = info.context is not None and info.context.get("hand_written")
+        if written and isinstance(value, int | float) and not isinstance(value, bool):
+            return threshold_fraction(value)
+        return value
 
     @model_validator(mode="after")
     def _ordered(self) -> Thresholds:

@@ -68,3 +68,28 @@ def test_every_design_input_has_a_parser() -> None:
               "fail-threshold", "fail-on", "comment", "comment-id", "signing-key", "shard",
               "merge", "reuse", "output-dir"]
     assert set(design) <= set(PARSERS)
+
+
+@pytest.mark.parametrize("name", ["fail-threshold", "alert-threshold"])
+@pytest.mark.parametrize("text", ["10", "1", "1.5", "1e3"])
+def test_a_bare_threshold_of_one_or_more_is_ambiguous_and_refused(name: str, text: str) -> None:
+    """`fail-threshold: 10` meant 10% and was read as +1000%: the gate was off, silently."""
+    env = {**BASE, f"INPUT_{name.upper().replace('-', '_')}": text}
+    with pytest.raises(ConfigError) as info:
+        read_inputs(env)
+    (problem,) = info.value.problems
+    assert problem.field == name
+    assert "ambiguous" in problem.message and f"write {float(text):g}%" in problem.message
+
+
+def test_thresholds_as_percentages_or_fractions_below_one() -> None:
+    inputs = read_inputs({**BASE, "INPUT_ALERT_THRESHOLD": "0.05",
+                          "INPUT_FAIL_THRESHOLD": "1000%"})
+    assert (inputs.alert_threshold, inputs.fail_threshold) == (0.05, 10.0)
+    with pytest.raises(ConfigError, match="from 0% to 1000%"):
+        read_inputs({**BASE, "INPUT_FAIL_THRESHOLD": "2000%"})
+
+
+def test_a_budget_is_usd_not_a_percentage() -> None:
+    with pytest.raises(ConfigError, match="budget-usd: expected a number"):
+        read_inputs({**BASE, "INPUT_BUDGET_USD": "10%"})
