@@ -65,6 +65,10 @@ def _ratio(tool: float | None, base: float | None) -> Estimate | None:
     return Estimate(delta=tool / base - 1)
 
 
+def _per_run(spend: float | None, runs: int) -> float | None:
+    return None if spend is None or not runs else spend / runs
+
+
 def cpc_bounds(i: ArmInterval | None) -> Bounds | None:
     if i is None or i.cpc_low is None or i.cpc_high is None:
         return None
@@ -98,9 +102,12 @@ def metric_rows(c: Comparison, base: ArmSummary, tool: ArmSummary) -> list[Metri
     runs_b, runs_t = (main.runs_base, main.runs_tool) if one and main else (base.runs, tool.runs)
     turns_b, turns_t = ((main.mean_turns_base, main.mean_turns_tool) if one and main
                         else (base.mean_turns, tool.mean_turns))
-    rows.append(MetricRow(metric="Spend", unit="usd", baseline=spend_b, tool=spend_t,
-                          # an arm with no run spent nothing counted: no "−100%" change
-                          estimate=_ratio(spend_t, spend_b) if runs_t and runs_b else None))
+    # per run: the arms' sums are over different run counts whenever a run was lost (an
+    # infra error, a budget stop), and a raw ratio of them measured the lost runs, not the
+    # tool; an arm with no run has no spend per run (n/a, never a "−100%" change)
+    per_b, per_t = _per_run(spend_b, runs_b), _per_run(spend_t, runs_t)
+    rows.append(MetricRow(metric="Spend per run", unit="usd", baseline=per_b, tool=per_t,
+                          estimate=_ratio(per_t, per_b)))
     rows.append(MetricRow(metric="Runs", unit="count", baseline=runs_b, tool=runs_t))
     if turns_t is not None or turns_b is not None:
         rows.append(MetricRow(metric="Turns per run", unit="mean", baseline=turns_b,

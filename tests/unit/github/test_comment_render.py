@@ -26,7 +26,7 @@ def test_table_has_the_metrics_and_a_control_row() -> None:
     assert ("| Cost per correct | $0.41 (0.33–0.52) | $0.34 (0.27–0.43) | −18.2% (−27.5 to "
             "−8.1%) |") in body
     assert "| Accuracy | 61.5% (48–73%) | 66.7% (53–78%) | +5.2 pp (−2.0 to +11.0 pp) |" in body
-    assert "| Spend | $3.30 | $2.70 | −18.0% |" in body  # no interval: the cells say none
+    assert "| Spend per run | $0.55 | $0.45 | −18.0% |" in body  # no interval: the cells say none
     assert ("| **Control**: Cost per correct | $0.20 (0.15–0.27) | $0.20 (0.16–0.28) | +2.0% "
             "(−5.0 to +9.0%) |") in body
     assert "<sub>In parentheses: each arm's own 95% CI (tasks resampled, as for Δ).</sub>" in body

@@ -7,6 +7,8 @@ import math
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundle"))
 from bundle_support import record_for
 
@@ -66,10 +68,13 @@ def test_comment_data_carries_the_reports_numbers(corpus_root: Path) -> None:
     assert "**Control**" in body and "ab" * 32 in body
     assert not any("unsigned" in w for w in data.warnings)
     assert not data.chart and "```mermaid" not in body  # the table says what a chart would
-    spend = next(m for m in data.metrics if m.metric == "Spend")
+    spend = next(m for m in data.metrics if m.metric == "Spend per run")
     runs = next(m for m in data.metrics if m.metric == "Runs")
-    assert head.overall is not None  # one population: the headline's, not the whole arm's
-    assert (spend.tool, spend.baseline) == (head.overall.spend_tool, head.overall.spend_base)
+    o = head.overall
+    assert o is not None and o.spend_tool is not None and o.spend_base is not None
+    # one population: the headline's, not the whole arm's
+    assert (spend.tool, spend.baseline) == (o.spend_tool / o.runs_tool,
+                                            o.spend_base / o.runs_base)
     assert (runs.tool, runs.baseline) == (head.overall.runs_tool, head.overall.runs_base)
     effects = [abs(t.effect) for t in data.tasks if t.effect is not None]
     assert effects == sorted(effects, reverse=True) and effects
@@ -148,11 +153,39 @@ def test_an_arm_with_no_run_gets_no_spend_change_or_cost_per_correct() -> None:
     report = build_report(records, Settings(resamples=200, power_experiments=0))
     data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
     rows = {m.metric: m for m in data.metrics}
-    assert rows["Cost per correct"].tool is None and rows["Spend"].estimate is None
-    assert rows["Spend"].tool == 0.0
+    assert rows["Cost per correct"].tool is None and rows["Spend per run"].estimate is None
+    assert rows["Spend per run"].tool is None  # no run: no spend per run, not $0
     body = render_comment(data)
     spend = next(ln for ln in body.splitlines() if ln.startswith("| Spend"))
     assert "100" not in spend.split("|")[-2]
+
+
+def test_the_spend_row_compares_spend_per_run_when_run_counts_differ() -> None:
+    """The tool arm lost a third of its runs (infra errors) at the same cost per run: the row
+    said "Spend −33%" beside the verdict, a change made of the lost runs, not of the tool."""
+    from copeca_action.records import RunRecord
+
+    def rec(task: int, arm: str, rep: int, **kw: object) -> RunRecord:
+        return RunRecord(**{"run_id": f"{task}-{arm}-{rep}", "scenario": "s", "task_id": f"t{task}",
+                            "task_hash": "h", "arm": arm, "model": "m", "runner": "claude",
+                            "repetition": rep, "outcome": "ok", "correct": rep != 1,
+                            "cost_usd": 0.5 + 0.1 * task, **kw})
+
+    records = [rec(t, arm, r) for t in range(8) for arm in ("baseline", "codesearch")
+               for r in range(3)]
+    records = [r.model_copy(update={"outcome": "infra_error"})
+               if r.arm == "codesearch" and r.repetition == 2 else r for r in records]
+    report = build_report(records, Settings(resamples=200, power_experiments=0))
+    data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
+    rows = {m.metric: m for m in data.metrics}
+    assert "Spend" not in rows
+    spend, runs = rows["Spend per run"], rows["Runs"]
+    assert (runs.baseline, runs.tool) == (24, 16)
+    assert spend.baseline == pytest.approx(0.85) and spend.tool == pytest.approx(0.85)
+    assert spend.estimate is not None and spend.estimate.delta == pytest.approx(0.0, abs=1e-12)
+    line = next(ln for ln in render_comment(data).splitlines()
+                if ln.startswith("| Spend per run"))
+    assert line.split("|")[-2].strip() == "+0.0%"
 
 
 def test_task_rows_show_nothing_correct_as_infinity_and_no_run_as_na() -> None:

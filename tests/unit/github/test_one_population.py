@@ -100,7 +100,7 @@ def test_json_md_html_and_comment_agree_on_the_headline_population(report: Repor
         col = 0 if arm == c.base else 1
         close(_first_number(comment["Cost per correct"][col]), want["cpc"])
         close(_first_number(comment["Accuracy"][col]), want["acc"], rel=0.01)
-        close(_first_number(comment["Spend"][col]), want["spend"])
+        close(_first_number(comment["Spend per run"][col]), want["spend"] / want["runs"])
         assert int(_first_number(comment["Runs"][col])) == want["runs"]
         close(_first_number(comment["Turns per run"][col]), want["turns"], rel=0.05)
 
