@@ -124,9 +124,9 @@ def interval_text(i: Interval | None, lines: Iterable[float] = (0.0,)) -> str:
     lines = tuple(lines)
     if i is None:
         return "n/a"
-    if i.estimate is None:
+    if i.estimate is None:  # `undefined` says why (reports before it: one of two reasons)
         return ("n/a (no task ran in both arms)" if i.clusters == 0
-                else "undefined (nothing correct in either arm)")
+                else f"undefined ({i.undefined or 'nothing correct in either arm'})")
     return f"{pct(i.estimate, lines)} [{pct(i.low, lines)}, {pct(i.high, lines)}]"
 
 

@@ -52,7 +52,7 @@ from copeca_action.report._stats import (
     paired_bootstrap,
 )
 from copeca_action.report._table import INFRA, NOT_RUN, RecordTable, table_from_records
-from copeca_action.report._verdict import judge, pct_text
+from copeca_action.report._verdict import judge, pct_text, undefined_reason
 from copeca_action.scenario._settings import Adaptive, Thresholds
 
 if TYPE_CHECKING:
@@ -297,10 +297,14 @@ def _interval(tool: _Sums, base: _Sums, s: Settings, resamples: int, alpha: floa
     bs = paired_bootstrap(tool.spend[paired], tool.correct[paired], base.spend[paired],
                           base.correct[paired], alpha=alpha, resamples=resamples, seed=s.seed,
                           method=s.method, runs_t=rt, runs_b=rb, task_means=True)
-    return Interval(estimate=_num(bs.estimate), low=_num(bs.low), high=_num(bs.high),
+    estimate = _num(bs.estimate)
+    return Interval(estimate=estimate, low=_num(bs.low), high=_num(bs.high),
                     level=1 - alpha, method=s.method, clusters=bs.n_clusters,
                     unit="repetition" if unit == "repetition" else "task", resamples=resamples,
-                    effective_clusters=_effective(tool, base, paired))
+                    effective_clusters=_effective(tool, base, paired),
+                    undefined="" if estimate is not None else undefined_reason(
+                        bs.n_clusters, float(tool.correct[paired].sum()),
+                        float(base.correct[paired].sum())))
 
 
 def _means(a: _Sums, keep: NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
@@ -365,7 +369,7 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
         records_base=int((t.arm.codes == bc).sum()), paired_tasks=int(paired.sum()),
         main_tasks=int(((st.runs > 0) | (sb.runs > 0)).sum()),
         unpaired=(int(((st.runs > 0) & ~paired).sum()), int(((sb.runs > 0) & ~paired).sum())),
-        differences=undeclared)
+        differences=undeclared, undefined=headline.undefined)
     if adoption is not None and adoption < s.thresholds.min_adoption:
         reasons = _failed_not_unused(t, ruled, reasons)
     warnings += _comparison_warnings(t, name, st, sb, headline, control, s)
@@ -543,11 +547,15 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
                                   resamples=s.breakdown_resamples, seed=s.seed, method=s.method,
                                   runs_t=pick(st.runs.astype(np.float64)),
                                   runs_b=pick(sb.runs.astype(np.float64)))
+            correct_t, correct_b = pick(st.correct).sum(axis=1), pick(sb.correct).sum(axis=1)
             for j, task in enumerate(tasks[group].tolist()):
+                estimate = _num(bs.estimate[j])
                 intervals[task] = Interval(
-                    estimate=_num(bs.estimate[j]), low=_num(bs.low[j]), high=_num(bs.high[j]),
+                    estimate=estimate, low=_num(bs.low[j]), high=_num(bs.high[j]),
                     level=1 - s.alpha, method=s.method, clusters=int(n), unit="repetition",
-                    resamples=s.breakdown_resamples)
+                    resamples=s.breakdown_resamples,
+                    undefined="" if estimate is not None else undefined_reason(
+                        int(n), float(correct_t[j]), float(correct_b[j])))
         codes = tasks.tolist()
         for a, (spend, correct, runs) in zip((st, sb), per_task, strict=True):
             for code, *sums in zip(codes, a.spend.reshape(shape).sum(1).tolist(),
@@ -752,8 +760,16 @@ def _comparison_warnings(t: RecordTable, name: str, st: _Sums, sb: _Sums, headli
         out.append(f"{name}: the control delta's interval [{pct_text(control.low, lines)}, "
                    f"{pct_text(control.high, lines)}] excludes zero but does not lie outside "
                    f"±{threshold_text(tol)} (some drift between the arms?)")
-    if headline.estimate is not None and math.isinf(headline.estimate):
+    correct = [float(a.correct[paired].sum()) for a in (st, sb)]
+    spent = [float(a.spend[paired].sum()) for a in (st, sb)]
+    if correct[0] == 0 and correct[1] > 0:
         out.append(f"{name}: the tool arm answered nothing correctly (cost per correct ∞)")
+    for arm, other, free, effect in ((0, 1, "tool", "−100%"), (1, 0, "base", "+∞")):
+        if spent[arm] == 0 and spent[other] > 0 and correct[arm] > 0:
+            out.append(f"{name}: the {free} arm spent nothing on the {int(paired.sum())} tasks "
+                       f"both arms ran (every counted run cost $0, so its cost per correct is "
+                       f"$0): against $0 any cost is a delta of {effect}, and that decides the "
+                       "verdict; is its model priced at 0, or did its runs report no usage?")
     return out
 
 
@@ -774,6 +790,7 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
             out.append(f"arm {arm.arm}: only {arm.runs} runs (minimum {s.thresholds.min_runs})")
         if arm.runs and arm.correct == 0:
             out.append(f"arm {arm.arm}: nothing correct, cost per correct is ∞")
+
         if arm.flags.get("cost_divergence"):
             out.append(f"arm {arm.arm}: {arm.flags['cost_divergence']} run(s) where the vendor "
                        "cost and the token-priced cost diverge")

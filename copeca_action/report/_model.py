@@ -27,11 +27,15 @@ class Interval(ReportModel):
     """delta = cpc(tool)/cpc(base) − 1 with its bootstrap interval."""
 
     estimate: float | None
-    """None when neither arm answered anything correctly (no ratio exists)."""
+    """None when no ratio exists: no cluster both arms ran, nothing correct in either arm,
+    or no spend in either arm (cost per correct $0 in both); `undefined` says which."""
     low: float | None
     high: float | None
     level: float
     """Confidence level of [low, high] (0.95, or less after adaptive alpha spending)."""
+    undefined: str = ""
+    """Why `estimate` is None ("" when it is not, or in older reports): "no task ran in both
+    arms", "nothing correct in either arm", or "no spend in either arm"."""
     method: str
     clusters: int
     """Resampled units (tasks; repetitions in a per-task line)."""

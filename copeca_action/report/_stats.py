@@ -59,13 +59,12 @@ def cost_per_correct(spend: ArrayLike, correct: ArrayLike) -> FloatArray:
 def ratio_of_cpc(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLike,
                  correct_b: ArrayLike) -> FloatArray:
     """cpc(tool) / cpc(base): inf when only the tool never succeeds, 0 when only the base
-    never succeeds, nan when neither does (no ratio exists)."""
+    never succeeds, nan (no ratio exists) when neither does, and when neither arm spent
+    anything: 0/0 is no ratio of 1 (it printed a delta of "+0.0%" for two arms at $0)."""
     a = cost_per_correct(spend_t, correct_t)
     b = cost_per_correct(spend_b, correct_b)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # past 1e308: inf
-        r = a / b
-    both_finite_zero = (a == 0) & (b == 0)
-    return np.asarray(np.where(both_finite_zero, 1.0, r), dtype=np.float64)
+        return np.asarray(a / b, dtype=np.float64)  # 0/0 and inf/inf: nan
 
 
 def delta(spend_t: ArrayLike, correct_t: ArrayLike, spend_b: ArrayLike,

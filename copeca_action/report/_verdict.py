@@ -9,19 +9,33 @@ from copeca_action._util.percent import percent_decimals, threshold_text
 from copeca_action.report._model import Verdict
 from copeca_action.scenario import Thresholds
 
+NO_PAIR = "no task ran in both arms"
+NOTHING_CORRECT = "nothing correct in either arm"
+NO_SPEND = "no spend in either arm"
+"""Why a delta has no estimate (`Interval.undefined`)."""
+
+
+def undefined_reason(clusters: int, correct_t: float, correct_b: float) -> str:
+    """Why cpc(tool)/cpc(base) has no value on `clusters` paired clusters: none paired,
+    neither arm answered anything correctly (∞/∞), or else neither spent anything (0/0)."""
+    if clusters == 0:
+        return NO_PAIR
+    return NOTHING_CORRECT if correct_t == 0 and correct_b == 0 else NO_SPEND
+
 
 def judge(*, estimate: float | None, low: float | None, high: float | None,
           control_low: float | None, control_high: float | None, runs_tool: int,
           runs_base: int, adoption: float | None, thresholds: Thresholds,
           records_tool: int = 1, records_base: int = 1, paired_tasks: int | None = None,
           main_tasks: int | None = None, unpaired: tuple[int, int] = (0, 0),
-          differences: Sequence[str] = ()) -> tuple[Verdict, list[str]]:
+          differences: Sequence[str] = (), undefined: str = "") -> tuple[Verdict, list[str]]:
     """First matching rule wins: skipped, invalid, inconclusive (too few runs or no
     estimate), regression, improvement, inconclusive. Returns the verdict and why.
 
     `main_tasks`: non-control tasks either arm ran; `paired_tasks`: those both arms ran
     (None: not checked); `unpaired`: tasks only the tool arm, only the base arm ran;
-    `differences`: undeclared differences between the arms (served models, CLI versions)."""
+    `differences`: undeclared differences between the arms (served models, CLI versions);
+    `undefined`: why `estimate` is None (`Interval.undefined`)."""
     if records_tool == 0 or records_base == 0:
         return "skipped", ["an arm has no records: nothing to compare"]
     if runs_tool == 0 or runs_base == 0:
@@ -54,6 +68,10 @@ def judge(*, estimate: float | None, low: float | None, high: float | None,
                                 f"minimum {thresholds.min_runs}"]
     if estimate is None or low is None or high is None or math.isnan(estimate):
         on = f" on the {paired_tasks} tasks both arms ran" if paired_tasks else ""
+        if undefined == NO_SPEND:
+            return "inconclusive", [f"neither arm spent anything{on} (every counted run cost "
+                                    "$0): cost per correct is $0 in both arms, and 0/0 is no "
+                                    "ratio; no delta to judge"]
         return "inconclusive", [f"neither arm answered anything correctly{on}: no cost per "
                                 "correct ratio"]
     lines = (0.0, thresholds.fail)

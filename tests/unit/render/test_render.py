@@ -129,3 +129,26 @@ def test_markdown_prints_bounds_on_their_side_of_zero_and_the_fail_threshold() -
     from copeca_action.render import render_html
 
     assert "-2.0% [-4.0%, -0.04%]" in render_html(changed)
+
+
+def test_no_spend_in_either_arm_reads_undefined_everywhere_never_plus_zero() -> None:
+    """Every run at $0: report.md, report.html, the comment, the badge and the outputs said
+    "+0.0%" (0/0 taken as a ratio of 1); now each says there is no delta, and why."""
+    from copeca_action.github import BundleInfo, comment_data, output_values, render_comment
+    from copeca_action.github._badge import badge_input, badge_message
+    from copeca_action.render import render_html
+
+    rows = make_rows(Population(), 6, 2, np.random.default_rng(2))
+    r = build_report([RunRecord(**{**row, "cost_usd": 0.0}) for row in rows],
+                     Settings(resamples=200))
+    md, html = render_markdown(r), render_html(r)
+    assert "cost per correct answer undefined (no spend in either arm)" in md
+    assert "undefined (no spend in either arm)" in html
+    assert "+0.0%" not in md and "+0.0%" not in html
+    none = BundleInfo(None, None, None)
+    comment = render_comment(comment_data(r, none, comment_id="x", tasks={}))
+    assert "neither arm spent anything" in comment
+    row = next(ln for ln in comment.splitlines() if ln.startswith("| Cost per correct"))
+    assert row.split("|")[-2].strip() == "n/a"
+    assert badge_message(badge_input(r)) == "inconclusive"
+    assert output_values(r, none, None)["delta"] == ""

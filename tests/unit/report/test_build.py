@@ -72,7 +72,40 @@ def test_zero_correct_in_both_arms_is_inconclusive_not_a_crash() -> None:
     c = report.comparisons[0]
     assert c.delta.estimate is None and c.delta.low is None
     assert report.verdict == "inconclusive"
-    assert "neither arm" in report.verdict_reasons[0]
+    assert "neither arm answered anything correctly" in report.verdict_reasons[0]
+    assert c.delta.undefined == "nothing correct in either arm"
+
+
+def test_no_spend_in_either_arm_is_no_ratio_not_a_delta_of_zero() -> None:
+    """Every run cost $0 (a model priced at 0): 0/0 was taken as a ratio of 1 and the report
+    said "+0.0%" with an interval of [-100%, +∞]."""
+    records = [r.model_copy(update={"cost_usd": 0.0}) for r in two_arms(True, True)]
+    records = [r.model_copy(update={"correct": r.repetition == 0}) if r.task_id == "t0" else r
+               for r in records]
+    report = build_report(records, FAST)
+    c = report.comparisons[0]
+    assert (c.delta.estimate, c.delta.low, c.delta.high) == (None, None, None)
+    assert c.delta.undefined == "no spend in either arm"
+    assert report.verdict == "inconclusive"
+    assert "neither arm spent anything on the 8 tasks both arms ran" in report.verdict_reasons[0]
+    task = next(ln for ln in c.tasks if ln.key == "t1")
+    assert task.delta is None or task.delta.estimate is None
+    assert c.overall is not None and (c.overall.cpc_tool, c.overall.cpc_base) == (0.0, 0.0)
+    assert not any("answered nothing correctly" in w for w in report.warnings)
+    assert Report.model_validate_json(report.model_dump_json()) == report
+
+
+def test_one_arm_at_no_spend_says_so_and_is_not_called_nothing_correct() -> None:
+    """The base arm at $0: the delta is +∞ (any cost against $0), and the warnings said "the
+    tool arm answered nothing correctly", which it had."""
+    records = [r.model_copy(update={"cost_usd": 0.0}) if r.arm == "baseline" else r
+               for r in two_arms(True, True)]
+    report = build_report(records, FAST)
+    c = report.comparisons[0]
+    assert c.delta.estimate == math.inf and c.delta.undefined == ""
+    assert not any("answered nothing correctly" in w for w in report.warnings)
+    assert any("the base arm spent nothing on the 8 tasks both arms ran" in w
+               and "+∞" in w for w in report.warnings)
 
 
 def test_one_task_gives_an_unbounded_interval_and_no_verdict(simulated: Make) -> None:

@@ -23,6 +23,8 @@ def test_delta_edge_cases() -> None:
     assert delta(2.0, 0, 1.0, 1) == math.inf  # tool never right
     assert delta(2.0, 1, 1.0, 0) == -1.0  # base never right
     assert math.isnan(float(delta(2.0, 0, 1.0, 0)))  # no ratio at all
+    assert math.isnan(float(delta(0.0, 3, 0.0, 2)))  # $0 in both: 0/0 is no ratio of 1
+    assert delta(0.0, 3, 1.0, 2) == -1.0 and delta(1.0, 3, 0.0, 2) == math.inf
 
 
 @pytest.mark.parametrize(("p", "df", "expected"), [(0.025, 1, 12.706), (0.025, 2, 4.303),
