@@ -51,7 +51,13 @@ from copeca_action.report._stats import (
     arm_bootstrap,
     paired_bootstrap,
 )
-from copeca_action.report._table import INFRA, NOT_RUN, RecordTable, table_from_records
+from copeca_action.report._table import (
+    INFRA,
+    NOT_RUN,
+    Labels,
+    RecordTable,
+    table_from_records,
+)
 from copeca_action.report._verdict import judge, pct_text, undefined_reason
 from copeca_action.scenario._settings import Adaptive, Thresholds
 
@@ -479,17 +485,33 @@ def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
                  experiments=s.power_experiments)
 
 
+_BASES = {"vendor": "the CLI's own figure (vendor)",
+          "computed": "tokens × the runners' prices (computed)"}
+
+
 def _arm_differences(t: RecordTable, tc: int, bc: int) -> list[tuple[str, str]]:
     """What differs between the arms' runs besides the tool: served models, CLI versions
-    (runs that reached the agent; unknown versions are not compared)."""
+    (runs that reached the agent; unknown versions are not compared), and the cost basis
+    when the arms share none (every tool run priced one way, every base run the other: a
+    few runs that fell back to the other basis in one arm are the spend line's warning)."""
     out = []
+
+    def used(col: Labels, code: int, unknown: str) -> set[str]:
+        rows = t.reached & (t.arm.codes == code)
+        return {col.names[c] for c in distinct(col.codes[rows])} - {unknown}
+
     for key, label, col in (("model", "models", t.served), ("cli_version", "CLI versions",
                                                             t.cli_version)):
-        a = {col.names[c] for c in distinct(col.codes[t.reached & (t.arm.codes == tc)])} - {""}
-        b = {col.names[c] for c in distinct(col.codes[t.reached & (t.arm.codes == bc)])} - {""}
+        a, b = used(col, tc, ""), used(col, bc, "")
         if a and b and a != b:
             out.append((key, f"{label} differ between the arms ({', '.join(sorted(a))} vs "
                              f"{', '.join(sorted(b))})"))
+    a, b = used(t.cost_source, tc, "none"), used(t.cost_source, bc, "none")
+    if a and b and not a & b:
+        tool, base = t.arm.names[tc], t.arm.names[bc]
+        out.append(("cost_source", f"the arms' costs share no basis ({tool}: "
+                    + ", ".join(_BASES.get(x, x) for x in sorted(a)) + f"; {base}: "
+                    + ", ".join(_BASES.get(x, x) for x in sorted(b)) + ")"))
     return out
 
 

@@ -91,6 +91,8 @@ class RecordTable:
     cli_version: Labels
     """'' when unknown."""
     runner: Labels
+    cost_source: Labels
+    """Where each run's cost came from: `vendor`, `computed` or `none` (nothing spent)."""
     outcome: NDArray[np.int64]
     """Index into records.OUTCOMES."""
     correct: NDArray[np.bool_]
@@ -180,6 +182,7 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         runner=col("runner"), cli_version=col("cli_version", None),
         category=col("category"), language=col("language"), outcome=col("outcome"),
         correct=col("correct", False), cost_usd=col("cost_usd", 0.0),
+        cost_source=col("cost_source", None),
         control=col("control", False), tool_adopted=col("tool_adopted", None),
         repetition=col("repetition", 0), tokens=list(map(tok, kept)), turns=col("turns", 0),
         tool_calls=col("tool_calls", 0), duration_s=col("duration_s", 0.0),
@@ -243,6 +246,8 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
         language=Labels.of(c.language),
         cli_version=Labels.of([v or "" for v in c.cli_version]),
         runner=Labels.of(c.runner),
+        cost_source=Labels.of(c.cost_source if None not in c.cost_source
+                              else [v or "none" for v in c.cost_source]),
         outcome=outcome,
         correct=graded & ~failed,
         cost=np.array(c.cost_usd, dtype=np.float64),

@@ -30,11 +30,13 @@ class Thresholds(InputModel):
     """Fewer non-infra runs per arm than this: inconclusive."""
     min_adoption: Annotated[float, Field(ge=0, le=1)] = 0.5
     """The tool arm used its tool in fewer runs than this share: invalid."""
-    compare_across: list[Literal["model", "cli_version"]] = []
+    compare_across: list[Literal["model", "cli_version", "cost_source"]] = []
     """Differences between compared arms that this scenario makes on purpose (e.g.
     `[cli_version]` to compare two CLI releases). Arms answered by different models (the
-    served model when records carry it) or CLI versions are otherwise `invalid`: the
-    difference, not the tool, could explain the delta."""
+    served model when records carry it) or CLI versions, or whose costs share no basis
+    (`cost_source`: every run of one arm the CLI's own figure, every run of the other tokens
+    × the price table), are otherwise `invalid`: the difference, not the tool, could explain
+    the delta."""
 
     @field_validator("alert", "fail", mode="before")
     @classmethod

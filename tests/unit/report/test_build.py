@@ -251,6 +251,34 @@ def test_version_and_pricing_warnings() -> None:
     assert any("CLI versions differ" in w and "declared" in w for w in report.warnings)
 
 
+def test_a_cost_basis_that_splits_by_arm_is_an_arm_difference() -> None:
+    """Every tool run priced by the CLI's own figure, every base run from tokens × the price
+    table: the report only warned "cost basis differs between runs", though the difference
+    lines up with the arms and could explain the delta, as a model or a CLI version could."""
+    recs = [r.model_copy(update={"cost_source": "vendor" if r.arm == "codesearch"
+                                 else "computed"}) for r in two_arms(True, True)]
+    report = build_report(recs, FAST)
+    assert report.verdict == "invalid"
+    assert report.verdict_reasons[0].startswith(
+        "the arms' costs share no basis (codesearch: the CLI's own figure (vendor); baseline: "
+        "tokens × the runners' prices (computed)): the difference, not the tool, could "
+        "explain the delta")
+    declared = dataclasses.replace(FAST, thresholds=Thresholds(compare_across=["cost_source"]))
+    report = build_report(recs, declared)
+    assert report.verdict != "invalid"
+    assert any("share no basis" in w and "declared" in w for w in report.warnings)
+    # a few runs that fell back to the other basis in one arm: a basis in common, a warning
+    mixed = [r.model_copy(update={"cost_source": "computed" if r.arm == "codesearch"
+                                  and r.task_id == "t0" else "vendor"}) for r in recs]
+    report = build_report(mixed, FAST)
+    assert report.verdict != "invalid"
+    assert any(w.startswith("cost basis differs between runs") for w in report.warnings)
+    # runs that spent nothing (source none) are no basis of their own
+    free = [r.model_copy(update={"cost_source": "none" if r.arm == "codesearch"
+                                 and r.task_id == "t0" else "vendor"}) for r in recs]
+    assert build_report(free, FAST).verdict != "invalid"
+
+
 def test_staleness_is_judged_at_the_run_date_with_the_dates_the_records_carry() -> None:
     """A custom runner's price date travels in its records; a report read long after the
     run does not call fresh prices stale, and a run made with old prices says so."""
