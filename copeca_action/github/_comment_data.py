@@ -140,8 +140,8 @@ class RunFacts(RecordModel):
     """Attempts of unknown cost, not in `spend_usd` (then a lower bound)."""
     lower_bound_attempts: int = 0
     """Attempts stopped mid-run (timeout, interrupt): `spend_usd` may be low."""
-    duration_s: float
-    """Agent time summed over runs."""
+    duration_s: float | None
+    """Agent time summed over runs; None when a run did not report its duration."""
     runs: int
     models: list[str] = []
     cli_versions: list[str] = []

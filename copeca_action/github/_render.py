@@ -170,7 +170,8 @@ def run_text(data: CommentData) -> Safe:
         if r.lower_bound_attempts:
             spent += (f" ({r.lower_bound_attempts:,} attempts stopped mid-run may have been "
                       "billed more than counted)")
-        parts.append(f"{spent}, {_duration(r.duration_s)} of agent time")
+        parts.append(f"{spent}, {_duration(r.duration_s)} of agent time" if r.duration_s
+                     is not None else f"{spent}; agent time not reported")
         if r.models:
             parts.append("models " + ", ".join(escape_md(m, 80) for m in r.models[:6]))
         if r.cli_versions:

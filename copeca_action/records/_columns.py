@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from io import BufferedReader
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any, TypeVar, cast
 
 import msgspec
 
@@ -63,9 +63,11 @@ class Columns:
     repetition: list[int] = field(default_factory=list)
     tokens: list[tuple[int, int, int, int]] = field(default_factory=list)
     """input, output, cache_write, cache_read."""
-    turns: list[int] = field(default_factory=list)
-    tool_calls: list[int] = field(default_factory=list)
-    duration_s: list[float] = field(default_factory=list)
+    turns: list[int | None] = field(default_factory=list)
+    """None: not reported (the record has no such field), never 0; so tool_calls and
+    duration_s."""
+    tool_calls: list[int | None] = field(default_factory=list)
+    duration_s: list[float | None] = field(default_factory=list)
     flags: list[tuple[str, ...]] = field(default_factory=list)
     endpoint: list[str | None] = field(default_factory=list)
     scenario: list[str] = field(default_factory=list)
@@ -111,9 +113,10 @@ class _Ours(msgspec.Struct, gc=False):
     cost_unknown_reason: str | None = None
     served_model: str | None = None
     tokens: _Tokens = msgspec.field(default_factory=_Tokens)
-    turns: NonNeg = 0
-    tool_calls: NonNeg = 0
-    duration_s: NonNegFloat = 0.0
+    turns: NonNeg | msgspec.UnsetType = msgspec.UNSET
+    """Unset: not reported (None in the columns, as `read_rows` leaves the key out)."""
+    tool_calls: NonNeg | msgspec.UnsetType = msgspec.UNSET
+    duration_s: NonNegFloat | msgspec.UnsetType = msgspec.UNSET
     tool_adopted: bool | None = None
     flags: list[str] = []
     retrieval: msgspec.Raw = msgspec.Raw(b"null")
@@ -424,9 +427,9 @@ def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
     cols.repetition += [r.repetition for r in rows]
     cols.tokens += [(t.input, t.output, t.cache_write, t.cache_read)
                     for t in (r.tokens for r in rows)]
-    cols.turns += [r.turns for r in rows]
-    cols.tool_calls += [r.tool_calls for r in rows]
-    cols.duration_s += [r.duration_s for r in rows]
+    cols.turns += _reported([r.turns for r in rows])
+    cols.tool_calls += _reported([r.tool_calls for r in rows])
+    cols.duration_s += _reported([r.duration_s for r in rows])
     cols.flags += [tuple(r.flags) for r in rows]
     cols.endpoint += [r.endpoint for r in rows]
     cols.pricing_updated += [r.pricing_updated for r in rows]
@@ -435,6 +438,14 @@ def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
 
 
 _NULL = msgspec.Raw(b"null")
+_T = TypeVar("_T")
+
+
+def _reported(values: list[_T | msgspec.UnsetType]) -> list[_T | None]:
+    """The values with each one a record left out (unset) as None: not reported."""
+    if msgspec.UNSET not in values:  # every record says (the usual file): no pass per row
+        return cast(list[_T | None], values)
+    return [None if v is msgspec.UNSET else v for v in values]
 
 
 def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
@@ -490,9 +501,9 @@ def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
     cols.repetition += reps
     cols.tokens += [(r.input_tokens or 0, r.output_tokens or 0, r.cache_creation_tokens or 0,
                      r.cache_read_tokens or 0) for r in rows]
-    cols.turns += [r.num_turns or 0 for r in rows]
-    cols.tool_calls += [r.num_tool_calls or 0 for r in rows]
-    cols.duration_s += [(r.duration_ms or 0) / 1000 for r in rows]
+    cols.turns += [r.num_turns for r in rows]  # None: not reported (as `from_copeca`)
+    cols.tool_calls += [r.num_tool_calls for r in rows]
+    cols.duration_s += [None if r.duration_ms is None else r.duration_ms / 1000 for r in rows]
     cols.flags += flags
     cols.endpoint += [None] * n
     cols.pricing_updated += [None] * n
@@ -554,8 +565,10 @@ def _sound(cols: Columns) -> bool:
                           if None in cols.cost_usd else cast(list[float], cols.cost_usd))
     # a NaN or an infinity makes the sum non-finite (so does an overflow of huge costs: then
     # read_rows decides); with the sum finite, min is exact
+    durations: list[float] = ([d for d in cols.duration_s if d is not None]
+                              if None in cols.duration_s else cast(list[float], cols.duration_s))
     return (math.isfinite(sum(known)) and min(known, default=0.0) >= 0
-            and math.isfinite(sum(cols.duration_s))
+            and math.isfinite(sum(durations))
             and min(cols.repetition, default=0) >= 0)
 
 

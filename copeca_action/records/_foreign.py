@@ -269,13 +269,15 @@ def _quick_ok(rows: list[dict[str, Any]]) -> bool:
             return False
         if {type(r.get("correct", False)) for r in rows} - {bool}:
             return False
-        counts = [r[key] for key in ("repetition", "turns", "tool_calls") for r in rows]
+        counts = [r[key] for key in ("repetition", "turns", "tool_calls") for r in rows
+                  if key in r]  # no turns or tool calls: not reported (`from_copeca`)
         counts += [n for r in rows for n in r["tokens"].values()]
         if {type(n) for n in counts} - {int} or not 0 <= min(counts) <= max(counts) <= MAX_COUNT:
             return False
         costs = np.array([c for r in rows if (c := r.get("cost_usd", 0.0)) is not None],
                          dtype=np.float64)
-        durations = np.array([r["duration_s"] for r in rows], dtype=np.float64)
+        durations = np.array([r["duration_s"] for r in rows if "duration_s" in r],
+                             dtype=np.float64)
     except (KeyError, TypeError, ValueError, OverflowError):
         return False
     return bool(np.all(np.isfinite(costs)) and np.all(costs >= 0)
@@ -311,7 +313,9 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
     infra error. A `vendor` $0 for a run that used tokens is no price (`unpriced`): an
     unknown cost, never $0. `control` and `cli_version` (copeca writes both since June
     2026) are kept when present; copeca has no task hash. Keys copeca did not write are left out
-    (RunRecord's defaults apply), which keeps 100k rows small.
+    (RunRecord's defaults apply), which keeps 100k rows small; so are `num_turns`,
+    `num_tool_calls` and `duration_ms` when absent or null: not reported, which the report
+    shows as n/a, never as 0 (a reader of the rows tells an absent key from a 0).
     """
     g = row.get
     flags_in = g("adversarial_flags") or {}
@@ -344,10 +348,12 @@ def from_copeca(row: dict[str, Any], scenario: str = "") -> dict[str, Any]:
         "cost_usd": None if cost is None or free_by_default else float(cost),
         "cost_source": "none" if free_by_default else _SOURCES.get(str(g("cost_source")),
                                                                      "none"),
-        "duration_s": (g("duration_ms") or 0) / 1000, "turns": g("num_turns") or 0,
-        "tool_calls": g("num_tool_calls") or 0, "tool_adopted": g("tool_adopted"),
-        "flags": flags,
+        "tool_adopted": g("tool_adopted"), "flags": flags,
     }
+    for key, field, scale in (("turns", "num_turns", None), ("tool_calls", "num_tool_calls", None),
+                              ("duration_s", "duration_ms", 1000)):
+        if (value := g(field)) is not None:  # absent or null: not reported, never 0
+            out[key] = value if scale is None else value / scale
     if g("control") is True:
         out["control"] = True
     elif "control" in row:

@@ -502,7 +502,8 @@ def arms_table(report: Report) -> Table:
              Cell("n/a" if a.mean_turns is None else f"{a.mean_turns:.1f}", a.mean_turns),
              Cell("n/a" if a.mean_tool_calls is None else f"{a.mean_tool_calls:.1f}",
                   a.mean_tool_calls),
-             Cell(f"{a.duration_s / 60:.1f} min", a.duration_s),
+             Cell("n/a" if a.duration_s is None else f"{a.duration_s / 60:.1f} min",
+                  a.duration_s),
              Cell(str(a.infra_errors), a.infra_errors), Cell(str(a.not_run), a.not_run)]
             for a in report.arms]
     return Table("arms-table", "Every task each arm ran, control tasks included",

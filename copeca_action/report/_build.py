@@ -234,15 +234,24 @@ def _arm_summary(t: RecordTable, code: int, name: str, s: Settings) -> ArmSummar
         outcomes={o: int(n) for o, n in zip(OUTCOMES, outcome_counts, strict=True) if n},
         tokens=dict(zip(("input", "output", "cache_write", "cache_read"),
                         (int(x) for x in tokens), strict=True)),
-        mean_turns=float(t.turns[reached].mean()) if runs else None,
-        mean_tool_calls=float(t.tool_calls[reached].mean()) if runs else None,
-        duration_s=float(t.duration[reached].sum()),
+        mean_turns=_reported_mean(t, "turns", t.turns[reached]),
+        mean_tool_calls=_reported_mean(t, "tool_calls", t.tool_calls[reached]),
+        duration_s=None if "duration" in t.unreported and bool(
+            np.isnan(t.duration[reached]).any()) else float(t.duration[reached].sum()),
         adoption_rate=float((t.adopted[ruled] == 1).mean()) if ruled.any() else None,
         flags=t.flag_counts(reached),
         models=sorted({t.model.names[c] for c in distinct(t.model.codes[rows])}),
         cli_versions=sorted({t.cli_version.names[c] for c in distinct(t.cli_version.codes[rows])}
                             - {""}),
         interval=_arm_interval(sums, s))
+
+
+def _reported_mean(t: RecordTable, name: str, values: NDArray[np.int64]) -> float | None:
+    """The mean of a count over runs; None with no run, or when a run did not report it
+    (-1): the mean over the runs is then unknown, never a mean that counts it as 0."""
+    if not values.size or (name in t.unreported and bool((values < 0).any())):
+        return None
+    return float(values.mean())
 
 
 def _arm_interval(arm: _Sums, s: Settings, task_means: bool = False) -> ArmInterval | None:
@@ -285,12 +294,14 @@ def _headline(comparisons: list[Comparison]) -> int | None:
 
 def _sums(t: RecordTable, rows: NDArray[np.bool_], keys: NDArray[np.int64], n: int) -> _Sums:
     k = keys[rows]
+    turns = t.turns[rows].astype(np.float64)
+    if "turns" in t.unreported:  # a run that did not report turns: its cluster's sum is NaN
+        turns[turns < 0] = np.nan
     return _Sums(np.bincount(k, weights=t.cost[rows], minlength=n).astype(np.float64),
                  np.bincount(k, weights=t.correct[rows].astype(np.float64),
                              minlength=n).astype(np.float64),
                  np.bincount(k, minlength=n).astype(np.int64),
-                 np.bincount(k, weights=t.turns[rows].astype(np.float64),
-                             minlength=n).astype(np.float64))
+                 np.bincount(k, weights=turns, minlength=n).astype(np.float64))
 
 
 def _interval(tool: _Sums, base: _Sums, s: Settings, resamples: int, alpha: float,
@@ -724,7 +735,11 @@ def _line(key: str, st: _Sums, sb: _Sums, interval: Interval | None, note: str,
     ct, cb = float(st.correct.sum()), float(sb.correct.sum())
 
     def turns(x: _Sums, runs: int) -> float | None:
-        return float(x.turns.sum()) / runs if x.turns is not None and runs else None
+        """None with no run, or when a run did not report its turns (a NaN sum)."""
+        if x.turns is None or not runs:
+            return None
+        total = float(x.turns.sum())
+        return None if math.isnan(total) else total / runs
 
     return Line(key=key, runs_tool=rt, runs_base=rb, accuracy_tool=ct / rt if rt else None,
                 accuracy_base=cb / rb if rb else None, cpc_tool=cpc_t, cpc_base=cpc_b,

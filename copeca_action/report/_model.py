@@ -90,8 +90,12 @@ class ArmSummary(ReportModel):
     tokens: dict[str, int]
     """Sums: input, output, cache_write, cache_read."""
     mean_turns: float | None
+    """None with no run, or when a counted run did not report its turns (records without
+    `turns`: copeca's without `num_turns`, hand-written ones): unknown, never a mean of 0s."""
     mean_tool_calls: float | None
-    duration_s: float
+    """As `mean_turns`."""
+    duration_s: float | None
+    """Agent time summed over the counted runs; None when one did not report it."""
     adoption_rate: float | None
     """Share of runs (that reached the agent and have a validity rule) where the tool was
     really used; None when the arm has no rule."""
@@ -129,7 +133,8 @@ class Line(ReportModel):
     correct_tool: int | None = None
     correct_base: int | None = None
     mean_turns_tool: float | None = None
-    """Mean turns per run (None on task lines, with no run, or in older reports)."""
+    """Mean turns per run (None on task lines, with no run, when a run did not report its
+    turns, or in older reports)."""
     mean_turns_base: float | None = None
     tasks: int | None = None
     """Tasks run by both arms (the paired clusters); None in older reports."""

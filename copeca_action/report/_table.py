@@ -104,6 +104,8 @@ class RecordTable:
     tokens: NDArray[np.int64]
     """(rows, 4): input, output, cache_write, cache_read."""
     turns: NDArray[np.int64]
+    """-1: not reported (the record has no `turns`), never counted as 0; so `tool_calls`.
+    `duration` is NaN where not reported. `unreported` names the columns with any such run."""
     tool_calls: NDArray[np.int64]
     duration: NDArray[np.float64]
     flags: tuple[tuple[str, ...], ...]
@@ -126,6 +128,9 @@ class RecordTable:
     spend: SpendAccount = field(default_factory=SpendAccount)
     """Spend outside the rows: excluded and retried attempts, and counted runs whose cost
     is unknown (those are not rows: the statistics never see an unknown cost)."""
+    unreported: frozenset[str] = frozenset()
+    """Of `turns`, `tool_calls` and `duration`, those some row did not report (-1 or NaN
+    there): a mean or sum over such a row is unknown, not a mean of zeros."""
 
     def __len__(self) -> int:
         return len(self.run_id)
@@ -184,8 +189,9 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
         correct=col("correct", False), cost_usd=col("cost_usd", 0.0),
         cost_source=col("cost_source", None),
         control=col("control", False), tool_adopted=col("tool_adopted", None),
-        repetition=col("repetition", 0), tokens=list(map(tok, kept)), turns=col("turns", 0),
-        tool_calls=col("tool_calls", 0), duration_s=col("duration_s", 0.0),
+        # a record without turns, tool calls or a duration did not report them: None, not 0
+        repetition=col("repetition", 0), tokens=list(map(tok, kept)), turns=col("turns", None),
+        tool_calls=col("tool_calls", None), duration_s=col("duration_s", None),
         flags=list(map(tuple, col("flags", ()))), endpoint=col("endpoint", None),
         scenario=col("scenario", ""))
     return _table(columns, spend, total - len(kept), scenario, warnings,
@@ -257,9 +263,9 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
         # one flat pass: np.array on a list of tuples first works out their shape (4× slower)
         tokens=np.fromiter(chain.from_iterable(c.tokens), dtype=np.int64,
                            count=4 * len(c.tokens)).reshape(-1, 4),
-        turns=np.array(c.turns, dtype=np.int64),
-        tool_calls=np.array(c.tool_calls, dtype=np.int64),
-        duration=np.array(c.duration_s, dtype=np.float64),
+        turns=_counts(c.turns),
+        tool_calls=_counts(c.tool_calls),
+        duration=np.array(c.duration_s, dtype=np.float64),  # None → NaN
         flags=tuple(c.flags),
         scenario=scenario,
         attempts_superseded=superseded,
@@ -270,7 +276,18 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
         endpoints=tuple(sorted(endpoints.items())),
         pricing=pricing,
         run_date=run_date,
+        unreported=frozenset(name for name, values in (("turns", c.turns),
+                                                       ("tool_calls", c.tool_calls),
+                                                       ("duration", c.duration_s))
+                             if None in values),
     )
+
+
+def _counts(values: list[int | None]) -> NDArray[np.int64]:
+    """A count column; -1 where a record did not report it (None)."""
+    if None not in values:  # every record reports it (the usual file): no pass per row
+        return np.array(values, dtype=np.int64)
+    return np.array([-1 if v is None else v for v in values], dtype=np.int64)
 
 
 def _as_date(value: Any) -> dt.date | None:

@@ -635,3 +635,39 @@ def test_freed_heap_memory_is_given_back_before_the_report() -> None:
     _give_back_freed_memory()
     assert before - _rss_kib() > 32_000, "less than half of the freed 64 MB given back"
     assert len(kept) == 512
+
+
+@pytest.mark.parametrize("fmt", ["ours", "copeca"])
+def test_turns_tool_calls_and_duration_not_reported_are_na_on_both_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
+    """Records without `turns` (copeca's without `num_turns`, older or hand-written ones)
+    read as 0 and the report said "0.0 turns per run"; now not reported is n/a, on both
+    readers alike, and an arm whose runs all report them keeps its numbers."""
+    rows = [{"run_id": f"{arm}-{t}-{r}", "task_id": f"t{t}", "arm": arm, "model": "m",
+             "repetition": r, "outcome": "ok", "correct": (t + r) % 3 > 0,
+             "cost_usd": 0.5 + 0.01 * t,
+             **({"turns": 4 + r, "tool_calls": 2, "duration_s": 3.0} if arm == "baseline"
+                else {})} for t in range(8) for arm in ("codesearch", "baseline")
+            for r in range(2)]
+    rows[0].update(turns=0, tool_calls=0, duration_s=0.0)  # a tool run that reported 0
+    if fmt == "copeca":
+        rows = [{"task": r["task_id"], "mode": r["arm"], "model": r["model"],
+                 "repetition": r["repetition"], "correct": r["correct"],
+                 "total_cost_usd": r["cost_usd"], "cost_source": "modeled",
+                 "num_turns": r.get("turns"), "num_tool_calls": r.get("tool_calls"),
+                 **({"duration_ms": 1000 * r["duration_s"]} if "duration_s" in r else {})}
+                for r in rows]
+    path = write(tmp_path / "results.jsonl", rows)
+    cols = read_columns(path)
+    assert cols is not None  # the fast path reads it
+    assert cols[0].turns[:2] == [0, None] and cols[0].duration_s[:2] == [0.0, None]
+    md, js = same_reports(path, monkeypatch)
+    report = json.loads(js)
+    arms = {a["arm"]: a for a in report["arms"]}
+    assert arms["codesearch"]["mean_turns"] is None
+    assert arms["codesearch"]["mean_tool_calls"] is None
+    assert arms["codesearch"]["duration_s"] is None
+    assert arms["baseline"]["mean_turns"] == 4.5 and arms["baseline"]["duration_s"] == 48.0
+    overall = report["comparisons"][0]["overall"]
+    assert overall["mean_turns_tool"] is None and overall["mean_turns_base"] == 4.5
+    assert "| codesearch |" in md and "0.0 |" not in md.split("#### Headline population")[1]

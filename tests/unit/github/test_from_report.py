@@ -211,3 +211,18 @@ def test_task_rows_show_nothing_correct_as_infinity_and_no_run_as_na() -> None:
     wrong = next(ln for ln in body.splitlines() if ln.startswith("| wrong "))
     only = next(ln for ln in body.splitlines() if ln.startswith("| base-only "))
     assert wrong.split("|")[6].strip() == "∞" and only.split("|")[6].strip() == "n/a"
+
+
+def test_agent_time_not_reported_is_said_not_zero() -> None:
+    """Records without `duration_s` summed to "0 s of agent time" in the comment."""
+    from copeca_action.report import table_from_rows
+
+    rows = [{"run_id": f"{arm}-{t}", "task_id": f"t{t}", "arm": arm, "model": "m",
+             "outcome": "ok", "correct": True, "cost_usd": 0.5,
+             **({"duration_s": 10.0} if arm == "baseline" else {})}
+            for t in range(6) for arm in ("baseline", "codesearch")]
+    report = build_report(table_from_rows(rows), Settings(resamples=200, power_experiments=0))
+    data = comment_data(report, BundleInfo(None, None, None), comment_id="x", tasks={})
+    assert data.run is not None and data.run.duration_s is None
+    body = render_comment(data)
+    assert "agent time not reported" in body and "0 s of agent time" not in body

@@ -63,6 +63,24 @@ def test_copeca_outcomes() -> None:
     assert mapped["cost_source"] == "computed" and "cost_divergence" in mapped["flags"]
 
 
+@pytest.mark.parametrize("how", ["absent", "null"])
+def test_copeca_turns_tool_calls_and_duration_not_reported_are_left_out_not_zero(
+        how: str) -> None:
+    """A copeca record without `num_turns` (or with null) read as 0 turns, and the report
+    said "0.0 turns per run": not reported is left out (n/a in the report); a 0 stays 0."""
+    fields = ("num_turns", "num_tool_calls", "duration_ms")
+    row = copeca_record()
+    for name in fields:
+        if how == "absent":
+            del row[name]
+        else:
+            row[name] = None
+    mapped = from_copeca(row)
+    assert not {"turns", "tool_calls", "duration_s"} & set(mapped)
+    zero = from_copeca(copeca_record(num_turns=0, num_tool_calls=0, duration_ms=0))
+    assert (zero["turns"], zero["tool_calls"], zero["duration_s"]) == (0, 0, 0.0)
+
+
 def test_detect_format() -> None:
     assert detect_format(copeca_record()) == "copeca"
     assert detect_format({"schema_version": 1, "run_id": "x"}) == "copeca-action"
