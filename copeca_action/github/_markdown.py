@@ -6,6 +6,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 
+from copeca_action._util.money import usd_decimals
 from copeca_action._util.percent import level_text, percent_decimals
 from copeca_action._util.text import one_line
 
@@ -92,7 +93,7 @@ def value_text(value: float | None, unit: str) -> Safe:
     if isinstance(value, float) and math.isinf(value):
         return Safe("∞")
     if unit == "usd":
-        return Safe("$" + _num(value, 4 if abs(value) < 0.1 else 2))
+        return Safe("$" + _num(value, usd_decimals(value, 4) if abs(value) < 0.1 else 2))
     if unit == "fraction":
         return Safe(_num(value * 100, 1) + "%")
     if unit == "count":
