@@ -75,6 +75,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"signature: {describe_signature(result)}")
     print(f"runs: {len(result.plan.runs)}/{len(result.plan.runs)} of plan "
           f"{predicate.plan_digest[:12]} ({predicate.scenario}){shard}{against}")
+    if result.simulated:
+        from collections import Counter
+
+        from copeca_action.records import simulation_note
+
+        runs = Counter(str(r.endpoint or "unknown") for r in result.records)
+        print(f"SIMULATED: {simulation_note(runs)}")
     if predicate.summary:
         s = predicate.summary
         delta = f"{s.delta:+.1%}" if s.delta is not None else "n/a"

@@ -41,7 +41,7 @@ from copeca_action.bundle._sign import (
 from copeca_action.bundle._zipread import Limits, SafeZip
 from copeca_action.errors import VerificationError
 from copeca_action.plan import RunPlan
-from copeca_action.records import STORED, RunRecord
+from copeca_action.records import SIMULATED, STORED, RunRecord
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -73,6 +73,11 @@ class VerifiedBundle:
     @property
     def signed(self) -> bool:
         return self.keyid is not None
+
+    @property
+    def simulated(self) -> bool:
+        """Some record was answered by the scripted model (a demo or a dry run)."""
+        return any(r.endpoint in SIMULATED for r in self.records)
 
 
 def _parse(model: type[M], data: bytes, name: str) -> M:
@@ -312,6 +317,7 @@ def summary_json(result: VerifiedBundle) -> str:
         "runs": len(result.plan.runs), "records": len(result.records),
         "scenario": predicate.scenario, "plan_digest": predicate.plan_digest,
         "shard": predicate.shard, "scenario_checked": result.scenario_checked,
+        "simulated": result.simulated,
         "scrubbed": result.manifest.scrubbed,
         "summary": predicate.summary.model_dump(mode="json") if predicate.summary else None,
     }, indent=2)

@@ -15,7 +15,7 @@ if _typing.TYPE_CHECKING:
         read_records,
         write_records,
     )
-    from copeca_action.records._kinds import STORED
+    from copeca_action.records._kinds import SIMULATED, STORED, simulation_note
     from copeca_action.records._record import (
         OUTCOMES,
         CostSource,
@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:
 
 __all__ = [
     "OUTCOMES",
+    "SIMULATED",
     "STORED",
     "Columns",
     "CostSource",
@@ -54,6 +55,7 @@ __all__ = [
     "read_columns",
     "read_records",
     "read_rows",
+    "simulation_note",
     "write_records",
 ]
 
@@ -68,6 +70,7 @@ _LAZY: dict[str, str] = {
     "RetrievalSummary": "copeca_action.records._retrieval",
     "RetrievalTrajectory": "copeca_action.records._retrieval",
     "RunRecord": "copeca_action.records._record",
+    "SIMULATED": "copeca_action.records._kinds",
     "STORED": "copeca_action.records._kinds",
     "Tokens": "copeca_action.records._record",
     "ViewedSpan": "copeca_action.records._record",
@@ -80,6 +83,7 @@ _LAZY: dict[str, str] = {
     "read_columns": "copeca_action.records._columns",
     "read_records": "copeca_action.records._io",
     "read_rows": "copeca_action.records._foreign",
+    "simulation_note": "copeca_action.records._kinds",
     "write_records": "copeca_action.records._io",
 }
 """Each public name and its module, imported on first use (PEP 562): importing one

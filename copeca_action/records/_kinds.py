@@ -22,6 +22,24 @@ Endpoint = Literal["real", "scripted", "dry_run"]
 """What answered the agent: `real` a vendor API or a custom base URL, `scripted` the bundled
 scripted model server, `dry_run` the scripted server standing in for a real run (the
 action's `dry-run`). Anything but `real` is a simulation: its numbers measure nothing."""
+SIMULATED: tuple[Endpoint, ...] = ("scripted", "dry_run")
+"""The endpoints that make a record, and whatever is computed from it, simulated."""
+
+
+def simulation_note(endpoints: Mapping[str, int]) -> str:
+    """One sentence for the banner shown after the word "Simulated", from the runs' count per
+    endpoint; "" when none is simulated."""
+    fake = sum(endpoints.get(kind, 0) for kind in SIMULATED)
+    if not fake:
+        return ""
+    total = sum(endpoints.values())
+    what = ("the scripted model answered instead of the vendors (a dry run)"
+            if endpoints.get("dry_run") else "the scripted model answered, not a vendor's API")
+    if fake < total:
+        return (f"In part: in {fake} of {total} runs {what}. These numbers mix simulation "
+                "with measurement: read none of them as a measurement.")
+    return (f"In every run {what}. These numbers show how the report reads; they measure "
+            "no agent and no tool.")
 
 
 def missing_cost(record: Mapping[str, Any]) -> dict[str, Any]:

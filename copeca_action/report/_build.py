@@ -19,7 +19,7 @@ from copeca_action._util.blas import on_one_blas_thread
 from copeca_action._util.forked import Beside
 from copeca_action._util.percent import threshold_text
 from copeca_action.plan import BASE_SUFFIX
-from copeca_action.records import OUTCOMES
+from copeca_action.records import OUTCOMES, SIMULATED
 from copeca_action.report._model import (
     AdoptedLine,
     ArmInterval,
@@ -199,7 +199,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
                                     alpha=s.alpha, method=s.method),
         look=look,
         endpoints=dict(table.endpoints),
-        simulated=any(k in ("scripted", "dry_run") for k, _ in table.endpoints))
+        simulated=any(k in SIMULATED for k, _ in table.endpoints))
 
 
 # ---------------------------------------------------------------- arms

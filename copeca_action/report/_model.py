@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from copeca_action._util.percent import level_text
+from copeca_action.records import simulation_note
 from copeca_action.retrieval import ArmRetrieval
 from copeca_action.scenario._settings import Thresholds
 
@@ -369,18 +370,7 @@ class Report(ReportModel):
     def simulation_note(self) -> str:
         """One sentence for the banner every renderer shows after the word "Simulated";
         "" when nothing is simulated."""
-        if not self.simulated:
-            return ""
-        total = sum(self.endpoints.values())
-        fake = self.endpoints.get("scripted", 0) + self.endpoints.get("dry_run", 0)
-        dry = bool(self.endpoints.get("dry_run"))
-        what = ("the scripted model answered instead of the vendors (a dry run)" if dry
-                else "the scripted model answered, not a vendor's API")
-        if fake < total:
-            return (f"In part: in {fake} of {total} runs {what}. These numbers mix simulation "
-                    "with measurement: read none of them as a measurement.")
-        return (f"In every run {what}. These numbers show how the report reads; they measure "
-                "no agent and no tool.")
+        return simulation_note(self.endpoints) if self.simulated else ""
 
     @property
     def headline_comparison(self) -> Comparison | None:

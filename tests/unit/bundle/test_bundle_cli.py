@@ -41,6 +41,30 @@ def test_verify_prints_the_signer_and_exits_zero(
     assert "NOT pinned" in capsys.readouterr().out
 
 
+def test_verify_says_when_the_scripted_model_answered(
+        tmp_path: Path, plan: RunPlan, demo, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from bundle_support import record_for
+
+    records = [record_for(plan, i, "a").model_copy(
+        update={"endpoint": "dry_run" if i % 2 else "real"}) for i in range(len(plan.runs))]
+    path = tmp_path / "b.copeca"
+    write_bundle(contents_for(plan, demo[2], records=records), path, None, Scrubber())
+    assert main(["verify", str(path)]) == 0
+    out = capsys.readouterr().out
+    half = len(records) // 2
+    assert (f"SIMULATED: In part: in {half} of {len(records)} runs the scripted model answered "
+            "instead of the vendors (a dry run)") in out
+    assert out.index("SIMULATED:") < out.index("verdict:")  # read before the verdict
+    assert main(["verify", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["simulated"] is True
+    real = tmp_path / "real.copeca"
+    write_bundle(contents_for(plan, demo[2]), real, None, Scrubber())
+    assert main(["verify", str(real)]) == 0
+    assert "SIMULATED" not in capsys.readouterr().out
+
+
 def test_verify_exit_codes_differ_per_failure(
         tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     signed = bundle(tmp_path, plan, demo, keys[0])
