@@ -283,6 +283,12 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
 
 
 def _num(value: float | None) -> str:
+    """An output's number: `Infinity` / `-Infinity` for an unbounded one (a GitHub expression
+    reads them as ±∞, as JavaScript's and Python's number parsing do); empty when there is no
+    number (unknown, undefined), never a digit that was not computed. An expression reads an
+    empty string as 0, so a workflow tests `!= ''` first (docs/action.md)."""
+    if value is not None and math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
     value = finite(value)
     return "" if value is None else f"{value:.6g}"
 

@@ -117,6 +117,21 @@ def test_outputs_are_the_headline_numbers(corpus_root: Path) -> None:
     assert out["cpc-tool"] and out["cpc-baseline"]
 
 
+def test_an_unbounded_output_is_infinity_never_an_empty_zero(corpus_root: Path) -> None:
+    """A GitHub expression reads an empty output as 0: an infinite cost per correct or bound
+    printed empty would read as 0 ("delta-ci-high < 0.05" true for an unbounded interval)."""
+    scenario = load_scenario(corpus_root / "scenarios" / "demo.yaml")
+    plan = build_plan(scenario, load_corpus(corpus_root).tasks)
+    records = [record_for(plan, i) for i in range(len(plan.runs))]
+    records = [r.model_copy(update={"correct": r.arm != "codesearch"}) for r in records]
+    report = build_report(records, Settings.from_scenario(scenario), scenario=scenario.name)
+    out = output_values(report, BundleInfo(None, None, None), None)
+    assert out["cpc-tool"] == "Infinity" and out["delta"] == "Infinity"
+    assert out["delta-ci-high"] == "Infinity"
+    assert float(out["cpc-baseline"]) > 0 and float(out["delta-ci-low"]) > 0
+    assert math.isinf(float(out["delta"]))  # Python reads it; so do JavaScript and GitHub
+
+
 def test_merged_user_tasks_keep_category_and_control_without_the_corpus(
         corpus_root: Path) -> None:
     """In `merge:` the tasks may be the user's, absent from the bundled corpus: category and
