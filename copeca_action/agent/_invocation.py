@@ -3,6 +3,7 @@ fresh directories of one agent run. Nothing runs here; `run_agent` does that."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Mapping
@@ -67,6 +68,14 @@ class AgentInvocation(RecordModel):
     """The resolved CLI executable (argv[0] unless the mode wraps it)."""
     isolate: bool = True
     """Run in a pid namespace of its own, key files hidden, when the host allows it."""
+    shown: list[Path] = Field(default_factory=list)
+    """What it needs beyond its worktree, run folder and CLI (the tool's checkout, a proxy's
+    CA file): shown to it where it lies in a place isolation blanks."""
+
+    @property
+    def run_dir(self) -> Path:
+        """The run's folder (its config dir, HOME, TMPDIR, MCP file and output)."""
+        return self.stdout_path.parent
 
 
 def expand(text: str, values: Mapping[str, str]) -> str:
@@ -146,7 +155,20 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
     return AgentInvocation(runner=runner.name, model=model, argv=argv, env=env, cwd=workdir,
                            config_dir=config_dir, home_dir=home_dir, tmp_dir=tmp_dir,
                            stdout_path=run_dir / "stdout.jsonl",
-                           stderr_path=run_dir / "stderr.txt", binary=binary)
+                           stderr_path=run_dir / "stderr.txt", binary=binary,
+                           shown=shown_paths(env, tool_dir))
+
+
+CA_ENV = ("SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS")
+"""Variables naming a proxy's CA certificates (see `PROXY_ENV`)."""
+
+
+def shown_paths(env: Mapping[str, str], tool_dir: Path | None) -> list[Path]:
+    """Files and folders outside the run an agent needs: the tool's checkout and the CA
+    certificates its environment names."""
+    found = [tool_dir] if tool_dir is not None else []
+    found += [Path(env[k]) for k in CA_ENV if os.path.isabs(env.get(k, ""))]
+    return [p for p in found if p.exists()]
 
 
 def _write_configs(runner: Runner, run_dir: Path, config_dir: Path, *, base_url: str | None,

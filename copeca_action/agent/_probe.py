@@ -55,9 +55,11 @@ def _read_response(proc: subprocess.Popen[bytes], deadline: float) -> dict[str, 
 
 
 def probe_mcp_server(name: str, spec: Mapping[str, Any], env: Mapping[str, str],
-                     cwd: Path, timeout_s: float = MCP_START_TIMEOUT_S) -> str | None:
+                     cwd: Path, timeout_s: float = MCP_START_TIMEOUT_S,
+                     shown: Sequence[Path] = ()) -> str | None:
     """Start one stdio MCP server and send `initialize`: None when it answers, else why not.
-    URL servers are not probed (the CLI reaches them over the network)."""
+    URL servers are not probed (the CLI reaches them over the network). `shown`: what the
+    agent would see besides `cwd` (the tool's checkout)."""
     command = spec.get("command")
     if not isinstance(command, str):
         return None
@@ -65,10 +67,10 @@ def probe_mcp_server(name: str, spec: Mapping[str, Any], env: Mapping[str, str],
     full_env = {**env, **{str(k): str(v) for k, v in (spec.get("env") or {}).items()}}
     if _resolve(command, full_env) is None:
         return f"MCP server {name!r}: command {command!r} not found or not executable"
-    from copeca_action._util.scrub import secret_files
     from copeca_action.agent._process import agent_isolation
 
-    prefix = agent_isolation(secret_files())[0]  # the tool under test, as an agent runs it
+    # the tool under test, as an agent runs it
+    prefix = agent_isolation(writable=[cwd, *shown])[0]
     try:
         proc = subprocess.Popen([*prefix, command, *args], cwd=cwd, env=full_env,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -174,8 +176,10 @@ def probe_wrapper(wrapper: Sequence[str], env: Mapping[str, str], cwd: Path,
 
 
 def mode_start_problems(mode: Mode, env: Mapping[str, str], cwd: Path,
-                        timeout_s: float = MCP_START_TIMEOUT_S) -> list[str]:
-    """Why the mode's tool would not start, for each part that would not (empty: it starts)."""
+                        timeout_s: float = MCP_START_TIMEOUT_S,
+                        shown: Sequence[Path] = ()) -> list[str]:
+    """Why the mode's tool would not start, for each part that would not (empty: it starts).
+    `shown`: what the agent would see besides `cwd` (the tool's checkout)."""
     problems: list[str] = []
     run_env = {**env, **mode.env}
     if mode.wrapper and _resolve(mode.wrapper[0], run_env) is None:
@@ -187,7 +191,7 @@ def mode_start_problems(mode: Mode, env: Mapping[str, str], cwd: Path,
     servers = (mode.mcp_config or {}).get("mcpServers") or {}
     for name, spec in servers.items():
         if isinstance(spec, Mapping):
-            why = probe_mcp_server(str(name), spec, run_env, cwd, timeout_s)
+            why = probe_mcp_server(str(name), spec, run_env, cwd, timeout_s, shown)
             if why:
                 problems.append(why)
     return problems

@@ -3,9 +3,11 @@ a cancel that kills the whole group. Agent failures are results, never exception
 
 The agent, its tools and MCP servers never see the harness: when bubblewrap works they run
 in their own pid namespace with a fresh /proc (the harness's environment, and every other
-process's, is out of sight) and the harness's key files are replaced by empty ones
-(`--ro-bind /dev/null KEY`); else, with `unshare`, in their own pid and mount namespaces
-with a fresh /proc (key files stay readable: recorded). `AgentResult.isolation` says which.
+process's, is out of sight), the output folder blank but for their own run folder and
+worktree (no other run's transcript or record, no results.jsonl, no model request log), and
+the harness's key files replaced by empty ones (`--ro-bind /dev/null KEY`); else, with
+`unshare`, in their own pid and mount namespaces with a fresh /proc (key files and the
+output folder stay readable: recorded). `AgentResult.isolation` says which.
 
 No window leaves an agent behind a killed harness: the process starts as a gate (`sh`)
 that waits for one line on a pipe; the harness registers the gate's process group with the
@@ -28,8 +30,10 @@ from pathlib import Path
 
 from pydantic import Field
 
+from copeca_action._util.hidden import bwrap_view, interpreter_dirs, tool_roots
 from copeca_action._util.model import RecordModel
-from copeca_action._util.scrub import secret_files
+from copeca_action._util.paths import PACKAGE_DIR
+from copeca_action._util.scrub import private_dirs, readable_dirs
 from copeca_action.agent._invocation import AgentInvocation
 from copeca_action.agent._watchdog import WATCHDOG
 from copeca_action.errors import InfraError
@@ -59,44 +63,42 @@ def _works(argv: tuple[str, ...]) -> bool:
         return False
 
 
-HOME_CREDENTIALS = (".netrc", ".git-credentials", ".npmrc", ".pypirc", ".yarnrc.yml",
-                    ".cargo/credentials", ".cargo/credentials.toml", ".ssh", ".gnupg", ".aws",
-                    ".azure", ".kube", ".docker", ".config/gh", ".config/hub",
-                    ".config/gcloud", ".config/git/credentials", ".terraform.d")
-"""Where the harness user's home keeps credentials (tokens, keys, cloud logins): an agent
-runs with a HOME of its own, but could read these by their absolute path. Under bubblewrap
-each one there is replaced by an empty file or folder, as the key files are."""
+def install_dirs(binary: Path) -> list[Path]:
+    """Where an agent CLI's executable lives: for each of its path and its link's target,
+    the `node_modules` folder holding it (npm's `.bin` links lead into a package there),
+    else its folder."""
+    found: list[Path] = []
+    for path in (binary.absolute(), binary.resolve()):
+        found.append(next((p for p in path.parents if p.name == "node_modules"), path.parent))
+    return found
 
 
-def home_credentials(home: Path | None = None) -> list[Path]:
-    """The `HOME_CREDENTIALS` present in the harness user's home (files and folders)."""
-    try:
-        home = Path.home() if home is None else home
-    except RuntimeError:  # no HOME and no password entry
-        return []
-    if home == Path("/"):
-        return []
-    return [home / rel for rel in HOME_CREDENTIALS if (home / rel).exists()]
-
-
-def agent_isolation(hide: Sequence[Path] = ()) -> tuple[list[str], list[str]]:
+def agent_isolation(writable: Sequence[Path] = (),
+                    readable: Sequence[Path] = ()) -> tuple[list[str], list[str]]:
     """The prefix that starts an agent cut off from the harness, and what it isolates:
     `pidns` (own pid namespace and /proc), `keys-hidden` (key files, and the credentials of
-    the harness user's home, replaced by empty ones)."""
+    the harness user's home, replaced by empty ones), `private-hidden` (the output folder,
+    with every other run, blank).
+
+    `writable`: the folders it works in (its worktree and run folder, the tool's checkout);
+    `readable`: what else it needs (the CLI's install). Both, the harness's interpreter and
+    package, PATH's installs and the snapshot cache are shown where they lie in a blanked
+    place."""
     if os.environ.get(ISOLATION_ENV, "auto") == "none":
         return [], []
     if _works(BWRAP_AGENT):
-        masks: list[str] = []
-        for p in dict.fromkeys(p.resolve() for p in (*hide, *home_credentials())):
-            if p.is_file():  # a link's target: the link leads there, its path is no secret
-                masks += ["--ro-bind", "/dev/null", str(p)]
-            elif p.is_dir():
-                masks += ["--tmpfs", str(p)]
-        return [*BWRAP_AGENT, *masks, "--"], ["bwrap", "pidns", "keys-hidden"]
+        hidden = set(private_dirs())
+        view = bwrap_view(hidden, readable=[*readable, *interpreter_dirs(), PACKAGE_DIR,
+                                            *tool_roots(hidden)],
+                          # the worktrees' git data: the agent's `git add` writes there
+                          writable=[*writable, *readable_dirs()])
+        return [*BWRAP_AGENT, *view, "--"], ["bwrap", "pidns", "keys-hidden",
+                                             "private-hidden"]
     for variant in UNSHARE_AGENT:
         if _works(variant):
             return [*variant], ["unshare", "pidns"]
     return [], []
+
 
 GRACE_S = 2.0
 """After SIGTERM, how long the group may take to exit before SIGKILL."""
@@ -229,7 +231,9 @@ def run_agent(inv: AgentInvocation, timeout_s: float,
     if not inv.binary.is_file():
         raise InfraError(f"agent CLI {inv.binary} is missing; run `make node`")
     inv.stdout_path.parent.mkdir(parents=True, exist_ok=True)
-    prefix, isolation = agent_isolation(secret_files()) if inv.isolate else ([], [])
+    prefix, isolation = agent_isolation(
+        writable=[inv.cwd, inv.run_dir, *inv.shown],
+        readable=install_dirs(inv.binary)) if inv.isolate else ([], [])
     start = time.monotonic()
     with inv.stdout_path.open("wb") as out, inv.stderr_path.open("wb") as err:
         gate_r, gate_w = os.pipe()

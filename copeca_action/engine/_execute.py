@@ -107,8 +107,8 @@ def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -
             prep.flags.append("instruction_files")
         t1 = time.perf_counter()
         mode = res.modes[run.arm]
-        _run_mode_setup(cfg, mode.setup, workdir, run_dir)
         tool_dir = cfg.base_tool_dir if run.arm.endswith("@base") else cfg.tool_dir
+        _run_mode_setup(cfg, mode.setup, workdir, run_dir, tool_dir)
         runner = res.runners[run.runner]
         host_env = cfg.host_env if cfg.endpoint_kind == "real" else {
             k: v for k, v in cfg.host_env.items() if k not in runner.credential_env}
@@ -129,14 +129,14 @@ def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -
 
 
 def _run_mode_setup(cfg: EngineConfig, commands: list[list[str]], workdir: Path,
-                    run_dir: Path) -> None:
+                    run_dir: Path, tool_dir: Path | None) -> None:
     """The mode's `setup` commands, in the worktree; any failure is an infra error."""
-    from copeca_action._util.scrub import secret_files
     from copeca_action.agent._process import agent_isolation
 
     env = {k: v for k, v in cfg.host_env.items() if k in GRADER_ENV}
     env.update(HOME=str(run_dir / "home"), TMPDIR=str(run_dir))
-    prefix = agent_isolation(secret_files())[0]  # the tool's code, cut off as an agent is
+    # the tool's code, cut off as an agent is
+    prefix = agent_isolation(writable=[workdir, run_dir, *([tool_dir] if tool_dir else [])])[0]
     for argv in commands:
         try:
             proc = subprocess.run([*prefix, *argv], cwd=workdir, env=env, capture_output=True,

@@ -22,14 +22,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO, Literal
 
-from copeca_action._util.scrub import private_dirs, readable_dirs, secret_files
+from copeca_action._util.hidden import bwrap_view, interpreter_dirs, private_places, tool_roots
+from copeca_action._util.scrub import readable_dirs
 from copeca_action.errors import ConfigError
 from copeca_action.evaluate._cgroup import create_cgroup
 from copeca_action.evaluate._sandbox import OUTPUT_CAP, ExecResult, register_sandbox
@@ -151,44 +151,13 @@ class LocalSandbox:
         return None
 
 
-HIDDEN_PLACES = ("/root", "/home", "/tmp", "/var/tmp", "/dev/shm")
-"""Host folders graded code sees as empty (besides the harness's HOME and private dirs)."""
-
-
 def _hidden_view() -> list[str]:
     """bwrap arguments that blank the harness's private places, then show again, read-only,
-    what a test needs from inside them (the interpreter's install, the snapshot cache)."""
-    hidden = {Path(p) for p in HIDDEN_PLACES if Path(p).is_dir() and not Path(p).is_symlink()}
-    hidden |= {Path.home().resolve(), *private_dirs()}
-    hidden = {h for h in hidden if h.is_dir() and h != Path("/")}
-    shown = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
-             Path(sys.executable).resolve().parent, *readable_dirs(), *_tool_roots(hidden)}
-    args: list[str] = []
-    for place in sorted(hidden, key=lambda p: len(p.parts)):
-        args += ["--tmpfs", str(place)]
-    for place in sorted(shown, key=lambda p: len(p.parts)):
-        if place.is_dir() and any(place.is_relative_to(h) for h in hidden):
-            args += ["--ro-bind", str(place), str(place)]
-    for key in secret_files():
-        if key.is_file():
-            args += ["--ro-bind", "/dev/null", str(key)]
-    return args
-
-
-def _tool_roots(hidden: set[Path]) -> set[Path]:
-    """The installs the PATH's programs live in when they sit inside a hidden place (pyenv's
-    shims in /root/.pyenv, a user's ~/.cargo/bin): the first folder below the hidden place,
-    shown read-only, so `python -m pytest` or `cargo test` still start. Only PATH entries:
-    the rest of HOME stays blank."""
-    roots: set[Path] = set()
-    for entry in os.environ.get("PATH", "").split(os.pathsep):
-        if not entry or not os.path.isabs(entry):
-            continue
-        path = Path(entry).resolve()
-        for place in hidden:
-            if path != place and path.is_relative_to(place):
-                roots.add(place / path.relative_to(place).parts[0])
-    return roots
+    what a test needs from inside them (the interpreter's install, the snapshot cache, the
+    installs of PATH's programs); key files and home credentials read empty."""
+    hidden = private_places()
+    return bwrap_view(hidden, readable={*interpreter_dirs(), *readable_dirs(),
+                                        *tool_roots(hidden)})
 
 
 def _resolvable(program: str, tree: Path, path: str | None) -> bool:

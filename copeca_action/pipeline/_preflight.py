@@ -47,8 +47,9 @@ def check_tools(cfg: EngineConfig, plan: RunPlan,
         env = {**base, "HOME": tmp, "TMPDIR": tmp}
         for arm in plan.arms:
             mode = _resolve_mode(cfg, arm)
-            problems += [f"mode {arm!r}: {p}" for p in mode_start_problems(mode, env, cwd,
-                                                                          timeout_s)]
+            tool_dir = cfg.base_tool_dir if arm.endswith("@base") else cfg.tool_dir
+            problems += [f"mode {arm!r}: {p}" for p in mode_start_problems(
+                mode, env, cwd, timeout_s, [tool_dir] if tool_dir is not None else [])]
     if problems:
         raise InfraError("the tool under test does not start, so nothing was run and nothing "
                          "was charged: " + "; ".join(problems))

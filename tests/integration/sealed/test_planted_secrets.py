@@ -43,9 +43,10 @@ pytestmark = [pytest.mark.cli, pytest.mark.skipif(not CLAUDE.exists(), reason=(
     "Claude Code is not installed (run `make node`)"))]
 
 
-def hunt(key: Path) -> list[str]:
+def hunt(key: Path, out: Path) -> list[str]:
     """What an agent (or its test) tries, one shell command each."""
     return [
+        f"ls -A {out} {out}/runs",
         "env",
         "env | base64 -w0",
         "env | od -An -v -tx1 | tr -d ' \\n'",
@@ -91,7 +92,8 @@ def job(tmp: Path, isolation: str, model: str = "claude-sonnet-4-5",
     subprocess.run([str(CLI), "keygen", "--out", str(tmp / "keys")], check=True,
                    capture_output=True, timeout=60)
     key = tmp / "keys" / "copeca-signing.key"
-    commands = hunt(key)
+    out = tmp / "out"
+    commands = hunt(key, out)
     tasks = corpus / "tasks" / "fastapi"
     tasks.mkdir(parents=True)
     (tasks / "hunt-answer.yaml").write_text(yaml.safe_dump({
@@ -116,7 +118,7 @@ def job(tmp: Path, isolation: str, model: str = "claude-sonnet-4-5",
         {"id": "test", "match": {"prompt_contains": "SEALED-TEST"},
          # a change to grade: edit tasks are graded on a clean checkout plus the agent's
          # diff, so an agent that changed nothing is never run (docs/patch-evaluation.md)
-         "steps": [{"tools": [{"bash": commands[0]},
+         "steps": [{"tools": [{"bash": commands[1]},
                               {"bash": "echo '# sealed' >> fastapi/__init__.py"}]},
                    {"answer": "Done."}]}]}))
     scenario = tmp / "scenario.yaml"
@@ -137,7 +139,6 @@ def job(tmp: Path, isolation: str, model: str = "claude-sonnet-4-5",
     env = {**os.environ, **planted, "COPECA_SCRUB_VARS": "MY_MARKED_VALUE",
            "COPECA_AGENT_ISOLATION": isolation}
     env.pop("COPECA_SIGNING_KEY", None)
-    out = tmp / "out"
     proc = subprocess.run([str(CLI), "run", str(scenario), "--out", str(out), "--key",
                            str(key), "--corpus", str(corpus), "--plain"],
                           env=env, capture_output=True, text=True, timeout=900, check=False)
@@ -177,6 +178,18 @@ def markers(result: dict[str, Any], rule: str) -> int:
                if "!" not in path)  # files on disk (the bundle repeats them)
 
 
+def job_folder_seen(result: dict[str, Any]) -> list[str]:
+    """What the hunting agent's `ls` of the output folder showed of the job (its own files
+    and the other run's folder; the command itself names none of them)."""
+    records = [json.loads(line) for line in
+               (result["out"] / "results.jsonl").read_text().splitlines()]
+    hunter = next(r for r in records if r["task_id"] == "fastapi/hunt-answer")
+    other = next(r for r in records if r["task_id"] == "fastapi/hunt-test")
+    seen = (result["out"] / hunter["run_dir"] / "stdout.jsonl").read_text()
+    return [name for name in ("plan.json", "scenario.yaml", "results.jsonl",
+                              "model-requests.jsonl", other["run_id"]) if name in seen]
+
+
 CLIS = {"claude": ("claude-sonnet-4-5", "env:ANTHROPIC_API_KEY"),
         "codex": ("gpt-5", "env:OPENAI_API_KEY")}
 
@@ -192,6 +205,7 @@ def isolated(request: pytest.FixtureRequest,
     model, key_rule = CLIS[runner]
     result = job(tmp_path_factory.mktemp(f"sealed-{runner}"), "auto", model, runner)
     result["key_rule"] = key_rule
+    result["isolation"] = agent_isolation()[1]
     return result
 
 
@@ -224,6 +238,15 @@ def test_the_isolated_agent_never_saw_a_harness_secret(isolated: dict[str, Any])
     assert all("agent_not_isolated" not in r["flags"] for r in records)
 
 
+def test_the_isolated_agent_sees_no_other_run_nor_the_jobs_files(
+        isolated: dict[str, Any]) -> None:
+    """Both runs ran at once (2 workers): the agent's `ls` of the output folder found it
+    blank but for its own run (the control below shows the same `ls` finding them)."""
+    if isolated["isolation"][:1] != ["bwrap"]:
+        pytest.skip("only bubblewrap can hide the output folder")
+    assert job_folder_seen(isolated) == []
+
+
 def test_the_upload_holds_only_what_a_user_needs(isolated: dict[str, Any]) -> None:
     """The CLI writes no upload folder; the run folders stay on the runner (the action
     uploads `upload/` only: tests/unit/github/test_action_e2e.py)."""
@@ -236,6 +259,7 @@ def test_without_isolation_the_hunt_finds_the_harness_and_is_still_scrubbed(
     hunt can find what it looks for); scrubbing still leaves no value in any file."""
     result = job(tmp_path, "none")
     assert markers(result, "env:GITHUB_TOKEN") > 0
+    assert {"plan.json", "scenario.yaml"} <= set(job_folder_seen(result))
     assert leaks(result) == []
     records = [json.loads(line) for line in
                (result["out"] / "results.jsonl").read_text().splitlines()]

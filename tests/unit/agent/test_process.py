@@ -267,3 +267,46 @@ def test_isolated_agent_finds_the_harness_homes_credentials_empty(
     assert planted not in out and "id_ed25519" not in out
     assert "not a credential" in out  # the rest of the home is as it was
     assert (home / ".netrc").read_text().endswith(f"{planted}\n")  # untouched on the host
+
+
+@needs_isolation
+def test_isolated_agent_sees_only_its_own_run_in_the_output_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output folder holds every other run (transcripts, records), results.jsonl and the
+    model request log: the agent sees it blank but for its own run folder and worktree,
+    which it can write."""
+    if agent_isolation()[0][0] != "bwrap":
+        pytest.skip("only bubblewrap can hide files")
+    from copeca_action._util import scrub
+
+    out = tmp_path / "out"
+    other = out / "runs" / "other-run"
+    other.mkdir(parents=True)
+    (other / "stdout.jsonl").write_text("OTHER-RUN-TRANSCRIPT\n")
+    (out / "results.jsonl").write_text('{"run_id": "OTHER-RUN-RECORD"}\n')
+    (out / "model-requests.jsonl").write_text("OTHER-RUN-PROMPT\n")
+    worktree = out / ".worktrees" / "wt-1"
+    worktree.mkdir(parents=True)
+    (worktree / "code.py").write_text("print('mine')\n")
+    monkeypatch.setattr(scrub, "_PRIVATE_DIRS", {out.resolve()})
+    exe = fake_cli(tmp_path, "agent", (
+        f"ls -A {out} {out}/runs; cat {out}/results.jsonl {out}/model-requests.jsonl "
+        f"{other}/stdout.jsonl; cat code.py; echo mine > $HOME/written; "
+        f"echo edit >> code.py; echo done"))
+    run = out / "runs" / "this-run"
+    inv = AgentInvocation(runner="fake", model="m", argv=[str(exe)], cwd=worktree,
+                          env={"PATH": os.environ["PATH"], "HOME": str(run / "home")},
+                          config_dir=run / "config", home_dir=run / "home",
+                          tmp_dir=run / "tmp", stdout_path=run / "stdout.jsonl",
+                          stderr_path=run / "stderr.txt", binary=exe)
+    (run / "home").mkdir(parents=True)
+    result = run_agent(inv, timeout_s=30)
+    seen = inv.stdout_path.read_text(errors="replace")
+    assert result.exit_code is not None and "done" in seen, seen
+    assert "private-hidden" in result.isolation
+    for leak in ("OTHER-RUN", "other-run", "results.jsonl", "model-requests.jsonl"):
+        assert leak not in seen, leak
+    assert "this-run" in seen and "print('mine')" in seen
+    assert (run / "home" / "written").read_text() == "mine\n"  # its own folders: writable
+    assert (worktree / "code.py").read_text().endswith("edit\n")
+    assert (out / "results.jsonl").exists()  # the host's folder is untouched

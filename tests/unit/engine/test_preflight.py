@@ -232,7 +232,7 @@ def test_a_mode_set_up_command_cannot_read_the_harness(tmp_path: Path,
     cfg = config(tmp_path, corpus, scenario())
     (tmp_path / "run" / "home").mkdir(parents=True)
     _run_mode_setup(cfg, [["/bin/sh", "-c", line.replace("exit 1", "true")]], tmp_path,
-                    tmp_path / "run")
+                    tmp_path / "run", None)
     seen = out.read_text(errors="replace")
     assert "done" in seen and not _harness_in(out)
     if "keys-hidden" in agent_isolation()[1]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from copeca_action.evaluate._local import _tool_roots
+from copeca_action._util.hidden import tool_roots
 
 
 def test_path_entries_inside_hidden_places_show_their_install(
@@ -19,5 +19,5 @@ def test_path_entries_inside_hidden_places_show_their_install(
     outside = tmp_path / "usr" / "bin"
     outside.mkdir(parents=True)
     monkeypatch.setenv("PATH", f"{shims}:{outside}:relative/bin:")
-    assert _tool_roots({home.resolve()}) == {home.resolve() / ".pyenv"}
-    assert _tool_roots(set()) == set()
+    assert tool_roots({home.resolve()}) == {home.resolve() / ".pyenv"}
+    assert tool_roots(set()) == set()
