@@ -63,17 +63,19 @@ def interpreter_dirs() -> set[Path]:
 def tool_roots(hidden: Iterable[Path]) -> set[Path]:
     """The installs the PATH's programs live in when they sit inside a hidden place (pyenv's
     shims in /root/.pyenv, a user's ~/.cargo/bin, nvm's node): the first folder below the
-    hidden place, so `python -m pytest`, `cargo test` or `node` still start. Only PATH
-    entries: the rest of HOME stays blank."""
+    innermost hidden place holding it (~/.local for /home/runner/.local/bin, where both /home
+    and the home are hidden), so `python -m pytest`, `cargo test` or `node` still start.
+    Only PATH entries: the rest of HOME stays blank."""
     hidden = set(hidden)
     roots: set[Path] = set()
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         if not entry or not os.path.isabs(entry):
             continue
         path = Path(entry).resolve()
-        for place in hidden:
-            if path != place and path.is_relative_to(place):
-                roots.add(place / path.relative_to(place).parts[0])
+        holders = [place for place in hidden if path != place and path.is_relative_to(place)]
+        if holders:
+            place = max(holders, key=lambda p: len(p.parts))
+            roots.add(place / path.relative_to(place).parts[0])
     return roots
 
 

@@ -21,3 +21,14 @@ def test_path_entries_inside_hidden_places_show_their_install(
     monkeypatch.setenv("PATH", f"{shims}:{outside}:relative/bin:")
     assert tool_roots({home.resolve()}) == {home.resolve() / ".pyenv"}
     assert tool_roots(set()) == set()
+
+
+def test_a_path_entry_in_a_home_under_slash_home_shows_its_install_not_the_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """HOME=/home/runner (GitHub's runners) lies in /home, both hidden, and PATH holds
+    ~/.local/bin: the folder shown again is ~/.local, never the whole home."""
+    homes = (tmp_path / "home").resolve()
+    home = homes / "runner"
+    (home / ".local" / "bin").mkdir(parents=True)
+    monkeypatch.setenv("PATH", str(home / ".local" / "bin"))
+    assert tool_roots({homes, home}) == {home / ".local"}
