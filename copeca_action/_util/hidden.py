@@ -87,12 +87,14 @@ def bwrap_view(hidden: Iterable[Path], *, readable: Iterable[Path] = (),
     hidden = {h for h in hidden if h.is_dir() and h != Path("/")}
     shown = {p.resolve(): "--ro-bind" for p in readable}
     shown |= {p.resolve(): "--bind" for p in writable}
-    args: list[str] = []
-    for place in sorted(hidden, key=lambda p: len(p.parts)):
-        args += ["--tmpfs", str(place)]
     inside = [p for p in shown if p.exists() and any(p.is_relative_to(h) for h in hidden)]
-    for place in sorted(inside, key=lambda p: len(p.parts)):
-        args += [shown[place], str(place), str(place)]
+    # outermost first, a place blanked before one shown at its depth: a hidden place inside
+    # a shown one (the output folder in a shown tool's folder) is blanked again after it
+    mounts = sorted([(len(h.parts), 0, h) for h in hidden]
+                    + [(len(p.parts), 1, p) for p in inside])
+    args: list[str] = []
+    for _, show, place in mounts:
+        args += [shown[place], str(place), str(place)] if show else ["--tmpfs", str(place)]
 
     def in_sight(path: Path) -> bool:
         return not any(path.is_relative_to(h) for h in hidden) or any(

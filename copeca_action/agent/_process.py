@@ -4,8 +4,10 @@ a cancel that kills the whole group. Agent failures are results, never exception
 The agent, its tools and MCP servers never see the harness: when bubblewrap works they run
 in their own pid namespace with a fresh /proc (the harness's environment, and every other
 process's, is out of sight), the output folder blank but for their own run folder and
-worktree (no other run's transcript or record, no results.jsonl, no model request log), and
-the harness's key files replaced by empty ones (`--ro-bind /dev/null KEY`); else, with
+worktree (no other run's transcript or record, no results.jsonl, no model request log), the
+harness user's home (and /root, /home, /tmp) blank but for what they need from it (its
+credentials: .netrc, .ssh, .m2, whatever it keeps), and the harness's key files replaced by
+empty ones (`--ro-bind /dev/null KEY`); else, with
 `unshare`, in their own pid and mount namespaces with a fresh /proc (key files and the
 output folder stay readable: recorded). `AgentResult.isolation` says which.
 
@@ -30,10 +32,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from copeca_action._util.hidden import bwrap_view, interpreter_dirs, tool_roots
+from copeca_action._util.hidden import bwrap_view, interpreter_dirs, private_places, tool_roots
 from copeca_action._util.model import RecordModel
 from copeca_action._util.paths import PACKAGE_DIR
-from copeca_action._util.scrub import private_dirs, readable_dirs
+from copeca_action._util.scrub import readable_dirs
 from copeca_action.agent._invocation import AgentInvocation
 from copeca_action.agent._watchdog import WATCHDOG
 from copeca_action.errors import InfraError
@@ -76,9 +78,9 @@ def install_dirs(binary: Path) -> list[Path]:
 def agent_isolation(writable: Sequence[Path] = (),
                     readable: Sequence[Path] = ()) -> tuple[list[str], list[str]]:
     """The prefix that starts an agent cut off from the harness, and what it isolates:
-    `pidns` (own pid namespace and /proc), `keys-hidden` (key files, and the credentials of
-    the harness user's home, replaced by empty ones), `private-hidden` (the output folder,
-    with every other run, blank).
+    `pidns` (own pid namespace and /proc), `keys-hidden` (key files replaced by empty ones),
+    `private-hidden` (the harness user's home, /root, /home, /tmp, /var/tmp, /dev/shm and the
+    output folder, with every other run, blank).
 
     `writable`: the folders it works in (its worktree and run folder, the tool's checkout);
     `readable`: what else it needs (the CLI's install). Both, the harness's interpreter and
@@ -87,7 +89,7 @@ def agent_isolation(writable: Sequence[Path] = (),
     if os.environ.get(ISOLATION_ENV, "auto") == "none":
         return [], []
     if _works(BWRAP_AGENT):
-        hidden = set(private_dirs())
+        hidden = private_places()
         view = bwrap_view(hidden, readable=[*readable, *interpreter_dirs(), PACKAGE_DIR,
                                             *tool_roots(hidden)],
                           # the worktrees' git data: the agent's `git add` writes there

@@ -43,10 +43,15 @@ pytestmark = [pytest.mark.cli, pytest.mark.skipif(not CLAUDE.exists(), reason=(
     "Claude Code is not installed (run `make node`)"))]
 
 
-def hunt(key: Path, out: Path) -> list[str]:
+HOME_CREDENTIAL = ".m2/settings.xml"
+"""A credential in the harness user's home that no list names (Maven's server passwords)."""
+
+
+def hunt(key: Path, out: Path, home: Path) -> list[str]:
     """What an agent (or its test) tries, one shell command each."""
     return [
         f"ls -A {out} {out}/runs",
+        f"cat {home}/{HOME_CREDENTIAL}",
         "env",
         "env | base64 -w0",
         "env | od -An -v -tx1 | tr -d ' \\n'",
@@ -93,7 +98,11 @@ def job(tmp: Path, isolation: str, model: str = "claude-sonnet-4-5",
                    capture_output=True, timeout=60)
     key = tmp / "keys" / "copeca-signing.key"
     out = tmp / "out"
-    commands = hunt(key, out)
+    home = tmp / "harness-home"  # the harness user's, with a credential in it
+    (home / HOME_CREDENTIAL).parent.mkdir(parents=True)
+    home_secret = f"planted-home-credential-{secrets.token_hex(16)}"
+    (home / HOME_CREDENTIAL).write_text(f"<password>{home_secret}</password>\n")
+    commands = hunt(key, out, home)
     tasks = corpus / "tasks" / "fastapi"
     tasks.mkdir(parents=True)
     (tasks / "hunt-answer.yaml").write_text(yaml.safe_dump({
@@ -137,7 +146,7 @@ def job(tmp: Path, isolation: str, model: str = "claude-sonnet-4-5",
         "MY_MARKED_VALUE": f"planted-user-marked-{secrets.token_hex(16)}",
     }
     env = {**os.environ, **planted, "COPECA_SCRUB_VARS": "MY_MARKED_VALUE",
-           "COPECA_AGENT_ISOLATION": isolation}
+           "COPECA_AGENT_ISOLATION": isolation, "HOME": str(home)}
     env.pop("COPECA_SIGNING_KEY", None)
     proc = subprocess.run([str(CLI), "run", str(scenario), "--out", str(out), "--key",
                            str(key), "--corpus", str(corpus), "--plain"],
@@ -159,7 +168,7 @@ def job(tmp: Path, isolation: str, model: str = "claude-sonnet-4-5",
     left = dict(files_left(out))
     report = json.loads((out / "report.json").read_text())
     return {"values": values, "left": left, "report": report, "out": out,
-            "stdout": proc.stdout + proc.stderr}
+            "stdout": proc.stdout + proc.stderr, "home_secret": home_secret}
 
 
 def leaks(result: dict[str, Any]) -> list[str]:
@@ -178,16 +187,18 @@ def markers(result: dict[str, Any], rule: str) -> int:
                if "!" not in path)  # files on disk (the bundle repeats them)
 
 
-def job_folder_seen(result: dict[str, Any]) -> list[str]:
-    """What the hunting agent's `ls` of the output folder showed of the job (its own files
-    and the other run's folder; the command itself names none of them)."""
+def harness_files_seen(result: dict[str, Any]) -> list[str]:
+    """What the hunting agent's commands showed of the job (its files, the other run's
+    folder) and of the harness user's home (the credential in it); the commands themselves
+    name none of these."""
     records = [json.loads(line) for line in
                (result["out"] / "results.jsonl").read_text().splitlines()]
     hunter = next(r for r in records if r["task_id"] == "fastapi/hunt-answer")
     other = next(r for r in records if r["task_id"] == "fastapi/hunt-test")
     seen = (result["out"] / hunter["run_dir"] / "stdout.jsonl").read_text()
     return [name for name in ("plan.json", "scenario.yaml", "results.jsonl",
-                              "model-requests.jsonl", other["run_id"]) if name in seen]
+                              "model-requests.jsonl", other["run_id"],
+                              result["home_secret"]) if name in seen]
 
 
 CLIS = {"claude": ("claude-sonnet-4-5", "env:ANTHROPIC_API_KEY"),
@@ -238,13 +249,14 @@ def test_the_isolated_agent_never_saw_a_harness_secret(isolated: dict[str, Any])
     assert all("agent_not_isolated" not in r["flags"] for r in records)
 
 
-def test_the_isolated_agent_sees_no_other_run_nor_the_jobs_files(
+def test_the_isolated_agent_sees_no_other_run_nor_the_harness_home(
         isolated: dict[str, Any]) -> None:
     """Both runs ran at once (2 workers): the agent's `ls` of the output folder found it
-    blank but for its own run (the control below shows the same `ls` finding them)."""
+    blank but for its own run, and the harness user's home blank (the control below shows
+    the same commands finding them)."""
     if isolated["isolation"][:1] != ["bwrap"]:
         pytest.skip("only bubblewrap can hide the output folder")
-    assert job_folder_seen(isolated) == []
+    assert harness_files_seen(isolated) == []
 
 
 def test_the_upload_holds_only_what_a_user_needs(isolated: dict[str, Any]) -> None:
@@ -259,7 +271,8 @@ def test_without_isolation_the_hunt_finds_the_harness_and_is_still_scrubbed(
     hunt can find what it looks for); scrubbing still leaves no value in any file."""
     result = job(tmp_path, "none")
     assert markers(result, "env:GITHUB_TOKEN") > 0
-    assert {"plan.json", "scenario.yaml"} <= set(job_folder_seen(result))
+    assert {"plan.json", "scenario.yaml", result["home_secret"]} <= set(
+        harness_files_seen(result))
     assert leaks(result) == []
     records = [json.loads(line) for line in
                (result["out"] / "results.jsonl").read_text().splitlines()]

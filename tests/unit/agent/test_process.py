@@ -243,30 +243,39 @@ def test_as_pid_1_the_harness_reaps_the_namespace_inits(tmp_path: Path) -> None:
 
 
 @needs_isolation
-def test_isolated_agent_finds_the_harness_homes_credentials_empty(
+def test_isolated_agent_finds_the_harness_home_blank(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The agent has a HOME of its own, but the harness user's (.netrc, .ssh, .config/gh...)
-    is on the same disk: under bubblewrap each credential there is an empty file or folder."""
+    """The agent has a HOME of its own, but the harness user's is on the same disk: under
+    bubblewrap it is blank, whatever credential it keeps (a listed .netrc or .ssh, an
+    unlisted Maven or rclone password). A program on PATH installed there still runs, and
+    the credentials beside it read empty."""
     if agent_isolation()[0][0] != "bwrap":
         pytest.skip("only bubblewrap can hide files")
     planted = "PLANTED-home-credential-0123456789"
     home = tmp_path / "harness-home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "id_ed25519").write_text(planted)
-    (home / ".config" / "gh").mkdir(parents=True)
-    (home / ".config" / "gh" / "hosts.yml").write_text(f"oauth_token: {planted}\n")
-    (home / ".netrc").write_text(f"machine github.com password {planted}\n")
-    (home / "notes.txt").write_text("not a credential\n")
+    for rel in (".ssh/id_ed25519", ".config/gh/hosts.yml", ".netrc", ".m2/settings.xml",
+                ".config/rclone/rclone.conf", "notes.txt", ".cargo/credentials.toml"):
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text(f"{planted}\n")
+    (home / ".cargo" / "bin").mkdir()
+    fake_cli(home / ".cargo" / "bin", "cargo-tool", "echo cargo-tool-ran")
     monkeypatch.setenv("HOME", str(home))
-    inv = _inv(tmp_path, f"cat {home}/.netrc {home}/.ssh/id_ed25519 "
-                         f"{home}/.config/gh/hosts.yml; ls -A {home}/.ssh; "
-                         f"cat {home}/notes.txt; echo done", isolate=True)
+    monkeypatch.setenv("PATH", f"{home / '.cargo' / 'bin'}:{os.environ['PATH']}")
+    (tmp_path / "bin").mkdir()
+    inv = _inv(tmp_path / "bin", f"cat {home}/.netrc {home}/.ssh/id_ed25519 "
+                                 f"{home}/.config/gh/hosts.yml {home}/.m2/settings.xml "
+                                 f"{home}/.config/rclone/rclone.conf {home}/notes.txt "
+                                 f"{home}/.cargo/credentials.toml; ls -A {home} {home}/.ssh; "
+                                 "cargo-tool; echo done", isolate=True)
+    inv.env["PATH"] = os.environ["PATH"]
     result = run_agent(inv, timeout_s=30)
     out = inv.stdout_path.read_text(errors="replace")
     assert result.exit_code is not None and "done" in out
-    assert planted not in out and "id_ed25519" not in out
-    assert "not a credential" in out  # the rest of the home is as it was
-    assert (home / ".netrc").read_text().endswith(f"{planted}\n")  # untouched on the host
+    assert planted not in out
+    for name in ("id_ed25519", ".m2", "notes.txt", ".netrc"):
+        assert name not in out, name
+    assert "cargo-tool-ran" in out  # PATH's install, shown again
+    assert (home / ".m2" / "settings.xml").read_text() == f"{planted}\n"  # host untouched
 
 
 @needs_isolation

@@ -6,7 +6,8 @@ tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens 
 edit ([file, old, new]), piddir (str: write our pid there), touch (str: create this file),
 fail_once_dir (str: exit 1 without output the first time this key is seen),
 mcp_failed (str: system/init lists this MCP server with status `failed`, as Claude Code does),
-env_file (str: write the environment there, as JSON).
+env_file (str: write the environment there, as JSON; a relative path is in its HOME, which
+isolation keeps visible, in the run's folder).
 FAKE_COST_SCALE in the environment multiplies the reported cost (a cheaper arm).
 """
 
@@ -27,7 +28,7 @@ def main() -> int:
     if spec.get("touch"):
         open(spec["touch"], "w").close()
     if spec.get("env_file"):
-        with open(spec["env_file"], "w") as fh:
+        with open(os.path.join(os.environ["HOME"], spec["env_file"]), "w") as fh:
             json.dump(dict(os.environ), fh)
     if spec.get("sleep"):
         time.sleep(float(spec["sleep"]))

@@ -247,8 +247,7 @@ def test_against_the_scripted_model_the_agent_never_gets_the_real_key(
     (`--base-url`, a proxy that needs the key) still gets it."""
     from copeca_action.agent._invocation import PLACEHOLDER_KEY
 
-    seen = tmp_path / "env.json"
-    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42", env_file=str(seen))}})
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42", env_file="env.json")}})
     path = tmp_path / "runners" / "fake.yaml"
     data = yaml.safe_load(path.read_text())
     data.update(credential_env=["FAKE_KEY"], base_url_env="FAKE_BASE_URL")
@@ -258,6 +257,7 @@ def test_against_the_scripted_model_the_agent_never_gets_the_real_key(
     cfg.base_url, cfg.endpoint_kind = "http://127.0.0.1:9", kind
     run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
              scenario_text="name: t\n")
+    [seen] = cfg.out.root.glob("runs/*/home/env.json")  # the agent's HOME, in its run folder
     env = json.loads(seen.read_text())
     assert env["FAKE_BASE_URL"] == "http://127.0.0.1:9"
     assert env["FAKE_KEY"] == ("the-real-key-0123456789" if kind == "real" else PLACEHOLDER_KEY)
