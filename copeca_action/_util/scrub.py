@@ -5,8 +5,9 @@ Two kinds of rule: secret *values* (provider keys, tokens, every secret `INPUT_*
 the user names, and whatever the harness registered, e.g. the signing key's PEM and raw
 bytes), each matched as is and in its common encodings (JSON-escaped, line by line, base64 at
 each of the three byte offsets, standard and URL-safe, hex, URL-encoded; base64 and hex also
-wrapped over lines; runs of `\\u`/`\\x`/`%` escapes decoded; a reply streamed in pieces over
-transcript lines joined); and *token patterns* that are secrets whatever variable they came
+wrapped over lines; hex with separators and hex dumps (`od -tx1`, `xxd`, `hexdump -C`);
+runs of `\\u`/`\\x`/`%` escapes decoded; a reply streamed in pieces over transcript lines
+joined); and *token patterns* that are secrets whatever variable they came
 from. A redaction reads `[REDACTED:<rule>]`; only
 counts per rule are kept, never values. Works on bytes, in streamed chunks, so a 1 GB
 transcript is never held in memory.
@@ -277,6 +278,25 @@ def _before_wrapped_block(buffer: bytes, cut: int) -> int:
     return pos
 
 
+_HEX_WINDOW = 1 << 16
+
+
+def _before_spaced_hex(buffer: bytes, cut: int) -> int:
+    """`cut` moved back to the start of a run of hex with separators (a dump) that reaches
+    it, so the run is scrubbed whole in the next piece (looked for up to 64 KiB back, and
+    only when the bytes just before `cut` look like one)."""
+    if not _RUN_TAIL.search(buffer, max(0, cut - 256), cut):
+        return cut
+    last = None
+    for found in _RUN_HEAD.finditer(buffer, max(0, cut - _HEX_WINDOW), cut):
+        last = found
+    if last is None or last.end() < cut - 1:
+        return cut
+    if last.start() == 0:  # the whole buffer is the run so far: wait for its end
+        return 0 if len(buffer) <= _MAX_CARRY else cut
+    return last.start()
+
+
 def _wrapped_variants(data: bytes) -> set[bytes]:
     """What a block wrapped over lines may hold once joined: base64 at each offset, and hex
     (`xxd -p` wraps at 60 columns)."""
@@ -307,6 +327,68 @@ _ANY_PATTERN = re.compile(b"|".join(
     + b"|" + b"|".join(p.prefilter.pattern for p in PATTERNS
                        if isinstance(p.prefilter, re.Pattern)))
 """Every pattern's prefilter in one search: a decoded run none of them passes holds no token."""
+
+_HEX_BYTE = rb"(?:0[xX])?+[0-9A-Fa-f]{2}(?:[0-9A-Fa-f]{2})?+(?![0-9A-Za-z])"
+"""A byte (`de`, `0xde`) or, as `xxd` groups them, two (`dead`)."""
+_DUMP_OFFSET = rb"[0-9A-Fa-f]{6,8}:?[ \t]++"
+"""The offset opening a dump's line (`od -tx1`, `hexdump -C`, `xxd`)."""
+_DUMP_TEXT = (rb"[ \t]++\|[^|\r\n]{1,40}\||[ \t]{2,}+[^\r\n\\]{1,16}(?=" + _LINE_BREAK
+              + rb"|\Z)")
+"""The text column closing a dump's line (`|...|` in `hexdump -C`, after two spaces in
+`xxd`): the bytes again as characters, redacted with them."""
+_HEX_SEP = (rb"(?:(?:" + _DUMP_TEXT + rb")?" + _LINE_BREAK + rb"[ \t]*+(?:" + _DUMP_OFFSET
+            + rb")?|[ \t]*+[:\-.,][ \t]*+|[ \t]++)")
+"""Between two groups: a line's end (its text column first, so a column that starts like
+hex, `03-Xy…`, is not read as bytes), or a separator."""
+_SPACED_HEX = re.compile(
+    rb"(?:(?<![0-9A-Za-z])|(?<=\\n))(?:" + _DUMP_OFFSET + rb")?" + _HEX_BYTE + rb"(?:" + _HEX_SEP
+    + _HEX_BYTE + rb"){3,}+(?:" + _DUMP_TEXT + rb")?")
+"""Hex with separators: `de:ad:be:ef`, `de ad be ef`, `de-ad`, `0xde, 0xad`, and the dumps
+of `od -tx1` (with or without offsets), `xxd`, `xxd -g1` and `hexdump -C`, also over lines
+(real or, in a transcript's JSON, escaped, also just before it). At least 4 groups: 8
+bytes once decoded."""
+_RUN_END = (rb"(?:" + _DUMP_TEXT + rb")?(?:[ \t,:.\-]|" + _LINE_BREAK + rb")*+(?:"
+            + _DUMP_OFFSET + rb")?")
+_RUN_HEAD = re.compile(
+    rb"(?:(?<![0-9A-Za-z])|(?<=\\n))(?:" + _DUMP_OFFSET + rb")?" + _HEX_BYTE + rb"(?:"
+    + _HEX_SEP + _HEX_BYTE + rb")*+" + _RUN_END)
+"""The start of a `_SPACED_HEX` run, whatever its length so far, with what separates it from
+its next group: when one reaches a stream piece's end, the piece ends before it."""
+_RUN_TAIL = re.compile(_HEX_BYTE + _HEX_SEP + _HEX_BYTE + _RUN_END + rb"\Z")
+_DUMP_LINE_HEAD = re.compile(rb"\A[ \t]*+(?:" + _DUMP_OFFSET + rb")?")
+_DUMP_LINE_TEXT = re.compile(rb"(?:[ \t]++\|[^|\r\n]{1,40}\||[ \t]{2,}+[^\r\n\\]{1,16})\Z")
+_DUMP_LINE_HEX = re.compile(rb"\A" + _HEX_BYTE + rb"(?:(?:[ \t]*+[:\-.,][ \t]*+|[ \t]++)"
+                            + _HEX_BYTE + rb")*+")
+_NOT_HEX = re.compile(rb"0[xX]|[^0-9A-Fa-f]")
+
+
+_HEX_CLASSES = bytes((104 if chr(b) in "0123456789abcdefABCDEF" else 115 if chr(b) in " \t:.,-"
+                      else 120) for b in range(256))
+"""Each byte as its class for the seeds below: `h` a hex digit, `s` a separator, `x` other."""
+_HEX_SEED = re.compile(rb"s(?:hx)?hh(?:s{1,2}(?:hx)?hh){6}|s(?:hh){2}(?:s(?:hh){2}){2}")
+"""In classes: what follows a run's first group on its line, 8 bytes' worth (7 more bytes, or
+3 more of `xxd`'s two-byte groups). Every `_SPACED_HEX` run that can hold a secret has one on
+its first line (a dump's lines hold 16 bytes); a date or a version number has not. Its
+leading `s` lets the search skip through text (and hex noise) at memchr speed; the run's
+regex, which reads plain text at a tenth of the scrubber's speed, then runs only around a
+seed."""
+_SEED_REACH = 32
+"""How far before its seed a run may start (a dump's offset, a `0x`)."""
+
+
+def _unspace_hex(run: bytes) -> bytes:
+    """The bytes a run of `_SPACED_HEX` spells: per line, its offset and text column left
+    out."""
+    out = bytearray()
+    for line in _BREAKS.split(run):
+        line = line[_DUMP_LINE_HEAD.match(line).end():]  # type: ignore[union-attr]
+        if (text := _DUMP_LINE_TEXT.search(line)) is not None:
+            line = line[:text.start()]
+        hex_part = _DUMP_LINE_HEX.match(line)
+        if hex_part is not None:
+            digits = _NOT_HEX.sub(b"", hex_part.group(0))
+            out += bytes.fromhex(digits[:len(digits) // 2 * 2].decode())
+    return bytes(out)
 
 
 def _unescape(run: bytes) -> bytes:
@@ -363,6 +445,7 @@ class Scrubber:
                 data = data.replace(needle, replacement)
         if self._wrapped and _BREAKS.search(data):
             data = _WRAPPED.sub(self._unwrap, data)
+        data = self._unspace_runs(data)
         seen: dict[object, bool] = {}
         for pattern in PATTERNS:
             if pattern.prefilter not in seen:
@@ -388,23 +471,51 @@ class Scrubber:
                 return replacement
         return block
 
+    def _decoded_rule(self, decoded: bytes) -> bytes | None:
+        """The redaction for what a decoded run holds (a secret value, else a token shape),
+        counted; None: it holds neither."""
+        if len(decoded) < MIN_VALUE_LEN:
+            return None
+        rule = next((r for needle, r in self._plain if needle in decoded), None)
+        if rule is None:
+            name = next((p.name for p in PATTERNS if p.regex.search(decoded)), None) \
+                if _ANY_PATTERN.search(decoded) else None
+            if name is None:
+                return None
+            rule = redaction(name)
+        self.counts[rule[10:-1].decode()] += 1
+        return rule
+
+    def _unspace_runs(self, data: bytes) -> bytes:
+        """Each run of hex with separators, or hex dump, redacted whole when its bytes hold a
+        secret value or a token shape; looked for only around `_HEX_SEED`s."""
+        classes = data.translate(_HEX_CLASSES)
+        pieces: list[bytes] = []
+        done = pos = 0
+        while (seed := _HEX_SEED.search(classes, pos)) is not None:
+            pos = seed.end() - 1
+            match = _SPACED_HEX.search(data, max(done, seed.start() - _SEED_REACH),
+                                       seed.end() + _SEED_REACH)
+            if match is None:
+                continue
+            match = _SPACED_HEX.match(data, match.start())  # the whole run, however long
+            assert match is not None
+            rule = self._decoded_rule(_unspace_hex(match.group(0)))
+            if rule is not None:
+                pieces += [data[done:match.start()], rule]
+                done = match.end()
+            pos = max(pos, match.end())
+        return b"".join([*pieces, data[done:]]) if pieces else data
+
     def _unescape_run(self, match: re.Match[bytes]) -> bytes:
         """A run holding escapes: redacted whole when, decoded, it holds a secret value or a
         token shape (`\\u0073k-ant-…`)."""
         run = match.group(0)
         if len(run) < MIN_VALUE_LEN + 2:  # decoded shorter than any secret (`%XX` is one byte)
             return run
-        decoded = _unescape(run)
-        if len(decoded) < MIN_VALUE_LEN:
-            return run
-        rule = next((r for needle, r in self._plain if needle in decoded), None)
+        rule = self._decoded_rule(_unescape(run))
         if rule is None:
-            name = next((p.name for p in PATTERNS if p.regex.search(decoded)), None) \
-                if _ANY_PATTERN.search(decoded) else None
-            if name is None:
-                return run
-            rule = redaction(name)
-        self.counts[rule[10:-1].decode()] += 1
+            return run
         start = match.start()
         if run[:2] == b"\\\\" and start and match.string[start - 1:start] == b"\\":
             return b"\\" + rule  # the run began inside an escaped backslash: keep its half
@@ -451,6 +562,7 @@ def _cut_point(buffer: bytes) -> int:
         elif end is not None and end.end() > cut:
             cut = end.end()  # never split the END line
     cut = _before_wrapped_block(buffer, cut)
+    cut = _before_spaced_hex(buffer, cut)
     for marker in (b"ws_secret_access_key", b"WS_SECRET_ACCESS_KEY"):
         at = buffer.rfind(marker, max(0, cut - 120), cut)
         if at >= 0:

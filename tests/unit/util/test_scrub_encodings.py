@@ -317,3 +317,103 @@ def test_an_openai_key_shape_starts_where_no_identifier_does(text: bytes, redact
     identifier is not."""
     out = Scrubber({}).scrub(text)
     assert (b"[REDACTED:openai_key]" in out) is redacted
+
+
+def _dump_text(chunk: bytes) -> str:
+    return "".join(chr(x) if 32 <= x < 127 else "." for x in chunk)
+
+
+def _od(data: bytes, offsets: bool = False) -> bytes:
+    """`od -An -v -tx1`, or with offsets `od -v -tx1` (byte for byte)."""
+    lines = [(f"{i:07o}" if offsets else "") + "".join(f" {x:02x}" for x in data[i:i + 16])
+             for i in range(0, len(data), 16)]
+    return "\n".join([*lines, *([f"{len(data):07o}"] if offsets else [])]).encode() + b"\n"
+
+
+def _xxd(data: bytes, group: int = 2) -> bytes:
+    """`xxd` (two-byte groups, the text column after them) or `xxd -g1`."""
+    width = 16 // group * (2 * group + 1)
+    lines = []
+    for i in range(0, len(data), 16):
+        chunk = data[i:i + 16]
+        groups = " ".join(chunk[j:j + group].hex() for j in range(0, len(chunk), group))
+        lines.append(f"{i:08x}: {groups:<{width}} {_dump_text(chunk)}\n")
+    return "".join(lines).encode()
+
+
+def _hexdump_c(data: bytes) -> bytes:
+    """`hexdump -v -C`."""
+    lines = []
+    for i in range(0, len(data), 16):
+        chunk = data[i:i + 16]
+        left = " ".join(f"{x:02x}" for x in chunk[:8])
+        right = " ".join(f"{x:02x}" for x in chunk[8:])
+        lines.append(f"{i:08x}  {left:<23}  {right:<23}  |{_dump_text(chunk)}|")
+    return "\n".join([*lines, f"{len(data):08x}"]).encode() + b"\n"
+
+
+def _joined(sep: str, upper: bool = False, prefix: str = "") -> Callable[[bytes], bytes]:
+    return lambda b: sep.join(f"{prefix}{x:02X}" if upper else f"{prefix}{x:02x}"
+                              for x in b).encode()
+
+
+SPACED_HEX: dict[str, Callable[[bytes], bytes]] = {
+    "colons": _joined(":"), "COLONS": _joined(":", upper=True), "spaces": _joined(" "),
+    "dashes": _joined("-"), "0x-list": _joined(", ", prefix="0x"), "od": _od,
+    "od-offsets": lambda b: _od(b, offsets=True), "xxd": _xxd, "xxd-g1": lambda b: _xxd(b, 1),
+    "hexdump-C": _hexdump_c,
+}
+"""Hex with separators (`de:ad:be:ef`, spaced, a C array) and the dumps of `od -tx1`, `xxd`
+and `hexdump -C` (their text columns repeat the bytes as characters)."""
+
+
+@pytest.mark.parametrize("form", sorted(SPACED_HEX))
+@pytest.mark.parametrize("before", [b"", b"a", b"ab", b"PATH=/usr/bin\nANTHROPIC_API_KEY="])
+@pytest.mark.parametrize("in_json", [False, True])
+def test_hex_with_separators_and_hex_dumps_are_redacted(form: str, before: bytes,
+                                                        in_json: bool) -> None:
+    """`env | od -tx1`, `xxd key`, `hexdump -C`, a MAC-style `de:ad:...`: the bytes are
+    joined back (offsets and text columns left out) and the run is redacted whole, text
+    column included; in a transcript the lines' breaks are JSON escapes."""
+    dump = SPACED_HEX[form](before + KEY.encode() + b"\nHOME=/root\n")
+    data = b"the agent ran it:\n" + dump + b"\ndone\n"
+    if in_json:
+        data = json.dumps({"out": data.decode()}).encode() + b"\n"
+    scrubber = Scrubber({"ANTHROPIC_API_KEY": KEY})
+    out = scrubber.scrub(data)
+    assert b"[REDACTED:env:ANTHROPIC_API_KEY]" in out
+    assert scrubber.counts["env:ANTHROPIC_API_KEY"] == 1
+    for at in range(len(KEY) - 8):  # no 8 characters of the key in the text column either
+        assert KEY[at:at + 8].encode() not in out
+    assert b"the agent ran it:" in out and b"done" in out
+    if in_json:
+        assert json.loads(out)["out"].endswith("done\n")
+
+
+@pytest.mark.parametrize("chunk", [7, 100, 333, 4096])
+@pytest.mark.parametrize("form", ["od", "xxd", "hexdump-C", "colons"])
+def test_a_hex_dump_split_across_stream_pieces_is_still_redacted(chunk: int, form: str) -> None:
+    dump = SPACED_HEX[form](b"PATH=/usr/bin\nANTHROPIC_API_KEY=" + KEY.encode() + b"\n")
+    head = b"a log line, then the agent's `env | xxd`\n" * 20
+    data = head + dump + b"\ndone.\n"
+    scrubber = Scrubber({"ANTHROPIC_API_KEY": KEY})
+    out = b"".join(scrubber.scrub_stream([data[i:i + chunk]
+                                          for i in range(0, len(data), chunk)]))
+    assert out.startswith(head) and out.endswith(b"done.\n")
+    assert b"[REDACTED:env:ANTHROPIC_API_KEY]" in out
+    for at in range(len(KEY) - 8):
+        assert KEY[at:at + 8].encode() not in out
+
+
+def test_a_token_shape_in_a_hex_dump_is_redacted() -> None:
+    key = "sk-ant-api03-" + "Xy7Zq" * 8  # in no variable: found by its shape
+    out = Scrubber({}).scrub(_xxd(b"token=" + key.encode() + b"\n"))
+    assert b"[REDACTED:anthropic_key]" in out and b"Xy7Zq" not in out
+
+
+def test_spaced_hex_and_numbers_without_a_secret_are_left_alone() -> None:
+    data = (_od(bytes(range(256))) + _xxd(b"just some bytes, no key in them at all\n")
+            + b"[10, 20, 30, 40, 50, 60, 70, 80, 90] 2024-11-27 13:24:05 de:ad:be:ef:00:11\n")
+    scrubber = Scrubber({"ANTHROPIC_API_KEY": KEY})
+    assert scrubber.scrub(data) == data
+    assert not scrubber.counts
