@@ -102,6 +102,25 @@ def agent_isolation(writable: Sequence[Path] = (),
     return [], []
 
 
+AGENT_FILES_VISIBLE = "agent_files_visible"
+"""The run's flag when the agent's view hid nothing (no working bubblewrap: `unshare` makes
+a pid namespace but cannot blank folders)."""
+
+
+def files_visible_warning() -> str | None:
+    """What agents started now can read of the harness's files, when isolation cannot hide
+    them (None: it can)."""
+    levels = agent_isolation()[1]
+    if "private-hidden" in levels:
+        return None
+    how = "isolation is off" if not levels else "bubblewrap does not work here (`unshare` " \
+        "gives a pid namespace but cannot hide files)"
+    return (f"agents are not confined to their own files: {how}, so each agent, its tools and "
+            "MCP servers can read the output folder (the other runs' transcripts and records, "
+            "results.jsonl, the model request log), the harness user's home with its "
+            "credentials, and the signing-key file")
+
+
 GRACE_S = 2.0
 """After SIGTERM, how long the group may take to exit before SIGKILL."""
 _POLL_S = 0.05

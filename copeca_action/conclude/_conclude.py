@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from copeca_action._util.hashing import sha256_file
 from copeca_action._util.scrub import count_redactions, scrub_bytes, scrub_tree, shared_scrubber
+from copeca_action.agent._process import AGENT_FILES_VISIBLE
 from copeca_action.bundle import (
     RenderedReport,
     ReportFn,
@@ -98,13 +99,14 @@ def reuse_note(records: Iterable[RunRecord]) -> str | None:
 def isolation_note(records: Iterable[RunRecord]) -> str | None:
     """Test gradings run the agent's code; say so when the host could not confine them: no
     network isolation, or no file-system isolation (under `unshare` the code could read the
-    harness's keys and change other runs). Agents that shared the harness's pid namespace
-    are counted too."""
+    harness's keys and change other runs). Agents that shared the harness's pid namespace,
+    or whose view hid none of the harness's files, are counted too."""
     final = list(latest_by_run_id(records).values())
     graded = [r for r in final if r.grading.get("kind") == "test" and "isolation" in r.grading]
     open_net = [r for r in graded if "netns" not in (r.grading.get("isolation") or [])]
     open_fs = [r for r in graded if "ro-host" not in (r.grading.get("isolation") or [])]
     open_agents = [r for r in final if "agent_not_isolated" in r.flags]
+    open_views = [r for r in final if AGENT_FILES_VISIBLE in r.flags]
     notes = []
     if open_net:
         notes.append(f"{len(open_net)} of {len(graded)} test grading(s) ran the agent's code "
@@ -118,6 +120,11 @@ def isolation_note(records: Iterable[RunRecord]) -> str | None:
         notes.append(f"{len(open_agents)} of {len(final)} agent run(s) shared the harness's "
                      "pid namespace (no bubblewrap or unshare): they could read its "
                      "environment through /proc")
+    if open_views:
+        notes.append(f"{len(open_views)} of {len(final)} agent run(s) could read the "
+                     "harness's files (no working bubblewrap; `unshare` cannot hide them): "
+                     "the output folder with the other runs' transcripts and records, the "
+                     "harness user's home with its credentials, and the signing-key file")
     if not notes:
         return None
     return "; ".join(notes) + ". The grades stand, but that code was not confined."

@@ -17,6 +17,7 @@ from pathlib import Path
 from copeca_action._util.scrub import scrub_log_record, scrub_tree, shared_scrubber
 from copeca_action._util.text import one_line
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
+from copeca_action.agent._process import AGENT_FILES_VISIBLE
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
 from copeca_action.engine._validity import tool_adopted, tool_failed
@@ -280,6 +281,8 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         prep.flags.append("tests_modified")  # the run changed test or protected files (dropped)
     if "pidns" not in result.isolation:
         prep.flags.append("agent_not_isolated")  # it could read the harness's /proc
+    if "private-hidden" not in result.isolation:
+        prep.flags.append(AGENT_FILES_VISIBLE)  # other runs, the harness's home and key file
     base = _base_record(cfg, res, prep, outcome, error)
     return base.model_copy(update={
         "cli_version": transcript.cli_version or base.cli_version,

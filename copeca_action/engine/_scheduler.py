@@ -29,6 +29,7 @@ from types import FrameType
 import yaml
 
 from copeca_action._util.scrub import register_private_dir, register_readable_dir
+from copeca_action.agent._process import files_visible_warning
 from copeca_action.engine._adaptive import adaptive_of, run_rounds
 from copeca_action.engine._budget import Budget
 from copeca_action.engine._context import EngineConfig, Resolved, resolve
@@ -367,6 +368,9 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
                              else out.worktrees)
         register_readable_dir(cfg.store.root)
         res = resolve(cfg, plan)
+        if warn and (text := files_visible_warning()) is not None:
+            stats_warnings.append(text)
+            progress.warn(text)
         if warn:
             for runner in res.runners.values():
                 if (text := pricing_age_warning(runner)) is not None:

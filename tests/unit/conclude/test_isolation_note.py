@@ -43,3 +43,14 @@ def test_agents_sharing_the_harness_pid_namespace_are_counted() -> None:
     shared = _rec("a", {"kind": "answer"}).model_copy(update={"flags": ["agent_not_isolated"]})
     note = isolation_note([shared, _rec("b", {"kind": "answer"})])
     assert note is not None and "1 of 2 agent run(s) shared the harness's pid namespace" in note
+
+
+def test_agents_whose_view_hid_no_file_are_counted() -> None:
+    """Under the `unshare` fallback an agent has its own pid namespace but reads every file
+    the harness can: the report says so rather than letting the pid namespace stand for
+    isolation."""
+    seen = _rec("a", {"kind": "answer"}).model_copy(update={"flags": ["agent_files_visible"]})
+    note = isolation_note([seen, _rec("b", {"kind": "answer"})])
+    assert note is not None
+    assert "1 of 2 agent run(s) could read the harness's files" in note
+    assert "other runs' transcripts" in note and "signing-key file" in note

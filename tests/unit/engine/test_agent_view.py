@@ -1,0 +1,51 @@
+"""When bubblewrap does not work, agents run under `unshare`: a pid namespace, but every file
+of the harness in sight. The job says so: a warning when it starts, a flag on each run, a
+line in the report's warnings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from engine_helpers import config, fake, make_corpus, scenario
+
+from copeca_action.agent import _process
+from copeca_action.conclude._conclude import isolation_note
+from copeca_action.engine import run_plan
+from copeca_action.plan import build_plan
+from copeca_action.records import read_records
+
+_real_works = _process._works
+
+
+@pytest.mark.skipif(not _real_works(_process.UNSHARE_AGENT[0])
+                    and not _real_works(_process.UNSHARE_AGENT[1]),
+                    reason="unshare cannot make a pid namespace here")
+def test_under_unshare_the_job_says_agents_could_read_its_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_process, "_works",
+                        lambda argv: argv[0] != "bwrap" and _real_works(argv))
+    assert _process.agent_isolation()[1] == ["unshare", "pidns"]
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}})
+    cfg = config(tmp_path, corpus, scenario())
+    stats = run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+                     scenario_text="name: t\n")
+    assert any("bubblewrap does not work here" in w and "signing-key file" in w
+               for w in stats.warnings)
+    records = read_records(cfg.out.results)
+    assert records and all("agent_files_visible" in r.flags for r in records)
+    assert all("agent_not_isolated" not in r.flags for r in records)  # the pid ns holds
+    note = isolation_note(records)
+    assert note is not None and "could read the harness's files" in note
+
+
+def test_under_bubblewrap_nothing_is_said(tmp_path: Path) -> None:
+    if _process.agent_isolation()[1][:1] != ["bwrap"]:
+        pytest.skip("bubblewrap does not work here")
+    assert _process.files_visible_warning() is None
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}})
+    cfg = config(tmp_path, corpus, scenario())
+    stats = run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+                     scenario_text="name: t\n")
+    assert not any("not confined" in w for w in stats.warnings)
+    assert all("agent_files_visible" not in r.flags for r in read_records(cfg.out.results))
