@@ -1,8 +1,7 @@
-"""Malicious archives are refused before anything is inflated or written anywhere."""
+"""Malicious archives are refused before anything is read, inflated or written anywhere."""
 
 from __future__ import annotations
 
-import os
 import stat
 import struct
 import zipfile
@@ -73,24 +72,20 @@ def test_symlinks_are_refused(tmp_path: Path) -> None:
     corrupt(zip_of(tmp_path / "z", (info, b"/etc/shadow")), "symbolic link")
 
 
-def test_a_zip_bomb_is_refused_by_its_ratio_before_inflating(tmp_path: Path) -> None:
+def test_a_deflated_member_is_refused_from_its_directory_entry(tmp_path: Path) -> None:
+    """A bundle stores every member: a deflated one (a zip bomb or a recompressed bundle) is
+    refused when the directory is read, before a byte of it is inflated. (It was inflated
+    first, for its hash, and refused by the canonical check after: 1 GB inflated from a
+    23 MB file took 4 s, and 16 GB fit under the caps.)"""
     bomb = zip_of(tmp_path / "z", ("results.jsonl", bytes(50 << 20)),
                   method=zipfile.ZIP_DEFLATED)
     assert bomb.stat().st_size < 100_000
-    corrupt(bomb, "compression ratio .* zip bomb")
-
-
-def test_a_member_that_inflates_past_its_declared_size_is_stopped(tmp_path: Path) -> None:
-    data = os.urandom(3000).hex().encode()  # 6 kB that deflates about 2:1
-    path = zip_of(tmp_path / "z", ("scenario.yaml", data), method=zipfile.ZIP_DEFLATED)
-    raw = bytearray(path.read_bytes())
-    lie = struct.pack("<I", 1000)
-    local_at, central_at = raw.find(b"PK\x03\x04"), raw.find(b"PK\x01\x02")
-    raw[local_at + 22:local_at + 26] = lie
-    raw[central_at + 24:central_at + 28] = lie
-    path.write_bytes(bytes(raw))
-    with SafeZip(path) as archive, pytest.raises(VerificationError, match="inflates past"):
-        archive.read("scenario.yaml")
+    corrupt(bomb, r"results.jsonl: compressed \(deflate\)")
+    modest = zip_of(tmp_path / "m", ("a.txt", b"line of text\n" * 500),
+                    method=zipfile.ZIP_DEFLATED)  # 50:1, under every size cap
+    with pytest.raises(VerificationError, match="compressed") as info:
+        SafeZip(modest)
+    assert info.value.kind == "corrupt"
 
 
 def test_a_hundred_thousand_entries_are_refused_before_the_directory_is_parsed(
@@ -136,17 +131,7 @@ def test_not_a_zip_and_other_methods_are_corrupt(tmp_path: Path) -> None:
     (tmp_path / "t").write_bytes(b"hello" * 100)
     corrupt(tmp_path / "t", "not a zip")
     path = zip_of(tmp_path / "z", ("a.txt", b"abc" * 100), method=zipfile.ZIP_BZIP2)
-    corrupt(path, "compression method")
-
-
-def test_deflated_members_within_the_caps_read_back(tmp_path: Path) -> None:
-    data = b"line of text\n" * 500
-    path = zip_of(tmp_path / "z", ("a.txt", data), method=zipfile.ZIP_DEFLATED)
-    with SafeZip(path) as archive:
-        assert archive.read("a.txt") == data
-        assert archive.digest("a.txt")[0] == len(data)
-    assert zlib.crc32(data)  # nothing was written next to the archive
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["z"]
+    corrupt(path, "compressed \\(compression method 12\\)")
 
 
 def test_the_files_read_whole_are_capped_together(build, plan, demo) -> None:  # type: ignore[no-untyped-def]
