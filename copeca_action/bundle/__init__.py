@@ -33,6 +33,7 @@ if _typing.TYPE_CHECKING:
         RenderedReport,
         Source,
         StreamSource,
+        check_bundle_path,
         collect_environment,
         write_bundle,
     )
@@ -59,6 +60,7 @@ __all__ = [
     "StreamSource",
     "Summary",
     "VerifiedBundle",
+    "check_bundle_path",
     "check_completeness",
     "collect_environment",
     "collect_run_files",
@@ -96,6 +98,7 @@ _LAZY: dict[str, str] = {
     "StreamSource": "copeca_action.bundle._write",
     "Summary": "copeca_action.bundle._model",
     "VerifiedBundle": "copeca_action.bundle._verify",
+    "check_bundle_path": "copeca_action.bundle._write",
     "check_completeness": "copeca_action.bundle._complete",
     "collect_environment": "copeca_action.bundle._write",
     "collect_run_files": "copeca_action.bundle._collect",

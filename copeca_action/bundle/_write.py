@@ -213,10 +213,20 @@ def pretty_json(value: Any) -> bytes:
     return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False).encode() + b"\n"
 
 
+def check_bundle_path(out: Path) -> None:
+    """`out` can be written as a bundle file: not a folder (the file is written beside it
+    under a temporary name, then renamed over it, which no folder takes). Raises
+    BundleError naming `out` (callers check before long work: a merge, a run)."""
+    if out.is_dir():
+        raise BundleError(f"{out}: is a folder, expected the bundle file to write (for "
+                          f"example {out / 'results.copeca'})")
+
+
 def write_bundle(contents: BundleContents, out: Path, key: Ed25519PrivateKey | None = None,
                  scrubber: Scrubber | None = None) -> Manifest:
     """Write `out` (atomically) and return its manifest. Every member passes the scrubber
     (default: the secrets of this process's environment) before it is hashed."""
+    check_bundle_path(out)
     scrubber = scrubber if scrubber is not None else Scrubber.from_env()
     members = _members(contents)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -20,6 +20,7 @@ from copeca_action.bundle import (
     ReportFn,
     SafeZip,
     VerifiedBundle,
+    check_bundle_path,
     merge_bundles,
     verify_bundle,
 )
@@ -113,6 +114,7 @@ def merge_shards(paths: Sequence[Path], out: Path, *, key: Ed25519PrivateKey | N
     if paths and out.resolve() in {p.resolve() for p in paths}:
         raise ConfigError(f"--out {out}: this is one of the shards; the merge would overwrite "
                           "it", file="--out")
+    check_bundle_path(out)  # before the shards are verified, not after
     which = scenario or (shard_scenario(paths[0], thresholds) if paths else None)
     made: dict[str, Report] = {}
     rendered: dict[str, bytes] = {}

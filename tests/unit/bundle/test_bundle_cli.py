@@ -120,6 +120,27 @@ def test_merge_writes_one_verified_bundle(
     assert "shard(s) 2/2 absent" in capsys.readouterr().err
 
 
+def test_merge_into_a_folder_names_the_folder_before_verifying_the_shards(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """`merge --bundle DIR` where DIR is a folder: refused (exit 2) naming DIR, before the
+    shards are read; it failed after the merge was written, naming the temporary file
+    (`.DIR.partial: Is a directory`)."""
+    paths = []
+    for i in (1, 2):
+        out = tmp_path / f"s{i}.copeca"
+        write_bundle(contents_for(shard_plan(plan, Shard(index=i, count=2)), demo[2]), out,
+                     load_signing_key(keys[0], {}), Scrubber())
+        paths.append(str(out))
+    folder = tmp_path / "merged"
+    folder.mkdir()
+    (tmp_path / "s2.copeca").write_bytes(b"not a zip: the shards are never read")
+    assert main(["merge", *paths, "--bundle", str(folder), "--key", str(keys[0])]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder}: is a folder, expected the bundle file to write" in err
+    assert ".partial" not in err and "not a zip" not in err
+    assert list(folder.iterdir()) == []
+
+
 def test_merge_never_launders_a_signature(
         tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     """`merge --key` trusts only shards its key's public half signed: a shard that is

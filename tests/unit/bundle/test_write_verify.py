@@ -151,3 +151,19 @@ def test_a_large_file_source_streams_through_scrubbing(
     data = read_all(tmp_path / "big.copeca")[f"runs/{run}/transcript.jsonl"]
     assert data == line * 9000 + b'{"leak": "[REDACTED:github_token]"}\n'
     assert verify_bundle(tmp_path / "big.copeca", key.public_key()).bytes_hashed > 9_000_000
+
+
+def test_a_bundle_path_that_is_a_folder_is_named_not_its_temporary_file(
+        tmp_path: Path, plan: RunPlan, demo) -> None:  # type: ignore[no-untyped-def]
+    """The bundle is written under a temporary name beside `out`, then renamed over it: a
+    folder at `out` failed the rename, and the error named the temporary file
+    (".out.partial: Is a directory"). It is refused first, naming `out`."""
+    from copeca_action.errors import BundleError
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    with pytest.raises(BundleError) as info:
+        write_bundle(contents_for(plan, demo[2]), folder, None, Scrubber())
+    assert str(info.value).startswith(f"{folder}: is a folder, expected the bundle file")
+    assert ".partial" not in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
