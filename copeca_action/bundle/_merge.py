@@ -65,10 +65,37 @@ def _check_same_batch(shards: Sequence[VerifiedBundle], pinned: bool) -> None:
             raise _incomplete(f"{shard.path} and {shards[0].path} ran with other settings "
                               f"({'; '.join(differ)}): the merged report would take the "
                               "first shard's, so the shards of one run must share them")
+    _check_same_endpoint(shards)
     keyids = {s.keyid for s in shards}
     if len(keyids) > 1 and not pinned:
         raise VerificationError("signature", "the shards are signed by different keys (or "
                                 "some are unsigned): pass --pubkey to require one key")
+
+
+_ENDPOINTS = {"real": "a real model API", "scripted": "the scripted model (simulated)",
+              "dry_run": "the scripted model standing in for a real one (a dry run, "
+                         "simulated)"}
+
+
+def _endpoints(shard: VerifiedBundle) -> set[str]:
+    """What answered the shard's runs, as its records say (older records say nothing)."""
+    return {r.endpoint for r in shard.records if r.endpoint is not None}
+
+
+def _check_same_endpoint(shards: Sequence[VerifiedBundle]) -> None:
+    """Every shard's runs were answered by the same kind of endpoint: a simulated shard
+    merged with a real one would publish real-looking numbers partly from the scripted
+    model."""
+    seen: tuple[VerifiedBundle, str] | None = None
+    for shard in shards:
+        for kind in sorted(_endpoints(shard)):
+            if seen is None:
+                seen = (shard, kind)
+            elif kind != seen[1]:
+                raise _incomplete(
+                    f"{seen[0].path} ran against {_ENDPOINTS[seen[1]]}, {shard.path} against "
+                    f"{_ENDPOINTS[kind]}: a merged report would mix simulated numbers with "
+                    "measured ones; merge only shards of one kind")
 
 
 def _check_cover(shards: Sequence[VerifiedBundle]) -> list[PlannedRun]:

@@ -132,6 +132,33 @@ def test_shards_run_with_other_thresholds_or_seed_are_refused(
     assert not (tmp_path / "all.copeca").exists()
 
 
+@pytest.mark.parametrize("kinds", [("scripted", "real"), ("real", "dry_run"),
+                                   ("scripted", "dry_run")])
+def test_a_simulated_shard_is_not_merged_with_a_real_one(
+        build: Build, plan: RunPlan, key: Ed25519PrivateKey, tmp_path: Path, demo,  # type: ignore[no-untyped-def]
+        kinds: tuple[str, str]) -> None:
+    """One shard's runs were answered by the scripted model (a demo, a dry run), the
+    other's by a real API: merged, the report published real-looking numbers partly from
+    the scripted model. Refused, naming both shards and what answered each; shards whose
+    records say nothing (older ones) merge with either."""
+    from bundle_support import contents_for, record_for
+
+    paths = []
+    for i, kind in enumerate(kinds, 1):
+        half = shard_plan(plan, Shard(index=i, count=2))
+        records = [record_for(half, j, endpoint=kind) for j in range(len(half.runs))]
+        paths.append(build(f"{kind}{i}.copeca",
+                           contents=contents_for(half, demo[2], records=records)))
+    with pytest.raises(VerificationError) as info:
+        merge(paths, tmp_path / "all.copeca", key)
+    assert info.value.kind == "incomplete"
+    assert f"{paths[0]} ran against " in str(info.value)
+    assert f"{paths[1]} against " in str(info.value) and "simulated" in str(info.value)
+    assert not (tmp_path / "all.copeca").exists()
+    unknown = build("unknown2.copeca", the_plan=shard_plan(plan, Shard(index=2, count=2)))
+    merge([paths[0], unknown], tmp_path / "all.copeca", key)
+
+
 def test_a_failing_shard_is_named_by_its_path(
         build: Build, plan: RunPlan, key: Ed25519PrivateKey, tmp_path: Path) -> None:
     """Of several shards, the error names the one that failed: the checks of one bundle
