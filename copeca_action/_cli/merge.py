@@ -18,8 +18,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "merge", help="verify shard bundles and merge them into one signed bundle",
         description="Verify each shard, check they come from one plan, are disjoint and "
         "together complete, and write one bundle with the report of all their runs (the "
-        "scenario and thresholds the shards ran with; --scenario's instead when given). "
-        "Exit codes as for verify.")
+        "scenario and thresholds the shards ran with). With --scenario, each shard must be "
+        "the runs that scenario plans for it (as verify --scenario checks; a scenario with "
+        "other settings is refused), and missing runs are named. A merged bundle that does "
+        "not verify is never written. Exit codes as for verify.")
     p.add_argument("shards", nargs="+", type=Path, metavar="SHARD.copeca",
                    help="the shard bundles (from `run --shard i/n`)")
     p.add_argument("--bundle", "--out", dest="out", type=Path, required=True,
@@ -36,17 +38,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # conclude sits after bundle in the stage order; the verbs below it import it lazily
-    from copeca_action.conclude import ShardScenario, merge_shards
+    from copeca_action.conclude import merge_shards
 
     key = load_signing_key(args.key)
     pubkey = pubkey_of(args)
+    # --scenario checks the shards; the report is made with the scenario they ran (their
+    # scenario.yaml and signed thresholds), so analyze of the merged bundle is its report
     scenario, tasks = scenario_of(args)
-    chosen = (ShardScenario(scenario, args.scenario.read_text()) if scenario is not None
-              else None)
     runners = load_corpus(corpus_dir()).runners  # the prices' age, as `run` reports it
     try:
         merged = merge_shards(args.shards, args.out, key=key, runners=runners, pubkey=pubkey,
-                              scenario=chosen, check=scenario, tasks=tasks,
+                              check=scenario, tasks=tasks,
                               allow_unsigned=args.allow_unsigned)
     except VerificationError as exc:
         print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)

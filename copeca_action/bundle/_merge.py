@@ -177,14 +177,17 @@ def merge_bundles(paths: Sequence[Path], out: Path, key: Ed25519PrivateKey | Non
                   scrubber: Scrubber | None = None, limits: Limits | None = None,
                   scenario: Scenario | None = None, tasks: Mapping[str, Task] | None = None,
                   thresholds: Mapping[str, Any] | None = None,
+                  check: Callable[[Path], object] | None = None,
                   ) -> tuple[Manifest, list[VerifiedBundle]]:
     """Verify every shard, check they make one whole plan, write one bundle to `out`.
-    With `scenario` (and its tasks), an incomplete set of shards names its missing runs.
-    `thresholds`: those the report stage used, signed as the bundle's (default: the
-    shards'), so the merged bundle's analysis is its report."""
+    With `scenario` (and its tasks), each shard must be the runs that scenario plans for
+    it (as `verify --scenario` checks), and an incomplete set of shards names its missing
+    runs. `thresholds`: those the report stage used, signed as the bundle's (default: the
+    shards'), so the merged bundle's analysis is its report. `check`: the merged bundle's
+    verification, before it takes `out`'s name (see `write_bundle`)."""
     if not paths:
         raise _incomplete("no shard bundles to merge")
-    shards = [verify_bundle(p, pubkey, limits=limits) for p in paths]
+    shards = [verify_bundle(p, pubkey, scenario, tasks, limits=limits) for p in paths]
     _check_same_batch(shards, pinned=pubkey is not None)
     try:
         whole_runs = _check_cover(shards)
@@ -220,5 +223,5 @@ def merge_bundles(paths: Sequence[Path], out: Path, key: Ed25519PrivateKey | Non
             else first.statement.predicate.thresholds, run_files=run_files,
             report=report(plan, records, sum(_redactions(s) for s in shards))
             if report else None)
-        manifest = write_bundle(contents, out, key, scrubber)
+        manifest = write_bundle(contents, out, key, scrubber, check)
     return manifest, shards

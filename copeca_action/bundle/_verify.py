@@ -29,6 +29,7 @@ from copeca_action.bundle._model import (
     STATEMENT,
     Envelope,
     Manifest,
+    Predicate,
     Statement,
 )
 from copeca_action.bundle._prehash import MemberHashes
@@ -285,27 +286,44 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
                                 f"bundle's plan ({len(plan.runs)} runs):\n"
                                 f"{completeness.message()}")
     if scenario is not None:
-        _check_against_scenario(path, plan, scenario, tasks or {}, log, dirs)
+        _check_against_scenario(path, plan, signed_statement.predicate, scenario, tasks or {},
+                                log, dirs)
     return VerifiedBundle(path=path, manifest=manifest, statement=signed_statement, plan=plan,
                           records=log, completeness=completeness, keyid=keyid,
                           pinned=pubkey is not None and keyid is not None,
                           scenario_checked=scenario is not None, bytes_hashed=hashed)
 
 
-def _check_against_scenario(path: Path, plan: RunPlan, scenario: Scenario,
-                            tasks: Mapping[str, Task], log: list[RunRecord],
-                            dirs: dict[str, RunRecord]) -> None:
+def _check_against_scenario(path: Path, plan: RunPlan, predicate: Predicate,
+                            scenario: Scenario, tasks: Mapping[str, Task],
+                            log: list[RunRecord], dirs: dict[str, RunRecord]) -> None:
     expected = expected_plan(plan, scenario, tasks)
     completeness = check_completeness(expected.runs, log, dirs)
     notes = []
     if expected.scenario_hash != plan.scenario_hash:
-        notes.append(f"the scenario differs from the one the bundle was planned from "
-                     f"({expected.scenario_hash} ≠ {plan.scenario_hash})")
-    if not completeness.ok or expected.plan_digest != plan.plan_digest or notes:
-        detail = completeness.message() or "the run ids match but the plan digest differs"
+        differ = _settings_differ(scenario, predicate)
+        notes.append(f"the scenario is not the one the bundle was planned from (scenario hash "
+                     f"{expected.scenario_hash} ≠ {plan.scenario_hash}){differ}")
+    if expected.plan_digest != plan.plan_digest and completeness.ok:
+        notes.append(f"its plan holds other runs (plan digest {expected.plan_digest[:12]} ≠ "
+                     f"{plan.plan_digest[:12]})" + (": this shard's runs match, another "
+                                                    "shard's differ" if plan.shard else ""))
+    if not completeness.ok or notes:
         raise VerificationError("incomplete", "\n".join(
             [f"{path}: against scenario {scenario.name!r} ({len(expected.runs)} runs):",
-             *notes, detail]))
+             *notes, *([completeness.message()] if not completeness.ok else [])]))
+
+
+def _settings_differ(scenario: Scenario, predicate: Predicate) -> str:
+    """Which of the seed and thresholds the bundle signed the scenario sets otherwise, as
+    `: it sets ...`; empty when those agree (another field differs)."""
+    signed = predicate.thresholds
+    mine = scenario.thresholds.model_dump(mode="json")
+    differ = [f"threshold {k} {mine[k]} (the bundle ran with {signed[k]})"
+              for k in sorted(mine.keys() & signed.keys()) if mine[k] != signed[k]]
+    if scenario.seed != predicate.seed:
+        differ.insert(0, f"seed {scenario.seed} (the bundle ran with {predicate.seed})")
+    return f": it sets {'; '.join(differ)}" if differ else ""
 
 
 def summary_json(result: VerifiedBundle) -> str:

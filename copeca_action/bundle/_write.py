@@ -45,7 +45,7 @@ from copeca_action.bundle._model import (
 )
 from copeca_action.bundle._sign import sign_envelope, signer_of
 from copeca_action.bundle._zipread import CHUNK, Limits
-from copeca_action.errors import BundleError
+from copeca_action.errors import BundleError, VerificationError
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord, latest_by_run_id
 
@@ -223,9 +223,14 @@ def check_bundle_path(out: Path) -> None:
 
 
 def write_bundle(contents: BundleContents, out: Path, key: Ed25519PrivateKey | None = None,
-                 scrubber: Scrubber | None = None) -> Manifest:
+                 scrubber: Scrubber | None = None,
+                 check: Callable[[Path], object] | None = None) -> Manifest:
     """Write `out` (atomically) and return its manifest. Every member passes the scrubber
-    (default: the secrets of this process's environment) before it is hashed."""
+    (default: the secrets of this process's environment) before it is hashed.
+
+    `check`: called on the finished file before it takes `out`'s name (a verification);
+    when it raises, nothing is written at `out` (what was there stays), and a
+    VerificationError it raised names `out`, not the temporary file."""
     check_bundle_path(out)
     scrubber = scrubber if scrubber is not None else Scrubber.from_env()
     members = _members(contents)
@@ -244,6 +249,12 @@ def write_bundle(contents: BundleContents, out: Path, key: Ed25519PrivateKey | N
                                (ENVELOPE, pretty_json(envelope.model_dump(
                                    mode="json", by_alias=True)))):
                 archive.writestr(_info(path), data)
+        if check is not None:
+            try:
+                check(tmp)
+            except VerificationError as exc:
+                raise VerificationError(exc.kind, f"{str(exc).replace(str(tmp), str(out))}\n"
+                                        f"{out}: not written, as it does not verify") from exc
         os.replace(tmp, out)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -192,8 +192,8 @@ def conclude(out_dir: Path, scenario_path: Path, scenario: Scenario, plan: RunPl
     contents = contents_from_output(out_dir, scenario_path, plan,
                                     scenario.thresholds.model_dump(mode="json"),
                                     RenderedReport(summary_of(report), files), image_digest)
-    write_bundle(contents, bundle_path, key)
-    check_bundle(bundle_path, key, scenario, tasks)
+    write_bundle(contents, bundle_path, key,
+                 check=lambda written: check_bundle(written, key, scenario, tasks))
     return Concluded(report, written, bundle_path, sha256_file(bundle_path), keyid)
 
 

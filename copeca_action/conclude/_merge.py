@@ -95,7 +95,11 @@ def merge_shards(paths: Sequence[Path], out: Path, *, key: Ed25519PrivateKey | N
     (a report warning, and `merge_notes` in the signed summary).
 
     `scenario`: the one to report with (default: the first shard's, see `shard_scenario`);
-    `check` and `tasks`: name every missing run when the shards are incomplete.
+    `check` and `tasks`: the scenario the shards must have been planned from (each shard
+    and the merged bundle are verified against it, so a scenario with other settings is
+    refused before anything is written), naming every missing run when the shards are
+    incomplete. The merged bundle is verified before it takes `out`'s name: one that does
+    not verify is never left there.
 
     Raises:
         VerificationError: `unsigned` when no key to trust was given and `allow_unsigned`
@@ -129,8 +133,9 @@ def merge_shards(paths: Sequence[Path], out: Path, *, key: Ed25519PrivateKey | N
             rendered.update(result.files)
             return result
 
+    public = key.public_key() if key is not None else None
     manifest, shards = merge_bundles(
         paths, out, key, trust, report=report_fn, scenario=check, tasks=tasks,
-        thresholds=which.scenario.thresholds.model_dump(mode="json") if which else None)
-    verify_bundle(out, key.public_key() if key is not None else None, check, tasks)
+        thresholds=which.scenario.thresholds.model_dump(mode="json") if which else None,
+        check=lambda written: verify_bundle(written, public, check, tasks))
     return Merged(manifest, shards, made.get("report"), rendered)

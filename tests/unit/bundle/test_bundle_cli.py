@@ -141,6 +141,32 @@ def test_merge_into_a_folder_names_the_folder_before_verifying_the_shards(
     assert list(folder.iterdir()) == []
 
 
+def test_merge_with_a_scenario_of_other_settings_is_refused_before_writing(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """`merge --scenario X`, X with another fail threshold than the shards ran with: the
+    merge wrote the bundle with X's thresholds, then its own check against X failed (exit
+    14, "the run ids match but the plan digest differs") and left the failing bundle at
+    --bundle. --scenario checks the shards, as verify's does: refused before anything is
+    written, naming the shard and the setting."""
+    paths = []
+    for i in (1, 2):
+        out = tmp_path / f"s{i}.copeca"
+        write_bundle(contents_for(shard_plan(plan, Shard(index=i, count=2)), demo[2]), out,
+                     load_signing_key(keys[0], {}), Scrubber())
+        paths.append(str(out))
+    other = tmp_path / "other.yaml"
+    other.write_text(demo[2].read_text().replace("  fail: 0.10", "  fail: 0.30"))
+    out = tmp_path / "all.copeca"
+    assert main(["merge", *paths, "--bundle", str(out), "--key", str(keys[0]),
+                 "--scenario", str(other), "--corpus", str(demo[2].parents[1])]) == 14
+    err = capsys.readouterr().err
+    assert f"{paths[0]}: against scenario 'demo'" in err
+    assert "threshold fail 0.3 (the bundle ran with 0.1)" in err
+    assert "plan digest" not in err
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir() if
+                                       p.name.startswith((".", "all"))) == []
+
+
 def test_merge_never_launders_a_signature(
         tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     """`merge --key` trusts only shards its key's public half signed: a shard that is

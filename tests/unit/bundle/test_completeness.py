@@ -92,6 +92,20 @@ def test_a_shard_bundle_is_checked_against_its_slice_of_the_scenario(
     assert len(result.records) == len(shard.runs) < len(plan.runs)
 
 
+def test_against_a_scenario_with_other_settings_the_message_names_them(
+        build: Build, demo) -> None:  # type: ignore[no-untyped-def]
+    """The same runs, from a scenario with another fail threshold: the message said "the
+    run ids match but the plan digest differs", while the plan digest was the same; it
+    names the setting instead, and says the digest differs only when it does."""
+    scenario, tasks, _ = demo
+    other = scenario.model_copy(update={"thresholds": scenario.thresholds.model_copy(
+        update={"fail": 0.3})})
+    message = incomplete(build(), (other, tasks))
+    assert "the scenario is not the one the bundle was planned from" in message
+    assert "threshold fail 0.3 (the bundle ran with 0.1)" in message
+    assert "plan digest" not in message
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_every_dropped_doubled_or_relabelled_run_is_named(plan: RunPlan, data: st.DataObject

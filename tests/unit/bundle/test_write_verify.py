@@ -167,3 +167,26 @@ def test_a_bundle_path_that_is_a_folder_is_named_not_its_temporary_file(
     assert str(info.value).startswith(f"{folder}: is a folder, expected the bundle file")
     assert ".partial" not in str(info.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_bundle_that_fails_its_check_is_never_left_at_the_output_path(
+        tmp_path: Path, plan: RunPlan, demo, key: Ed25519PrivateKey) -> None:  # type: ignore[no-untyped-def]
+    """`check` (the writer's own verification) runs before the file takes its name: when it
+    fails, what was at the path stays, no temporary file is left, and the error names the
+    path. (merge wrote the bundle, then its final check failed with exit 14 and the failing
+    bundle stayed at --bundle.)"""
+    out = tmp_path / "b.copeca"
+    write_bundle(contents_for(plan, demo[2]), out, key, Scrubber())
+    before = out.read_bytes()
+    other = Ed25519PrivateKey.generate().public_key()
+    with pytest.raises(VerificationError) as info:
+        write_bundle(contents_for(plan, demo[2], batch="b"), out, key, Scrubber(),
+                     check=lambda written: verify_bundle(written, other))
+    assert info.value.kind == "signature"
+    assert str(info.value).startswith(f"{out}: ") and ".partial" not in str(info.value)
+    assert f"{out}: not written, as it does not verify" in str(info.value)
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.copeca"]
+    write_bundle(contents_for(plan, demo[2], batch="b"), out, key, Scrubber(),
+                 check=lambda written: verify_bundle(written, key.public_key()))
+    assert out.read_bytes() != before
