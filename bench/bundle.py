@@ -4,8 +4,9 @@ same bytes in the same run.
     .venv/bin/python bench/bundle.py [--size-mb 1024] [--dir /work/tmp]
 
 Writes synthetic transcripts (JSON lines, a few secrets planted) under --dir, builds a signed
-bundle from them, verifies it against the public key, times openssl on the bundle file, prints
-MB/s for each and verify as a share of openssl, then deletes everything it wrote.
+bundle from them with the report of its 960 records, verifies it against the public key (which
+recomputes that report and compares it), times openssl on the bundle file, prints MB/s for each
+and verify as a share of openssl, then deletes everything it wrote.
 """
 
 from __future__ import annotations
@@ -25,16 +26,16 @@ from pathlib import Path
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from copeca_action import __version__
 from copeca_action._util.paths import corpus_dir
 from copeca_action._util.scrub import Scrubber
 from copeca_action.bundle import (
     BundleContents,
     Environment,
-    RenderedReport,
-    Summary,
     verify_bundle,
     write_bundle,
 )
+from copeca_action.conclude import Recompute, rendered_report
 from copeca_action.plan import build_plan
 from copeca_action.records import RunRecord, Tokens
 from copeca_action.scenario import load_corpus, load_scenario
@@ -123,10 +124,14 @@ def run(work: Path, total: int) -> None:
         files[r.run_id] = {"transcript.jsonl": path, "eval.json": b'{"passed": true}\n'}
     print(f"inputs: {len(plan.runs)} runs x {per_run / MB:.1f} MB written in "
           f"{time.perf_counter() - start:.1f} s")
+    # the report `run` would write (report.json, report.md, the signed summary), so verify
+    # recomputes and compares it as it does for a real bundle
+    report = rendered_report(records, scenario)[1]
     contents = BundleContents(
         scenario_yaml=scenario_path.read_bytes(), plan=plan, records=records,
-        environment=Environment(harness_version="bench"), thresholds={}, run_files=files,
-        report=RenderedReport(Summary(verdict="inconclusive"), {"report.md": b"# bench\n"}))
+        environment=Environment(harness_version=__version__),
+        thresholds=scenario.thresholds.model_dump(mode="json"), run_files=files,
+        report=report)
     key = Ed25519PrivateKey.generate()
     out = work / "bench.copeca"
     manifest, build_s = timed(write_bundle, contents, out, key, Scrubber())
@@ -140,8 +145,9 @@ def run(work: Path, total: int) -> None:
     for _ in range(3):  # interleaved, so both see the same page cache and load
         openssl_runs.append(openssl_seconds(out))
         cli_runs.append(cli_verify_seconds(out, pubkey))
-        result, seconds = timed(verify_bundle, out, key.public_key())
+        result, seconds = timed(verify_bundle, out, key.public_key(), report=Recompute())
         verify_runs.append(seconds)
+    assert result.report_checked.startswith("recomputed"), result.report_checked
     sha_s = timed(lambda: hashlib.file_digest(out.open("rb"), "sha256"))[1]
     best_openssl, best_verify = min(openssl_runs), min(verify_runs)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

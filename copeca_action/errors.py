@@ -74,9 +74,11 @@ class BundleError(CopecaError):
 
 class VerificationError(BundleError):
     """A bundle failed verification; `kind` is one of corrupt, tampered, signature,
-    unsigned, incomplete, and selects the exit code."""
+    unsigned, incomplete, report (what it publishes is not the report its records give),
+    and selects the exit code."""
 
-    EXIT_CODES = {"corrupt": 10, "tampered": 11, "signature": 12, "unsigned": 13, "incomplete": 14}
+    EXIT_CODES = {"corrupt": 10, "tampered": 11, "signature": 12, "unsigned": 13, "incomplete": 14,
+                  "report": 15}
 
     def __init__(self, kind: str, message: str) -> None:
         self.kind = kind

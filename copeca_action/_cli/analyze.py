@@ -5,13 +5,9 @@ resamples), so the report reproduces the run's."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
-import datetime as dt
 import functools
 import gc
-import os
-import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -69,14 +65,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    _one_blas_thread()
+    from copeca_action._util.blas import pin_before_load
+
+    pin_before_load()  # analyze starts no program, so nothing else inherits it
     gc.disable()  # a short life that makes no cyclic garbage worth collecting: collections
     # walked the 100k records' columns again and again (0.05 s), and none frees anything
     if _is_bundle(args.results):
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="copeca-analyze-") as tmp:
-            return _run_bundle(args, Path(tmp))
+        return _run_bundle(args)
     if args.results.is_dir():  # an output folder: its results and its own scenario
         args.results = args.results / "results.jsonl"
     if args.scenario is None and (args.results.parent / "scenario.yaml").is_file():
@@ -106,51 +101,51 @@ def _is_bundle(path: Path) -> bool:
         return False
 
 
-_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS",
-                 "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS")
-"""What the BLAS libraries numpy may load read for their thread count when they load
-(OpenBLAS the first three, in that order; MKL, Accelerate, BLIS one each)."""
-
-
-def _one_blas_thread() -> None:
-    """numpy's BLAS to run one thread, unless the user chose a count: its thread pool would
-    otherwise stop the report's power simulation from running in a forked child (fork only
-    where one thread runs: `can_fork`), and on two CPUs it spent 0.4 s of CPU to save 0.05 s
-    of a 100k-record report. The numbers are then the same on any number of CPUs (the
-    matrix products' summation order no longer follows the thread count). analyze starts no
-    program, so nothing else inherits it. Without effect once numpy is loaded. With the
-    count pinned before numpy loads, the report's own limit (`_util.blas`) has nothing to
-    do; a count the user chose is limited there, so the numbers never follow it."""
-    if "numpy" not in sys.modules and not any(os.environ.get(k) for k in _BLAS_THREADS):
-        os.environ.update(dict.fromkeys(_BLAS_THREADS, "1"))
-        from copeca_action._util.blas import pinned_before_load
-
-        pinned_before_load()
-
-
-def _run_bundle(args: argparse.Namespace, tmp: Path) -> int:
-    """A .copeca bundle: verified (any signature), its records, and the scenario with the
-    thresholds it ran with (the signed statement's), so the report is the run's own."""
+def _run_bundle(args: argparse.Namespace) -> int:
+    """A .copeca bundle: verified (any signature), with its report recomputed from its
+    records and compared with what it publishes (a bundle whose report.json, report.md or
+    signed summary is not that report fails, exit 15). The report printed is that one: the
+    records with the scenario they ran (its scenario.yaml and the signed thresholds) and
+    the notes the writer added, so `analyze` of a bundle is its report.json; with
+    --scenario, --seed, --resamples or --method, the same recipe with those settings."""
     from copeca_action._util.hashing import sha256_file
     from copeca_action.bundle import verify_bundle
-    from copeca_action.conclude import shard_scenario
-    from copeca_action.records import write_records
+    from copeca_action.conclude import Recompute, bundle_report, recompute, shard_scenario
     from copeca_action.scenario import load_scenario
 
-    bundle = verify_bundle(args.results)
+    check = Recompute()
+    bundle = verify_bundle(args.results, report=check)
     which = shard_scenario(args.results, verified=bundle)
-    scenario = load_scenario(args.scenario) if args.scenario else (
-        which.scenario if which else None)
-    if args.scenario is None and which is not None:
-        (tmp / "scenario.yaml").write_text(which.yaml)
-        args.scenario = tmp / "scenario.yaml"
     if args.bundle_sha256 is None:
         args.bundle_sha256 = sha256_file(args.results)
     if args.signed_by is None:
         args.signed_by = bundle.keyid
-    write_records(tmp / "results.jsonl", bundle.records)
-    args.results = tmp / "results.jsonl"
-    return _analyze(args, scenario)
+    scenario_yaml = which.yaml if which is not None else None
+    own = args.scenario is None and args.seed is None and args.resamples is None and \
+        args.method is None
+    report = check.report if own else None
+    if report is None and own and which is not None:  # not compared: another version's
+        report = recompute(bundle.statement, bundle.records, which.yaml.encode())[0]
+    if bundle.report_checked.startswith("not recomputed"):
+        print(f"note: {args.results}: its report was {bundle.report_checked}",
+              file=sys.stderr)
+    if report is None:
+        scenario = load_scenario(args.scenario) if args.scenario else (
+            which.scenario if which is not None else None)
+        if args.scenario:
+            scenario_yaml = args.scenario.read_text()
+        names = {r.runner for r in bundle.records if r.runner}
+        report = bundle_report(bundle.statement, bundle.records,
+                               settings(args, scenario, names),
+                               scenario.name if scenario is not None else "")
+    points: list[RunPoint] = []
+    curves: list[CoverageCurve] = []
+    if args.format == "html":
+        from copeca_action.render import coverage_curves, run_points
+
+        points = run_points(bundle.records)
+        curves = read_coverage(args.coverage) or coverage_curves(bundle.records)
+    return _emit(args, report, points, curves, scenario_yaml)
 
 
 def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
@@ -181,7 +176,17 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
                                 source=str(args.results))
         del rows  # the columns hold what is needed; free the rows before the bootstrap
     _give_back_freed_memory()  # before the report forks its power child: less to share
-    report = build_report(table, settings(args, scenario, table), source_format=fmt)
+    carried = {name for name, _ in table.pricing}
+    report = build_report(table, settings(args, scenario, [
+        n for n in table.runner.names if n not in carried]), source_format=fmt)
+    return _emit(args, report, points, curves,
+                 args.scenario.read_text() if args.scenario else None)
+
+
+def _emit(args: argparse.Namespace, report: Report, points: list[RunPoint],
+          curves: list[CoverageCurve], scenario_yaml: str | None) -> int:
+    """The report in the chosen format, scrubbed, to --report or stdout; the gate's exit
+    code."""
     if args.format == "html":
         from copeca_action import __version__
         from copeca_action.render import Verification, render_html
@@ -189,7 +194,7 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
         text = render_html(report, runs=points, coverage=curves,
                            verification=Verification(bundle_sha256=args.bundle_sha256,
                                                      keyid=args.signed_by),
-                           scenario_yaml=args.scenario.read_text() if args.scenario else None,
+                           scenario_yaml=scenario_yaml,
                            environment={"rendered by": f"copeca-action {__version__}"})
     elif args.format == "json":
         from copeca_action.render import render_json
@@ -282,13 +287,14 @@ def _curves() -> TypeAdapter[list[CoverageCurve]]:
 
 
 def settings(args: argparse.Namespace, scenario: Scenario | None,
-             table: RecordTable) -> Settings:
+             runners: Iterable[str]) -> Settings:
+    """The scenario's settings (else the defaults) with the flags' over them, and the
+    bundled price tables' dates of `runners` (those whose records carry none)."""
+    from copeca_action._util.pricing import pricing_dates
     from copeca_action.report import Settings
 
     base = Settings.from_scenario(scenario) if scenario else Settings()
-    carried = {name for name, _ in table.pricing}
-    overrides: dict[str, object] = {"pricing_updated": pricing_dates(
-        [n for n in table.runner.names if n not in carried])}
+    overrides: dict[str, object] = {"pricing_updated": pricing_dates(runners)}
     if args.seed is not None:
         if args.seed < 0:
             raise ConfigError(f"{args.seed}: expected a whole number ≥ 0", file="--seed")
@@ -301,28 +307,6 @@ def settings(args: argparse.Namespace, scenario: Scenario | None,
     if args.method:
         overrides["method"] = args.method
     return dataclasses.replace(base, **overrides)  # type: ignore[arg-type]
-
-
-_PRICING_UPDATED = re.compile(r"^pricing_updated:\s*['\"]?(\d{4}-\d{2}-\d{2})", re.MULTILINE)
-
-
-def pricing_dates(names: Iterable[str]) -> dict[str, dt.date]:
-    """When the bundled runners of these names last had their prices checked, for records
-    that do not carry the date themselves (older records, copeca's). Read from the runner
-    files' `pricing_updated` line: loading the runners would cost more than the analysis of
-    a small file."""
-    from copeca_action._util.paths import runners_dir
-
-    out: dict[str, dt.date] = {}
-    for name in names:
-        path = runners_dir() / f"{name}.yaml"
-        if not name or "/" in name or not path.is_file():
-            continue
-        found = _PRICING_UPDATED.search(path.read_text(encoding="utf-8", errors="replace"))
-        if found:
-            with contextlib.suppress(ValueError):
-                out[name] = dt.date.fromisoformat(found.group(1))
-    return out
 
 
 def gate(report: Report, fail_on: str) -> int:

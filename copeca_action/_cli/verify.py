@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from copeca_action._cli._bundle_args import (
     add_check_flags,
@@ -15,20 +16,35 @@ from copeca_action._cli._bundle_args import (
 )
 from copeca_action.errors import VerificationError
 
+if TYPE_CHECKING:
+    from copeca_action.bundle import RenderedReport, Statement
+    from copeca_action.records import RunRecord
+
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "verify", help="verify a .copeca bundle: hashes, signature, completeness",
         description="Read a .copeca bundle without extracting it, recompute every hash, check "
-        "the DSSE signature and that the statement binds the manifest, and check the runs "
-        "against the plan. Exit codes: 0 ok, 10 corrupt, 11 tampered, 12 bad signature, "
-        "13 unsigned (a key was required), 14 incomplete.")
+        "the DSSE signature and that the statement binds the manifest, check the runs "
+        "against the plan, and recompute the report from the records (report.json, "
+        "report.md and the signed summary must be it). Exit codes: 0 ok, 10 corrupt, "
+        "11 tampered, 12 bad signature, 13 unsigned (a key was required), 14 incomplete, "
+        "15 report (what it publishes is not the report its records give).")
     p.add_argument("bundle", type=Path, help="the .copeca bundle to verify")
     add_check_flags(p)
     p.add_argument("--require-signature", action="store_true", help="fail (exit 13) on an "
                    "unsigned bundle even without --pubkey")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(func=run)
+
+
+def _recompute(statement: Statement, records: list[RunRecord], scenario_yaml: bytes
+               ) -> RenderedReport:
+    """`conclude.recompute` as verify's report hook, imported only when a bundle has a
+    report to check (numpy and the report's modules)."""
+    from copeca_action.conclude._report import recompute
+
+    return recompute(statement, records, scenario_yaml)[1]
 
 
 def _size(n: int) -> str:
@@ -41,18 +57,21 @@ def _size(n: int) -> str:
 def run(args: argparse.Namespace) -> int:
     import threading
 
+    from copeca_action._util.blas import pin_before_load
     from copeca_action.bundle._prehash import ForkedMemberHashes, MemberHashes
 
     # hashing starts now, beside the imports below: in a child process while this one has
     # a single thread (fork copies only the calling thread), else on a thread
     hashes = (ForkedMemberHashes(args.bundle) if threading.active_count() == 1
               and hasattr(os, "fork") else MemberHashes(args.bundle))
+    pin_before_load()  # the report recomputed below: verify starts no program
     try:
         from copeca_action.bundle import summary_json, verify_bundle
 
         pubkey = pubkey_of(args)
         scenario, tasks = scenario_of(args)
-        result = verify_bundle(args.bundle, pubkey, scenario, tasks, hashes=hashes)
+        result = verify_bundle(args.bundle, pubkey, scenario, tasks, hashes=hashes,
+                               report=_recompute)
     except VerificationError as exc:
         print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
         return exc.exit_code
@@ -87,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
         delta = f"{s.delta:+.1%}" if s.delta is not None else "n/a"
         ci = f" [{s.delta_ci[0]:+.1%}, {s.delta_ci[1]:+.1%}]" if s.delta_ci else ""
         print(f"verdict: {s.verdict}, delta {delta}{ci}")
+    if result.report_checked:
+        print(f"report: {result.report_checked}")
     scrubbed = result.manifest.scrubbed
     if scrubbed:
         print(f"scrubbed: {sum(scrubbed.values())} redaction(s): "

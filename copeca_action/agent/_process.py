@@ -102,9 +102,6 @@ def agent_isolation(writable: Sequence[Path] = (),
     return [], []
 
 
-AGENT_FILES_VISIBLE = "agent_files_visible"
-"""The run's flag when the agent's view hid nothing (no working bubblewrap: `unshare` makes
-a pid namespace but cannot blank folders)."""
 
 
 def files_visible_warning() -> str | None:

@@ -2,7 +2,8 @@
 
 Order: the archive's structure (corrupt), the signature over the statement (signature,
 unsigned), the statement against statement.json and the manifest (tampered), every member
-against the manifest (tampered), then the records against the plan (incomplete).
+against the manifest (tampered), then the records against the plan (incomplete), then (with
+a report hook) the published report against the one the records give (report).
 """
 
 from __future__ import annotations
@@ -24,13 +25,16 @@ from copeca_action.bundle._model import (
     METADATA,
     PLAN,
     RECORD,
+    REPORT_FILES,
     RESULTS,
     RUNS_DIR,
+    SCENARIO,
     STATEMENT,
     Envelope,
     Manifest,
     Predicate,
     Statement,
+    Summary,
 )
 from copeca_action.bundle._prehash import MemberHashes
 from copeca_action.bundle._sign import (
@@ -40,17 +44,23 @@ from copeca_action.bundle._sign import (
     verify_envelope,
 )
 from copeca_action.bundle._zipread import Limits, SafeZip
-from copeca_action.errors import VerificationError
+from copeca_action.errors import CopecaError, VerificationError
 from copeca_action.plan import RunPlan
 from copeca_action.records import SIMULATED, STORED, RunRecord
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    from copeca_action.bundle._write import RenderedReport
     from copeca_action.scenario import Scenario, Task
 
 M = TypeVar("M", bound=BaseModel)
 SHOW = 20
+
+ReportCheck = Callable[[Statement, list[RunRecord], bytes], "RenderedReport"]
+"""The report a bundle's records give (`conclude.Recompute`): its signed statement, its
+records and its scenario.yaml in; the report files and the signed summary the writer makes
+of them out (the files it can determine: report.html draws the history's trend too)."""
 
 
 @dataclass
@@ -70,6 +80,10 @@ class VerifiedBundle:
     only shows the bundle is unchanged since *someone* signed it."""
     scenario_checked: bool
     bytes_hashed: int
+    report_checked: str = ""
+    """How the published report was checked against its records: the files and the
+    summary compared, or why it was not (another harness version); empty when no report
+    hook was given or the bundle carries no report."""
 
     @property
     def signed(self) -> bool:
@@ -201,14 +215,17 @@ def expected_plan(bundled: RunPlan, scenario: Scenario, tasks: Mapping[str, Task
 
 def verify_bundle(path: Path, pubkey: Ed25519PublicKey | None = None,
                   scenario: Scenario | None = None, tasks: Mapping[str, Task] | None = None,
-                  limits: Limits | None = None,
-                  hashes: MemberHashes | None = None) -> VerifiedBundle:
+                  limits: Limits | None = None, hashes: MemberHashes | None = None,
+                  report: ReportCheck | None = None) -> VerifiedBundle:
     """Check everything the bundle claims; raise VerificationError(kind) at the first class
     of failure, naming every file or run in it. `hashes`: the members' hashing, already
-    started on `path` with the same limits (else it starts here)."""
+    started on `path` with the same limits (else it starts here). `report`: recompute the
+    report from the records (while the members are hashed) and require report.json,
+    report.md and the signed summary to be it (`report`, exit 15), when the bundle was
+    made by this harness version."""
     hashes = hashes or MemberHashes(path, limits)
     try:
-        return _verify(path, pubkey, scenario, tasks, limits, hashes)
+        return _verify(path, pubkey, scenario, tasks, limits, hashes, report)
     except VerificationError as exc:
         raise _naming(path, exc) from exc
     finally:
@@ -242,7 +259,7 @@ def _result(value: _T | VerificationError) -> _T:
 
 def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | None,
             tasks: Mapping[str, Task] | None, limits: Limits | None,
-            hashes: MemberHashes) -> VerifiedBundle:
+            hashes: MemberHashes, report: ReportCheck | None) -> VerifiedBundle:
     with SafeZip(path, limits) as archive:
         missing = [m for m in (*METADATA, PLAN, RESULTS) if m not in archive.members]
         if missing:
@@ -267,6 +284,9 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         # the signed ones, so the failure named is the same as in a sequential check.
         early_plan = _attempt(lambda: _parse(RunPlan, archive.read(PLAN), PLAN))
         early_records = _attempt(lambda: _read_records(archive))
+        # and recompute the report from those records, compared once all else passed
+        early_report = _attempt(lambda: _published_report(archive, signed_statement,
+                                                          early_records, report))
         hashed = _check_members(archive, manifest, hashes)
         check_canonical(archive)
         plan = _result(early_plan)
@@ -291,7 +311,79 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
     return VerifiedBundle(path=path, manifest=manifest, statement=signed_statement, plan=plan,
                           records=log, completeness=completeness, keyid=keyid,
                           pinned=pubkey is not None and keyid is not None,
-                          scenario_checked=scenario is not None, bytes_hashed=hashed)
+                          scenario_checked=scenario is not None, bytes_hashed=hashed,
+                          report_checked=_result(early_report))
+
+
+def _published_report(archive: SafeZip, statement: Statement,
+                      records: tuple[list[RunRecord], dict[str, RunRecord]] | VerificationError,
+                      report: ReportCheck | None) -> str:
+    """Recompute the report from the records and compare it with the published one: the
+    report files the hook determines, and the signed summary. Runs before the members'
+    hashes are known (beside the hashing); its failure is raised after the other checks,
+    so a changed member is named as that first. Returns how it was checked."""
+    from copeca_action import __version__
+
+    predicate = statement.predicate
+    present = [name for name in REPORT_FILES if name in archive.members]
+    if report is None or isinstance(records, VerificationError) or (
+            predicate.summary is None and not present):
+        return ""
+    made_by = predicate.environment.harness_version
+    if made_by != __version__:  # another version's report may read otherwise
+        return (f"not recomputed: made by copeca-action {made_by}, this is {__version__} "
+                "(analyze recomputes it with this version)")
+    if SCENARIO not in archive.members:
+        raise VerificationError("report", f"no {SCENARIO}: the report cannot be recomputed "
+                                "from the records")
+    try:
+        expected = report(statement, records[0], archive.read(SCENARIO))
+    except (CopecaError, ValueError) as exc:
+        raise VerificationError("report", f"{SCENARIO}: the report cannot be recomputed "
+                                f"from the records with it: {exc}") from exc
+    checked = [name for name in present if name in expected.files]
+    published = {name: archive.read(name) for name in checked}
+    problems = [_differs(name, published[name], expected.files[name])
+                for name in checked if published[name] != expected.files[name]]
+    problems += _summary_differs(predicate.summary, expected.summary)
+    if problems:
+        raise VerificationError("report", "what the bundle publishes is not the report its "
+                                f"records give (recomputed with its scenario.yaml, seed "
+                                f"{predicate.seed} and the signed thresholds):"
+                                f"{_listing(problems)}")
+    return ("recomputed from the records: " + ", ".join([*checked, "the signed summary"])
+            + " match")
+
+
+def _differs(name: str, published: bytes, expected: bytes) -> str:
+    """Where a published report file first departs from the recomputed one."""
+    ours, theirs = expected.splitlines(), published.splitlines()
+    at = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b),
+              min(len(ours), len(theirs)))
+
+    def line(lines: list[bytes]) -> str:
+        text = lines[at].decode("utf-8", "replace").strip() if at < len(lines) else "(end)"
+        return text if len(text) <= 120 else text[:117] + "..."
+
+    return (f"{name}: differs from line {at + 1}: it says {line(theirs)!r}, the records give "
+            f"{line(ours)!r}")
+
+
+def _summary_differs(published: Summary | None, expected: Summary) -> list[str]:
+    """The signed summary's fields that are not the recomputed report's, as JSON."""
+    def fields(summary: Summary) -> dict[str, str]:
+        dumped = summary.model_dump(mode="json")
+        extra = dumped.pop("extra", {})
+        flat = {**dumped, **{f"extra.{k}": v for k, v in extra.items()}}
+        return {k: json.dumps(v, sort_keys=True) for k, v in flat.items()}
+
+    if published is None:
+        return [f"{STATEMENT}: the statement signs no summary, though the bundle carries a "
+                "report"]
+    mine, theirs = fields(expected), fields(published)
+    return [f"{STATEMENT}: the signed summary's {k} is {theirs.get(k, '(absent)')}, the "
+            f"records give {mine.get(k, '(absent)')}"
+            for k in sorted(mine.keys() | theirs.keys()) if mine.get(k) != theirs.get(k)]
 
 
 def _check_against_scenario(path: Path, plan: RunPlan, predicate: Predicate,
@@ -336,6 +428,7 @@ def summary_json(result: VerifiedBundle) -> str:
         "scenario": predicate.scenario, "plan_digest": predicate.plan_digest,
         "shard": predicate.shard, "scenario_checked": result.scenario_checked,
         "simulated": result.simulated,
+        "report_checked": result.report_checked,
         "scrubbed": result.manifest.scrubbed,
         "summary": predicate.summary.model_dump(mode="json") if predicate.summary else None,
     }, indent=2)

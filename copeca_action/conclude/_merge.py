@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +25,12 @@ from copeca_action.bundle import (
 )
 from copeca_action.bundle._model import SCENARIO
 from copeca_action.conclude._conclude import merged_report
+from copeca_action.conclude._report import bundled_scenario
 from copeca_action.errors import ConfigError, CopecaError, VerificationError
 from copeca_action.plan import RunPlan
 from copeca_action.records import RunRecord
 from copeca_action.report import Report
-from copeca_action.scenario import Runner, Scenario, Task, load_scenario
+from copeca_action.scenario import Runner, Scenario, Task
 
 
 @dataclass(frozen=True)
@@ -57,14 +57,10 @@ def shard_scenario(path: Path, thresholds: Mapping[str, float] | None = None,
         if sha256_bytes(data) != bundle.statement.predicate.scenario_sha256:
             return None  # changed since it was verified
         text = data.decode()
-        ran_with = dict(bundle.statement.predicate.thresholds)
-        with tempfile.TemporaryDirectory() as tmp:
-            (Path(tmp) / SCENARIO).write_text(text)
-            scenario = load_scenario(Path(tmp) / SCENARIO)
+        scenario = bundled_scenario(text, {**bundle.statement.predicate.thresholds,
+                                           **(thresholds or {})})
     except (OSError, KeyError, ValueError, CopecaError):
         return None
-    merged = {**scenario.thresholds.model_dump(), **ran_with, **(thresholds or {})}
-    scenario = Scenario.model_validate({**scenario.model_dump(), "thresholds": merged})
     return ShardScenario(scenario, text)
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 from copeca_action._util.scrub import scrub_log_record, scrub_tree, shared_scrubber
 from copeca_action._util.text import one_line
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
-from copeca_action.agent._process import AGENT_FILES_VISIBLE
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
 from copeca_action.engine._validity import tool_adopted, tool_failed
@@ -31,7 +30,7 @@ from copeca_action.evaluate import (
 )
 from copeca_action.grade import GradeResult, grade_answer, grade_test_clean
 from copeca_action.plan import PlannedRun
-from copeca_action.records import Outcome, RetrievalSummary, RunRecord
+from copeca_action.records import AGENT_FILES_VISIBLE, Outcome, RetrievalSummary, RunRecord
 from copeca_action.retrieval import record_retrieval
 from copeca_action.scenario import BuildCacheSpec, Mode, Task, TestGrading
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript

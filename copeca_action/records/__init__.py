@@ -15,7 +15,12 @@ if _typing.TYPE_CHECKING:
         read_records,
         write_records,
     )
-    from copeca_action.records._kinds import SIMULATED, STORED, simulation_note
+    from copeca_action.records._kinds import (
+        AGENT_FILES_VISIBLE,
+        SIMULATED,
+        STORED,
+        simulation_note,
+    )
     from copeca_action.records._record import (
         OUTCOMES,
         CostSource,
@@ -32,6 +37,7 @@ if _typing.TYPE_CHECKING:
     )
 
 __all__ = [
+    "AGENT_FILES_VISIBLE",
     "OUTCOMES",
     "SIMULATED",
     "STORED",
@@ -70,6 +76,7 @@ _LAZY: dict[str, str] = {
     "RetrievalSummary": "copeca_action.records._retrieval",
     "RetrievalTrajectory": "copeca_action.records._retrieval",
     "RunRecord": "copeca_action.records._record",
+    "AGENT_FILES_VISIBLE": "copeca_action.records._kinds",
     "SIMULATED": "copeca_action.records._kinds",
     "STORED": "copeca_action.records._kinds",
     "Tokens": "copeca_action.records._record",

@@ -22,6 +22,9 @@ Endpoint = Literal["real", "scripted", "dry_run"]
 """What answered the agent: `real` a vendor API or a custom base URL, `scripted` the bundled
 scripted model server, `dry_run` the scripted server standing in for a real run (the
 action's `dry-run`). Anything but `real` is a simulation: its numbers measure nothing."""
+AGENT_FILES_VISIBLE = "agent_files_visible"
+"""A run's flag when the agent's view hid nothing (no working bubblewrap: `unshare` makes
+a pid namespace but cannot blank folders)."""
 SIMULATED: tuple[Endpoint, ...] = ("scripted", "dry_run")
 """The endpoints that make a record, and whatever is computed from it, simulated."""
 

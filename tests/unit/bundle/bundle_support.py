@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from copeca_action import __version__
 from copeca_action._util.scrub import Scrubber
 from copeca_action.bundle import (
     BundleContents,
     Environment,
     RenderedReport,
-    Summary,
     write_bundle,
 )
 from copeca_action.plan import RunPlan, build_plan
@@ -65,21 +65,36 @@ def run_files(record: RunRecord, batch: str = "a") -> dict[str, bytes]:
             "patch.diff": b"--- a/x\n+++ b/x\n", "eval.json": b'{"passed": true}\n'}
 
 
+THRESHOLDS = {"alert": 0.05, "fail": 0.1}
+
+
+def report_for(records: list[RunRecord], scenario_path: Path,
+               thresholds: dict[str, float] | None = None) -> RenderedReport | None:
+    """The report a writer puts in a bundle of these records (report.json, report.md and
+    the signed summary), as `verify` recomputes it; None for records no report can be made
+    of (a run id with two results: the tests of what verify finds in such bundles)."""
+    from copeca_action.conclude import bundled_scenario, rendered_report
+    from copeca_action.errors import ConfigError
+
+    scenario = bundled_scenario(scenario_path.read_text(), thresholds or THRESHOLDS)
+    try:
+        return rendered_report(records, scenario)[1]
+    except ConfigError:
+        return None
+
+
 def contents_for(plan: RunPlan, scenario_path: Path, batch: str = "a",
                  records: list[RunRecord] | None = None,
                  files: dict[str, dict[str, bytes]] | None = None) -> BundleContents:
+    """A bundle's contents, with the report its records give (so it passes `verify`)."""
     records = records if records is not None else [
         record_for(plan, i, batch) for i in range(len(plan.runs))]
     files = files if files is not None else {r.run_id: run_files(r, batch) for r in records}
-    summary = Summary(verdict="inconclusive", delta=0.04, delta_ci=(-0.1, 0.2),
-                      control_delta=0.01, cpc={"baseline": 0.5, "codesearch": None})
     return BundleContents(
         scenario_yaml=scenario_path.read_bytes(), plan=plan, records=records,
-        environment=Environment(harness_version="0.1.0", cli_versions={"claude": "2.1.197"},
-                                repo_commit="a" * 40),
-        thresholds={"alert": 0.05, "fail": 0.1}, run_files=files,
-        report=RenderedReport(summary=summary, files={
-            "report.json": b'{"verdict": "inconclusive"}\n', "report.md": b"# Report\n"}))
+        environment=Environment(harness_version=__version__,
+                                cli_versions={"claude": "2.1.197"}, repo_commit="a" * 40),
+        thresholds=THRESHOLDS, run_files=files, report=report_for(records, scenario_path))
 
 
 @pytest.fixture

@@ -250,3 +250,73 @@ def test_analyze_of_a_damaged_bundle_fails_as_verify_does(
         captured = capsys.readouterr()
         assert not captured.out and "Traceback" not in captured.err, name
         assert str(path) in captured.err, name
+
+
+def test_a_signed_report_its_records_do_not_give_fails_verify_and_analyze(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """Signed by the key holder, every hash right, but report.json, report.md or the
+    signed summary is not what the records give: verify printed OK with the signed
+    verdict, and analyze quietly printed other numbers. Both now recompute the report and
+    fail (`report`, exit 15), naming what differs; a bundle whose report is its records'
+    passes and says so."""
+    import dataclasses
+
+    from bundle_support import report_for
+
+    key = load_signing_key(keys[0], {})
+    honest = contents_for(plan, demo[2])
+    assert honest.report is not None
+    path = tmp_path / "honest.copeca"
+    write_bundle(honest, path, key, Scrubber())
+    assert main(["verify", str(path), "--pubkey", str(keys[1])]) == 0
+    assert ("report: recomputed from the records: report.json, report.md, the signed summary "
+            "match") in capsys.readouterr().out
+    files = dict(honest.report.files)
+    summary = honest.report.summary
+    lies = {
+        "report.json": (dataclasses.replace(honest.report, files={
+            **files, "report.json": files["report.json"].replace(
+                b'"verdict": "inconclusive"', b'"verdict": "improvement"', 1)}),
+            "report.json: differs from line"),
+        "report.md": (dataclasses.replace(honest.report, files={
+            **files, "report.md": files["report.md"] + b"\nAll good.\n"}),
+            "report.md: differs from line"),
+        "summary": (dataclasses.replace(honest.report, summary=summary.model_copy(
+            update={"verdict": "improvement"})),
+            "the signed summary's verdict is \"improvement\", the records give "
+            "\"inconclusive\""),
+        "thresholds": (report_for(honest.records, demo[2], {"alert": 0.05, "fail": 3.0}),
+                       "report.json: differs from line"),
+    }
+    assert b'"verdict": "inconclusive"' in files["report.json"]
+    for name, (lie, says) in lies.items():
+        forged = tmp_path / f"{name}.copeca"
+        write_bundle(dataclasses.replace(honest, report=lie), forged, key, Scrubber())
+        for argv in (["verify", str(forged), "--pubkey", str(keys[1])],
+                     ["analyze", str(forged), "--format", "json"]):
+            assert main(argv) == 15, (name, argv[0])
+            captured = capsys.readouterr()
+            assert says in captured.err and not captured.out, (name, argv[0])
+            assert str(forged) in captured.err
+    # a changed member is named as that, before the report is compared
+    tampered = rewrite(tmp_path / "summary.copeca", tmp_path / "t.copeca",
+                       {"report.md": b"# better\n"})
+    assert main(["verify", str(tampered)]) == 11
+
+
+def test_a_bundle_of_another_harness_version_is_verified_without_its_report(
+        tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """Another version may render or compute the report otherwise: verify says it did not
+    recompute it rather than fail a bundle for the verifier's version."""
+    import dataclasses
+
+    contents = contents_for(plan, demo[2])
+    older = dataclasses.replace(contents, environment=contents.environment.model_copy(
+        update={"harness_version": "0.0.9"}))
+    path = tmp_path / "older.copeca"
+    write_bundle(older, path, load_signing_key(keys[0], {}), Scrubber())
+    assert main(["verify", str(path)]) == 0
+    assert "report: not recomputed: made by copeca-action 0.0.9" in capsys.readouterr().out
+    assert main(["analyze", str(path), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "not recomputed" in captured.err and captured.out.startswith("{")

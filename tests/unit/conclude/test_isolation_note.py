@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from copeca_action.conclude._conclude import isolation_note
+from copeca_action.conclude._report import isolation_note
 from copeca_action.records import RunRecord
 
 
