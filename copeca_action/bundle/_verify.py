@@ -279,6 +279,10 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
             raise VerificationError("tampered", f"{MANIFEST} is not the manifest the "
                                     "statement binds (its sha256 is not the subject's)")
         manifest = _parse(Manifest, manifest_bytes, MANIFEST)
+        scenario_file = [f.sha256 for f in manifest.files if f.path == SCENARIO]
+        if scenario_file != [signed_statement.predicate.scenario_sha256]:
+            raise VerificationError("tampered", f"{SCENARIO} is not the scenario file the "
+                                    "statement names (its sha256 is not scenario_sha256)")
         # While the members are still being hashed (on their thread), parse the plan and
         # the records; what that finds is reported only once the members are known to be
         # the signed ones, so the failure named is the same as in a sequential check.
@@ -292,12 +296,12 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         plan = _result(early_plan)
         predicate = signed_statement.predicate
         if (plan.plan_digest, plan.scenario_hash, len(plan.runs),
-                str(plan.shard) if plan.shard else None) != (
+                str(plan.shard) if plan.shard else None, plan.seed, plan.compare) != (
                 predicate.plan_digest, predicate.scenario_hash, predicate.runs,
-                predicate.shard):
+                predicate.shard, predicate.seed, predicate.compare):
             raise VerificationError("tampered", f"{PLAN} is not the plan the statement "
-                                    "names (digest, scenario hash, run count or shard "
-                                    "differ)")
+                                    "names (digest, scenario hash, run count, shard, seed or "
+                                    "compare mode differ)")
         _check_plan(plan)
         log, dirs = _result(early_records)
     completeness = check_completeness(plan.runs, log, dirs)

@@ -11,7 +11,7 @@ from bundle_support import Build
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from zipedit import read_all, rewrite
+from zipedit import read_all, rewrite, rewrite_canonical
 
 from copeca_action._util.hashing import sha256_bytes
 from copeca_action.bundle import verify_bundle
@@ -226,3 +226,25 @@ def read_all_bytes(raw: bytes) -> dict[str, bytes]:
     import zipfile
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         return {i.filename: archive.read(i) for i in archive.infolist()}
+
+
+@pytest.mark.parametrize(("field", "value", "says"), [
+    ("scenario_sha256", "0" * 64, "scenario.yaml is not the scenario file the statement "
+                                  "names"),
+    ("seed", 12345, "plan.json is not the plan the statement names"),
+    ("compare", "base-ref", "plan.json is not the plan the statement names")])
+def test_a_statement_that_disagrees_with_the_bundled_scenario_or_plan_is_refused(
+        good: Path, key: Ed25519PrivateKey, field: str, value: object, says: str) -> None:
+    """Re-signed by the key holder, the statement names another scenario file (its
+    sha256), seed or compare mode than the scenario.yaml and plan.json the bundle carries:
+    verify compared the plan's digest, scenario hash, run count and shard only, and no one
+    compared scenario.yaml with the scenario_sha256 the statement signs."""
+    members = read_all(good)
+    statement = json.loads(members["statement.json"])
+    statement["predicate"][field] = value
+    payload = pretty_json(statement)
+    members["statement.json"] = payload
+    members["statement.dsse.json"] = pretty_json(sign_envelope(payload, key).model_dump(
+        mode="json", by_alias=True))
+    error = failure(rewrite_canonical(good, good.with_name("x.copeca"), members), key)
+    assert error.kind == "tampered" and says in str(error), str(error)

@@ -28,3 +28,18 @@ def rewrite(src: Path, dst: Path,
         for name, data in members.items():
             archive.writestr(name, data)
     return dst
+
+
+def rewrite_canonical(src: Path, dst: Path, members: Mapping[str, bytes]) -> Path:
+    """`members` written as the writer lays a bundle out (paths sorted, the metadata last,
+    stored, dated 1980): what a key holder's own tool makes, which the canonical check
+    accepts."""
+    from copeca_action.bundle._canonical import canonical_info
+    from copeca_action.bundle._layout import METADATA
+
+    order = sorted(n for n in members if n not in METADATA) + [
+        n for n in METADATA if n in members]
+    with zipfile.ZipFile(dst, "w") as archive:
+        for name in order:
+            archive.writestr(canonical_info(name), members[name])
+    return dst
