@@ -147,14 +147,15 @@ wrapper ran the command."""
 
 
 def probe_wrapper(wrapper: Sequence[str], env: Mapping[str, str], cwd: Path,
-                  timeout_s: float = MCP_START_TIMEOUT_S) -> str | None:
-    """Run the wrapper as a run does (`wrapper + [command…]`), with a command that only
+                  timeout_s: float = MCP_START_TIMEOUT_S,
+                  shown: Sequence[Path] = ()) -> str | None:
+    """Run the wrapper as a run does (`wrapper + [command…]`, in the agent's view: `cwd` and
+    `shown` writable, the rest of the harness's places blank), with a command that only
     prints a word: None when the wrapper ran it and exited 0, else why not. A wrapper that
     fails before it runs the agent fails every run of its arm."""
-    from copeca_action._util.scrub import secret_files
     from copeca_action.agent._process import agent_isolation
 
-    prefix = agent_isolation(secret_files())[0]
+    prefix = agent_isolation(writable=[cwd, *shown])[0]
     command = [*wrapper, "sh", "-c", f"echo {WRAPPER_PROBE}"]
     try:
         done = subprocess.run([*prefix, *command], cwd=cwd, env=dict(env),
@@ -185,7 +186,8 @@ def mode_start_problems(mode: Mode, env: Mapping[str, str], cwd: Path,
     if mode.wrapper and _resolve(mode.wrapper[0], run_env) is None:
         problems.append(f"wrapper {mode.wrapper[0]!r} not found or not executable (the "
                         "agent would exit 127 before any model call)")
-    elif mode.wrapper and (why := probe_wrapper(mode.wrapper, run_env, cwd, timeout_s)):
+    elif mode.wrapper and (why := probe_wrapper(mode.wrapper, run_env, cwd, timeout_s,
+                                                 shown)):
         problems.append(why)
     problems += _hook_problems(mode.agent_config, run_env)
     servers = (mode.mcp_config or {}).get("mcpServers") or {}

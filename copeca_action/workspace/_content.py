@@ -3,7 +3,8 @@
 A git checkout whose tracked files are unchanged is named by its tree id at HEAD (cheap and
 what a reviewer can look up); edited tracked files are hashed as they are. Untracked files
 (build outputs, downloaded artifacts, the action's own output folder) are not part of the
-tool's identity. A folder outside git is hashed whole, `.git` aside.
+tool's identity. A folder outside git, or inside a repository that tracks none of its files,
+is hashed whole, `.git` aside.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def folder_content_id(folder: Path) -> str:
             return "tree:" + tree.stdout.strip()
     listed = git([*_SAFE, "ls-files", "-z", "--", "."], cwd=folder, check=False)
     names = sorted(n for n in listed.stdout.split("\0") if n) if listed.returncode == 0 else []
+    if not names:  # inside some other repository that tracks none of it: not a checkout of
+        # the tool, so every file counts (else any content would have one id: "nothing")
+        names = _walk(folder)
     return "files:" + _hash_files(folder, names)
 
 

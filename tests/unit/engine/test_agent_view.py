@@ -10,7 +10,7 @@ import pytest
 from engine_helpers import config, fake, make_corpus, scenario
 
 from copeca_action.agent import _process
-from copeca_action.conclude._conclude import isolation_note
+from copeca_action.conclude._report import isolation_note
 from copeca_action.engine import run_plan
 from copeca_action.plan import build_plan
 from copeca_action.records import read_records

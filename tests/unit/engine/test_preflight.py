@@ -95,7 +95,8 @@ def test_a_wrapper_must_run_the_command_it_is_given(tmp_path: Path) -> None:
         wrapper = _script(tmp_path / "bin" / "w", body)
         mode = Mode.model_validate({"name": "w", "wrapper": [str(wrapper)],
                                     "validity": {"kind": "marker_file", "path": ".w"}})
-        return mode_start_problems(mode, ENV, tmp_path, timeout_s=10)
+        # the tool's checkout (here its bin folder) is what the agent's view shows of /tmp
+        return mode_start_problems(mode, ENV, tmp_path, timeout_s=10, shown=[wrapper.parent])
 
     assert problems('exec "$@"\n') == []
     [failed] = problems('echo "proxy: port 8080 in use" >&2\nexit 1\n')
@@ -133,6 +134,7 @@ def test_a_wrapper_that_fails_in_a_run_is_an_infra_error_not_a_wrong_answer(
                          modes={"w": {"wrapper": [str(wrapper)],
                                       "validity": {"kind": "marker_file", "path": ".w"}}})
     cfg = config(tmp_path, corpus, scenario(modes=["w"]))
+    cfg.tool_dir = wrapper.parent  # the agent's view shows the tool's checkout
     cfg.max_attempts = 1
     run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
              scenario_text="name: t\n")

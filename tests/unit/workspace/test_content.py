@@ -46,3 +46,18 @@ def test_outside_git_every_file_but_dot_git_counts(tmp_path: Path) -> None:
     assert second != first
     (folder / "b.txt").write_text("new\n")
     assert folder_content_id(folder) not in (first, second)
+
+
+def test_a_folder_no_enclosing_repository_tracks_is_hashed_whole(tmp_path: Path) -> None:
+    """The tool's folder untracked inside another repository (a CI workspace, a parent
+    checkout): its files are its identity, not the empty list of tracked ones (every
+    version of the tool had the same id, so a reuse took runs of another version)."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    folder = tmp_path / "tool"
+    folder.mkdir()
+    (folder / "a.txt").write_text("a\n")
+    first = folder_content_id(folder)
+    (folder / "a.txt").write_text("b\n")
+    assert folder_content_id(folder) != first
