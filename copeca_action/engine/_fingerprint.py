@@ -55,7 +55,9 @@ def _tool_part(cfg: EngineConfig, arm: str, mode_text: str) -> str | None:
     if folder is None:
         return None
     try:
-        return folder_content_id(folder)
+        # the output folder (results, run folders) and the worktrees are the harness's,
+        # not the tool's, even when they lie inside a tool folder outside git
+        return folder_content_id(folder, (cfg.out.root, cfg.out.worktrees))
     except (CopecaError, OSError) as exc:
         _LOG.warning("no fingerprint for arm %s: its tool folder %s could not be read (%s)",
                      arm, folder, exc)

@@ -3,6 +3,7 @@ unchanged runs are copied (record and files), changed ones run, the new bundle v
 
 from __future__ import annotations
 
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -197,3 +198,22 @@ def test_a_cli_that_prints_no_version_is_never_reused(world: World) -> None:
     assert all(r.fingerprint is None for r in world.records("second"))
     assert world.run("third", "--reuse", str(world.bundle("second"))) == 0
     assert not any(_reused(world.records("third")).values())
+
+
+def test_an_output_folder_inside_a_tool_folder_outside_git_is_not_the_tool(
+        tmp_path: Path) -> None:
+    """A tool folder outside git is hashed whole, but the run's own output folder in it is
+    the harness's: a resumed run (results grown, run folders written) has the same tool."""
+    w = make_world(tmp_path)
+    shutil.rmtree(w.tool / ".git")
+    out = w.tool / "out"
+    assert w.run("tool/out") == 0
+    first = {r.run_id: r for r in w.records("tool/out")}
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    dropped = next(r for r in first.values() if r.arm == "tool")
+    (out / "results.jsonl").write_text("".join(
+        line for line in lines if dropped.run_id not in line))
+    shutil.rmtree(out / "runs" / dropped.run_id)
+    assert w.run("tool/out", "--resume") == 0
+    again = {r.run_id: r for r in w.records("tool/out")}[dropped.run_id]
+    assert again.fingerprint is not None and again.fingerprint == dropped.fingerprint
