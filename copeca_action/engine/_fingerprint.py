@@ -64,6 +64,17 @@ def _tool_part(cfg: EngineConfig, arm: str, mode_text: str) -> str | None:
         return None
 
 
+def tool_arms(cfg: EngineConfig, plan: RunPlan) -> set[str]:
+    """The arms whose fingerprint holds the content of a tool checkout (their mode names
+    `{tool_dir}`)."""
+    found = set()
+    for arm in plan.arms:
+        mode = cfg.corpus.modes.get(arm.removesuffix(BASE_SUFFIX))
+        if mode is not None and "{tool_dir}" in mode.model_dump_json():
+            found.add(arm)
+    return found
+
+
 def fingerprints(cfg: EngineConfig, res: Resolved, plan: RunPlan) -> dict[str, str | None]:
     """Run id → fingerprint; None when a part cannot be known (a CLI that prints no
     version, an unreadable tool folder), so such a run is never taken for another. Each

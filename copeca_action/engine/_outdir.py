@@ -12,13 +12,16 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+from collections import Counter
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import IO
 
 from copeca_action._util.hashing import sha256_bytes
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan
-from copeca_action.records import RunRecord, latest_by_run_id, read_records
+from copeca_action.records import SIMULATED, RunRecord, latest_by_run_id, read_records
+from copeca_action.records._kinds import Endpoint
 
 FINISHED = ("ok", "agent_error", "timeout")
 """Outcomes that end a run for good; infra errors and budget stops run again on --resume."""
@@ -105,6 +108,61 @@ class OutputDir:
         """The final record of each run id that needs no rerun."""
         return {rid: r for rid, r in latest_by_run_id(self.records()).items()
                 if r.outcome in FINISHED}
+
+    def check_conditions(self, finished: Mapping[str, RunRecord],
+                         fingerprints: Mapping[str, str | None], endpoint: Endpoint,
+                         cli_versions: Mapping[str, str | None],
+                         tool_arms: Collection[str]) -> str | None:
+        """Refuse to resume when finished runs here were measured under other conditions
+        than the runs about to start (another tool, CLI version, mode, repository pin, run
+        setting or model endpoint: their fingerprints differ), or against the scripted model
+        when this run is real (or the other way round): one report would mix two
+        populations. `tool_arms`: the arms whose fingerprint holds the tool's content.
+        Returns a warning when some finished runs cannot be checked (no fingerprint on
+        either side), else None."""
+        simulated = endpoint in SIMULATED
+        other_endpoint = [r for r in finished.values()
+                          if r.endpoint is not None and (r.endpoint in SIMULATED) != simulated]
+        if other_endpoint:
+            kinds = ", ".join(sorted({str(r.endpoint) for r in other_endpoint}))
+            was, now = (("real (a vendor's API or --base-url)", "simulated (--dry-run or the "
+                         "scripted model)") if simulated else
+                        (f"simulated ({kinds}: the scripted model answered)",
+                         "real (a vendor's API or --base-url)"))
+            raise ConfigError(
+                f"{self.results}: {len(other_endpoint)} finished run(s) here are {was} and this "
+                f"run is {now}; refusing to resume: one report would mix simulated and "
+                "measured numbers. Choose another --out for this run (or toggle --dry-run "
+                "back)")
+        stale = [r for rid, r in finished.items()
+                 if r.fingerprint is not None and fingerprints.get(rid) is not None
+                 and r.fingerprint != fingerprints[rid]]
+        if stale:
+            arms = Counter(r.arm for r in stale)
+            if set(arms) <= set(tool_arms):
+                hint = ("the tool under test (--tool-dir, or --base-tool-dir for @base arms) "
+                        "or the arms' modes changed since")
+            else:
+                now = ", ".join(f"{name} {cli_versions.get(name) or 'unknown'}"
+                                for name in sorted({r.runner for r in stale}))
+                hint = ("a runner's definition or CLI version (now: " + now + "), a mode, a "
+                        "repository pin, timeout_s / max_turns / run_budget_usd, the model "
+                        "endpoint (its scripts) or the copeca-action version changed since")
+            raise ConfigError(
+                f"{self.results}: {len(stale)} finished run(s) here were measured under other "
+                "conditions than this run's (arms: "
+                + ", ".join(f"{arm} {n}" for arm, n in sorted(arms.items()))
+                + f"): {hint}. Refusing to resume, so that one report never mixes two "
+                "populations. Restore what changed and resume, or run into another --out "
+                "(docs/running.md, Resume)")
+        unchecked = sum(1 for rid, r in finished.items()
+                        if r.fingerprint is None or fingerprints.get(rid) is None)
+        if not unchecked:
+            return None
+        return (f"{self.results}: {unchecked} finished run(s) cannot be checked against this "
+                "run's conditions (no fingerprint: a CLI that prints no version, an unreadable "
+                "tool folder, or a record of an older copeca-action); resuming on trust that "
+                "the tool, the CLIs and the settings did not change")
 
     def clear_worktrees(self) -> None:
         if self.worktrees.exists():

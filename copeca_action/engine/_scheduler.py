@@ -43,7 +43,7 @@ from copeca_action.engine._execute import (
     provision,
     start_agent,
 )
-from copeca_action.engine._fingerprint import fingerprints
+from copeca_action.engine._fingerprint import fingerprints, tool_arms
 from copeca_action.engine._outdir import FINISHED
 from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.engine._reuse import ReuseResult, adopt
@@ -387,6 +387,12 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         recorded = out.records()  # read once: every record, superseded attempts included
         latest = latest_by_run_id(recorded)
         finished = {rid for rid, r in latest.items() if r.outcome in FINISHED}
+        unchecked = out.check_conditions({rid: latest[rid] for rid in finished},
+                                         res.fingerprints, cfg.endpoint_kind,
+                                         res.cli_versions, tool_arms(cfg, plan))
+        if unchecked is not None and warn:
+            stats_warnings.append(unchecked)
+            progress.warn(unchecked)
         history = [(f"{r.arm}|{r.model}", r.cost_usd) for r in latest.values()
                    if r.reached_agent and r.cost_usd is not None]
         # Every attempt ever recorded counts (an infra error after the agent ran, an
