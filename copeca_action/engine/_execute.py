@@ -19,6 +19,7 @@ from copeca_action._util.text import one_line
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
+from copeca_action.engine._outdir import write_atomic
 from copeca_action.engine._validity import tool_adopted, tool_failed
 from copeca_action.errors import CopecaError, InfraError
 from copeca_action.evaluate import (
@@ -29,8 +30,15 @@ from copeca_action.evaluate import (
     write_eval,
 )
 from copeca_action.grade import GradeResult, grade_answer, grade_test_clean
-from copeca_action.plan import PlannedRun
-from copeca_action.records import AGENT_FILES_VISIBLE, Outcome, RetrievalSummary, RunRecord
+from copeca_action.plan import PlannedRun, RunPlan
+from copeca_action.records import (
+    AGENT_FILES_VISIBLE,
+    STORED,
+    Outcome,
+    RetrievalSummary,
+    RunRecord,
+    latest_by_run_id,
+)
 from copeca_action.retrieval import record_retrieval
 from copeca_action.scenario import BuildCacheSpec, Mode, Task, TestGrading
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
@@ -191,9 +199,83 @@ def finish(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcome
     prep.timings["finish_s"] = time.perf_counter() - t0
     run_dir = cfg.out.run_dir(prep.run.run_id)
     if run_dir.is_dir():
-        (run_dir / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
+        # whole or absent (a harness killed mid-write): resume restores the record from it
+        write_atomic(run_dir / "record.json", record.model_dump_json(indent=2) + "\n")
         # the agent's stdout, session logs, grade output: secrets out, by value and encoding
         scrub_tree(run_dir, shared_scrubber())
+    return record
+
+
+@dataclass
+class Recovered:
+    """What a harness that died (SIGKILL, a crash, a lost machine) left unrecorded, found in
+    the run folders on resume."""
+
+    restored: list[RunRecord] = field(default_factory=list)
+    """Records whose run folder holds its record.json but results.jsonl lacks the line (the
+    harness died between the two writes, or the line was torn): the run is finished, never
+    paid for again."""
+    killed: list[RunRecord] = field(default_factory=list)
+    """Attempts whose agent was running when the harness died (its output is there, no
+    record): an `infra_error` with the spend its output shows, flagged `cost_lower_bound`."""
+
+    @property
+    def records(self) -> list[RunRecord]:
+        return [*self.restored, *self.killed]
+
+
+def recover_lost(cfg: EngineConfig, res: Resolved, plan: RunPlan,
+                 recorded: list[RunRecord]) -> Recovered:
+    """The records a dead harness did not append, from the plan's run folders: a finished
+    run's record.json, or the output of an agent it was running (its tokens and cost, a
+    lower bound). Each killed attempt's record.json is written here, so a second resume
+    finds it recorded (restored if the line was not appended), never counted twice."""
+    have = {(r.run_id, r.attempt, r.started_at) for r in recorded}
+    latest = latest_by_run_id(recorded)
+    found = Recovered()
+    for run in plan.runs:
+        run_dir = cfg.out.run_dir(run.run_id)
+        record_file = run_dir / "record.json"
+        stdout = run_dir / "stdout.jsonl"
+        if record_file.is_file():
+            try:
+                record = RunRecord.model_validate_json(record_file.read_bytes(), context=STORED)
+            except (ValueError, OSError):  # torn by the crash: read the agent's output
+                record = None
+            if record is not None:
+                if (record.run_id == run.run_id
+                        and (record.run_id, record.attempt, record.started_at) not in have):
+                    found.restored.append(record)
+                continue
+        if not stdout.is_file():  # the agent never started: nothing was spent
+            continue
+        prev = latest.get(run.run_id)
+        killed = _killed_record(cfg, res, run, prev.attempt + 1 if prev else 1, stdout)
+        write_atomic(record_file, killed.model_dump_json(indent=2) + "\n")
+        found.killed.append(killed)
+    return found
+
+
+KILLED = ("the harness died while the agent ran (SIGKILL, a crash or a lost machine); the "
+          "spend its output shows is counted (a lower bound); --resume repeats the run")
+"""The error of an attempt a dead harness left unrecorded (found on resume)."""
+
+
+def _killed_record(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int,
+                   stdout: Path) -> RunRecord:
+    prep = Prepared(run=run, attempt=attempt, flags=[COST_LOWER_BOUND],
+                    started_at=dt.datetime.fromtimestamp(stdout.stat().st_mtime, dt.UTC))
+    runner = res.runners[run.runner]
+    unreadable = None
+    try:
+        prep.transcript = parse_transcript(runner.parser, stdout, stdout.parent / "config")
+        prep.cost = cost_of(prep.transcript, runner, run.model)
+    except (CopecaError, OSError, ValueError) as exc:
+        unreadable = f"the output of an agent the harness lost could not be read: {exc}"
+    record = _base_record(cfg, res, prep, "infra_error", KILLED)
+    if unreadable is not None:  # it spent something nobody knows: unknown, never $0
+        record = record.model_copy(update={"cost_usd": None,
+                                           "cost_unknown_reason": unreadable})
     return record
 
 

@@ -97,17 +97,22 @@ def _adopt_runs(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
             result.skipped[why or "not in the bundle"] += 1
             continue
         dest = out.run_dir(run.run_id)
-        if dest.exists():
-            shutil.rmtree(dest)
-        dest.mkdir(parents=True)
+        # Written aside and moved into place with its record.json: a harness killed
+        # mid-copy leaves no run folder whose transcript would read as an agent it lost.
+        partial = dest.with_name(dest.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
         try:
-            offer.extract(run.run_id, dest)
+            offer.extract(run.run_id, partial)
         except (CopecaError, OSError) as exc:
-            shutil.rmtree(dest, ignore_errors=True)
+            shutil.rmtree(partial, ignore_errors=True)
             result.error = str(exc)
             break
         record = old.model_copy(update={"reused_from": offer.sha256,
                                          "run_dir": f"runs/{run.run_id}"})
-        (dest / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
+        (partial / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
+        if dest.exists():
+            shutil.rmtree(dest)
+        partial.rename(dest)
         taken.append(record)
         result.reused += 1

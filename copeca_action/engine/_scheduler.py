@@ -41,6 +41,7 @@ from copeca_action.engine._execute import (
     cleanup,
     finish,
     provision,
+    recover_lost,
     start_agent,
 )
 from copeca_action.engine._fingerprint import fingerprints, tool_arms
@@ -49,7 +50,7 @@ from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.engine._reuse import ReuseResult, adopt
 from copeca_action.errors import CopecaError, InfraError
 from copeca_action.plan import PlannedRun, RunPlan
-from copeca_action.records import RunRecord, append_record, latest_by_run_id
+from copeca_action.records import RunRecord, append_record, append_records, latest_by_run_id
 from copeca_action.records._io import repair_torn_tail
 from copeca_action.transcript import pricing_age_warning
 from copeca_action.workspace import WorktreePool, prune_worktrees
@@ -290,6 +291,25 @@ def _fatal_error(exc: BaseException) -> CopecaError:
                       "so far are kept, --resume continues them")
 
 
+def _lost_warnings(results: Path, restored: list[RunRecord],
+                   killed: list[RunRecord]) -> list[str]:
+    out = []
+    if restored:
+        done = sum(r.outcome in FINISHED for r in restored)
+        out.append(f"{results}: restored {len(restored)} record(s) ({done} of finished runs, "
+                   "not run again) from their runs/<run id>/record.json: the harness died "
+                   "before appending them, or the lines were removed (to run a run again, "
+                   "delete its run folder too)")
+    if killed:
+        spent = sum(r.cost_usd or 0.0 for r in killed)
+        unknown = sum(r.cost_usd is None for r in killed)
+        out.append(f"{results}: {len(killed)} run(s) were in flight when the harness died; "
+                   f"recorded as infra errors with the spend their output shows "
+                   f"(${spent:.4f}" + (f", {unknown} of unknown cost" if unknown else "")
+                   + "; a lower bound, flag cost_lower_bound), and run again")
+    return out
+
+
 def _attempt(prep: Prepared) -> str:
     """The budget's key for one attempt of a run: every attempt's spend counts."""
     return f"{prep.run.run_id}#{prep.attempt}"
@@ -362,7 +382,8 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         out.claim(plan, scenario_text, resume, grow=grow)
         if (torn := repair_torn_tail(out.results)):
             progress.warn(f"{out.results}: removed a torn last line ({torn} bytes, an append "
-                          "a crash or a full disk interrupted); its run runs again")
+                          "a crash or a full disk interrupted); its record is restored from "
+                          "its run folder's record.json, else its run runs again")
         register_private_dir(out.root)  # graded code and agents never see other runs
         register_private_dir(out.worktrees.parent if out.worktrees.parent != out.root
                              else out.worktrees)
@@ -385,7 +406,9 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
             reuse = adopt(out, plan, cfg.scenario.name, cfg.reuse, res.fingerprints)
             progress.warn(f"reuse: {reuse.message()}")
         recorded = out.records()  # read once: every record, superseded attempts included
-        latest = latest_by_run_id(recorded)
+        # what a harness that died left in the run folders but not in results.jsonl
+        lost = recover_lost(cfg, res, plan, recorded)
+        latest = latest_by_run_id([*recorded, *lost.records])
         finished = {rid for rid, r in latest.items() if r.outcome in FINISHED}
         unchecked = out.check_conditions({rid: latest[rid] for rid in finished},
                                          res.fingerprints, cfg.endpoint_kind,
@@ -393,6 +416,12 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         if unchecked is not None and warn:
             stats_warnings.append(unchecked)
             progress.warn(unchecked)
+        if lost.records:
+            append_records(out.results, lost.records)
+            recorded += lost.records
+            for text in _lost_warnings(out.results, lost.restored, lost.killed):
+                stats_warnings.append(text)
+                progress.warn(text)
         history = [(f"{r.arm}|{r.model}", r.cost_usd) for r in latest.values()
                    if r.reached_agent and r.cost_usd is not None]
         # Every attempt ever recorded counts (an infra error after the agent ran, an

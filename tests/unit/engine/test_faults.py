@@ -1,6 +1,7 @@
 """Faults end cleanly and resumably: a full disk mid-run stops with a named error (no hang,
-no traceback), `--resume` completes the plan; a torn last line is repaired on resume; an
-endpoint that keeps failing stops the run early."""
+no traceback), `--resume` completes the plan; a torn last line is repaired on resume; what a
+harness that died left unrecorded is recovered from the run folders; an endpoint that keeps
+failing stops the run early."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from engine_helpers import config, fake, make_corpus, scenario
 
 from copeca_action.engine import _scheduler, run_plan
+from copeca_action.engine._execute import KILLED
 from copeca_action.errors import InfraError
 from copeca_action.plan import build_plan
 from copeca_action.records import read_records
@@ -80,6 +82,51 @@ def test_a_torn_last_line_is_repaired_on_resume(tmp_path: Path) -> None:
     records = read_records(cfg.out.results)  # every line parses: the fragment is gone
     assert {r.run_id for r in records} == {r.run_id for r in plan.runs}
     assert len(records) == len(plan.runs)
+
+
+def _drop_line(path: Path, run_id: str) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if run_id not in line))
+
+
+def test_a_finished_run_the_harness_died_before_appending_is_restored_not_paid_again(
+        tmp_path: Path) -> None:
+    """Killed between writing runs/<id>/record.json and appending its line (or a torn
+    line): the run is finished; resume takes its record, it does not pay for it twice."""
+    cfg = config(tmp_path, _corpus(tmp_path), scenario())
+    plan = build_plan(cfg.scenario, cfg.corpus.tasks)
+    run_plan(cfg, plan, scenario_text="name: t\n")
+    first = {r.run_id: r for r in read_records(cfg.out.results)}
+    lost = plan.runs[-1].run_id
+    _drop_line(cfg.out.results, lost)
+    stats = run_plan(cfg, plan, resume=True, scenario_text="name: t\n")
+    assert stats.records == [] and stats.skipped_finished == len(plan.runs)
+    assert any("restored 1 record(s)" in w for w in stats.warnings), stats.warnings
+    records = read_records(cfg.out.results)
+    assert len(records) == len(plan.runs)
+    assert {r.run_id: r for r in records}[lost] == first[lost]
+
+
+def test_the_spend_of_an_agent_the_harness_lost_is_counted_once(tmp_path: Path) -> None:
+    """Killed while an agent ran: its output is in its run folder, no record anywhere.
+    Resume records that attempt (an infra error with the spend its output shows, flagged a
+    lower bound) before running it again; a second resume does not count it again."""
+    cfg = config(tmp_path, _corpus(tmp_path), scenario())
+    plan = build_plan(cfg.scenario, cfg.corpus.tasks)
+    run_plan(cfg, plan, scenario_text="name: t\n")
+    lost = plan.runs[0].run_id
+    _drop_line(cfg.out.results, lost)
+    (cfg.out.run_dir(lost) / "record.json").unlink()  # as a kill mid-agent leaves it
+    stats = run_plan(cfg, plan, resume=True, scenario_text="name: t\n")
+    assert any("1 run(s) were in flight" in w and "$0.0100" in w for w in stats.warnings)
+    mine = [r for r in read_records(cfg.out.results) if r.run_id == lost]
+    assert [r.outcome for r in mine] == ["infra_error", "ok"]
+    assert mine[0].error == KILLED and "cost_lower_bound" in mine[0].flags
+    assert mine[0].cost_usd == pytest.approx(0.01)
+    assert sum(r.cost_usd or 0 for r in read_records(cfg.out.results)) == pytest.approx(0.05)
+    again = run_plan(cfg, plan, resume=True, scenario_text="name: t\n")
+    assert again.records == [] and again.warnings == []
+    assert len(read_records(cfg.out.results)) == len(plan.runs) + 1
 
 
 def test_an_endpoint_that_keeps_failing_stops_the_run_early(
