@@ -55,13 +55,14 @@ def run(args: argparse.Namespace) -> int:
         prep.cfg.out = OutputDir(root, args.work_dir)
         console.print(f"{prep.cfg.out.root.parent / 'demo'} holds an older demo; writing to "
                       f"{root}")
-    resume = args.resume or prep.cfg.out.results.exists()
-    stats = execute(prep, resume=resume, plain=args.plain)
-    print_summary(console, prep.cfg.out, stats)
-    if stats.interrupted:
-        return 130
-    key = prep.key or demo_key(prep.cfg.out.root / "keys", console)
-    done = conclude_run(prep, args, key)
+    with prep.cfg.out.held():  # the runs, the report and the bundle: one writer
+        resume = args.resume or prep.cfg.out.results.exists()
+        stats = execute(prep, resume=resume, plain=args.plain)
+        print_summary(console, prep.cfg.out, stats)
+        if stats.interrupted:
+            return 130
+        key = prep.key or demo_key(prep.cfg.out.root / "keys", console)
+        done = conclude_run(prep, args, key)
     text = done.files["report.md"].read_text()
     if console.is_terminal:
         console.print(Markdown(text))

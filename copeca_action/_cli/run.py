@@ -137,12 +137,13 @@ def check_paths(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     prep = prepare(args, args.scenario)
-    stats = execute(prep, resume=args.resume, plain=args.plain)
-    console = log_console()
-    print_summary(console, prep.cfg.out, stats)
-    if stats.interrupted:
-        return 130
-    done = conclude_run(prep, args, prep.key)
+    with prep.cfg.out.held():  # the runs, the report and the bundle: one writer
+        stats = execute(prep, resume=args.resume, plain=args.plain)
+        console = log_console()
+        print_summary(console, prep.cfg.out, stats)
+        if stats.interrupted:
+            return 130
+        done = conclude_run(prep, args, prep.key)
     print_concluded(console, done)
     return 0
 

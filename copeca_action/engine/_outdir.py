@@ -9,11 +9,12 @@ OUT/.worktrees/     per-run checkouts (removed)                   stderr.txt, pa
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -40,12 +41,19 @@ class OutputDir:
         self.worktrees = (self.root / ".worktrees" if work_dir is None
                           else work_dir.resolve() / f"copeca-{tag}")
         self._lock_handle: IO[str] | None = None
+        self._held = 0
+        """How many holders (`acquire` calls not yet released) share the lock."""
 
     def run_dir(self, run_id: str) -> Path:
         return self.runs / run_id
 
     def acquire(self) -> None:
-        """Hold OUT/.lock for the whole run: a second harness on the same folder is refused."""
+        """Hold OUT/.lock for the whole run: a second harness on the same folder is refused.
+        Re-entrant: the pipeline holds it from the first run to the bundle, the engine
+        again around each round of runs."""
+        if self._lock_handle is not None:
+            self._held += 1
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         handle = (self.root / ".lock").open("a+")
         try:
@@ -60,12 +68,27 @@ class OutputDir:
         handle.write(f"pid {os.getpid()}\n")
         handle.flush()
         self._lock_handle = handle
+        self._held = 1
 
     def release(self) -> None:
-        if self._lock_handle is not None:
-            fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
-            self._lock_handle.close()
-            self._lock_handle = None
+        if self._lock_handle is None:
+            return
+        self._held -= 1
+        if self._held > 0:
+            return
+        fcntl.flock(self._lock_handle, fcntl.LOCK_UN)
+        self._lock_handle.close()
+        self._lock_handle = None
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """The lock, from the first run to the last file written (report, bundle): a second
+        `run` on the folder while this one writes its bundle is refused, not interleaved."""
+        self.acquire()
+        try:
+            yield
+        finally:
+            self.release()
 
     def existing_plan(self) -> RunPlan | None:
         if not self.plan_path.is_file():

@@ -185,6 +185,12 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -
     # A bundle signed by the action's own key, when it has one; else any intact bundle.
     prep.reuse_pubkey = key.public_key() if key is not None else None
     ctx.output_dir.mkdir(parents=True, exist_ok=True)
+    with prep.cfg.out.held():  # the runs, the report and the bundle: one writer
+        return _run_held(ctx, prep, key, refused)
+
+
+def _run_held(ctx: ActionContext, prep: Prepared, key: Ed25519PrivateKey | None,
+              refused: str | None) -> Outcome:
     stats = execute(prep, resume=prep.cfg.out.results.exists(), plain=True)
     if stats.interrupted:
         raise CopecaError("the run was interrupted before the plan finished")
