@@ -31,7 +31,7 @@ from copeca_action.conclude._report import (
 )
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan
-from copeca_action.records import RunRecord, read_records
+from copeca_action.records import STORED, RunRecord, latest_by_run_id, read_records
 from copeca_action.render import TrendRun, coverage_curves, report_files, run_points
 from copeca_action.report import Report
 from copeca_action.scenario import Runner, Scenario, Task
@@ -76,6 +76,7 @@ def conclude(out_dir: Path, scenario_path: Path, scenario: Scenario, plan: RunPl
         raise ConfigError(f"{results}: no results to conclude; run the scenario first")
     redactions = sweep_output(out_dir)
     records = read_records(results)
+    check_run_records(out_dir, records)
     keyid = keyid_of(key.public_key()) if key is not None else None
     report, files = report_and_files(records, scenario, scenario_path.read_text(),
                                      runners=runners, keyid=keyid, trend=trend,
@@ -92,6 +93,35 @@ def conclude(out_dir: Path, scenario_path: Path, scenario: Scenario, plan: RunPl
     write_bundle(contents, bundle_path, key,
                  check=lambda written: check_bundle(written, key, scenario, tasks))
     return Concluded(report, written, bundle_path, sha256_file(bundle_path), keyid)
+
+
+def check_run_records(out_dir: Path, records: list[RunRecord]) -> None:
+    """Each run's final line in results.jsonl must say what its run folder's record.json
+    (written with it) says: a line edited by hand (a cost, a grade) is refused, named,
+    before a report of it is written or signed. A record.json of another attempt (a run
+    folder an earlier invocation left) is not compared."""
+    changed = []
+    for rid, record in latest_by_run_id(records).items():
+        path = out_dir / (record.run_dir or f"runs/{rid}") / "record.json"
+        try:
+            kept = RunRecord.model_validate_json(path.read_bytes(), context=STORED)
+        except (OSError, ValueError):  # no run folder (a foreign file), or unreadable
+            continue
+        if (kept.run_id, kept.attempt, kept.started_at) != (rid, record.attempt,
+                                                            record.started_at):
+            continue
+        if kept != record:
+            fields = sorted(k for k in RunRecord.model_fields
+                            if getattr(kept, k) != getattr(record, k))
+            changed.append(f"{rid} ({', '.join(fields[:6])})")
+    if changed:
+        raise ConfigError(
+            f"{out_dir / 'results.jsonl'}: {len(changed)} record(s) differ from their run "
+            f"folder's record.json: {'; '.join(changed[:5])}"
+            + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
+            + ". One of the two was edited after the run; no report or bundle is made of "
+            "it. Restore the line (or the record.json), or delete the run's line and folder "
+            "and run it again with --resume")
 
 
 def check_bundle(path: Path, key: Ed25519PrivateKey | None, scenario: Scenario,

@@ -3,6 +3,7 @@ headline that says what the report says."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -55,3 +56,24 @@ def test_conclude_without_a_key_makes_an_unsigned_bundle(
                     bundle_path=out / "b.copeca")
     assert done.keyid is None
     assert verify_bundle(out / "b.copeca").keyid is None
+
+
+def test_a_results_line_edited_by_hand_is_refused_before_a_report_is_signed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workspace"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+    from reuse_world import make_world
+
+    world = make_world(tmp_path)
+    assert world.run("out") == 0
+    results = tmp_path / "out" / "results.jsonl"
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    rows[1]["cost_usd"] = rows[1]["cost_usd"] / 10  # a cheaper tool, by hand
+    results.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bundle = tmp_path / "out" / "s.copeca"
+    bundle.unlink()
+    assert world.run("out", "--resume") == 2
+    err = capsys.readouterr().err
+    assert "1 record(s) differ from their run folder's record.json" in err
+    assert f"{rows[1]['run_id']} (cost_usd)" in err and "results.jsonl" in err
+    assert not bundle.exists()
