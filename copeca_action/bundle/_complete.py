@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from copeca_action.plan import PlannedRun, run_id_for
 from copeca_action.records import RunRecord
+from copeca_action.records._kinds import NOT_REACHED
 
 SHOW = 1000
 """Names listed per problem class before '... and N more' (a cap only for pathological
@@ -57,7 +58,8 @@ class Completeness:
 
 def _final_records(log: Sequence[RunRecord], report: Completeness) -> dict[str, RunRecord]:
     """The last record of each run; a run logged twice is a duplicate unless every earlier
-    line is a superseded infra-error attempt."""
+    line is a superseded attempt that never finished: an infra error (retried), or a
+    budget stop (run by a resume with a larger budget), as the report reads them."""
     by_id: dict[str, list[RunRecord]] = defaultdict(list)
     for record in log:
         cid = content_id(record)
@@ -69,7 +71,7 @@ def _final_records(log: Sequence[RunRecord], report: Completeness) -> dict[str, 
     final = {}
     for cid, records in by_id.items():
         earlier = records[:-1]
-        if any(r.outcome != "infra_error" for r in earlier):
+        if any(r.outcome not in NOT_REACHED for r in earlier):
             report.duplicated.append(f"{cid} ({describe(records[0])}): {len(records)} "
                                      "records in results.jsonl")
         final[cid] = records[-1]

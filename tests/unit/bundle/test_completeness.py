@@ -59,6 +59,17 @@ def test_a_duplicated_record_is_named_but_an_infra_retry_is_not(
     assert f"duplicated run(s):\n  {plan.runs[2].run_id}" in message
 
 
+def test_a_budget_stop_a_resume_ran_is_not_a_duplicate(
+        build: Build, plan: RunPlan, demo) -> None:  # type: ignore[no-untyped-def]
+    """Stopped by the budget, then run by `run --resume` with a larger one: the report reads
+    the later record; so does the verifier, which refused the bundle the resume wrote."""
+    records = [record_for(plan, i) for i in range(len(plan.runs))]
+    stopped = record_for(plan, 3, outcome="budget_stop", cost_usd=0.0, correct=False,
+                         error="the scenario budget would be passed by starting this run")
+    assert verify_bundle(build("resumed.copeca", contents=contents_for(
+        plan, demo[2], records=[stopped, *records]))).completeness.ok
+
+
 def test_a_run_outside_the_plan_is_unexpected(build: Build, plan: RunPlan, demo) -> None:  # type: ignore[no-untyped-def]
     scenario, tasks, _ = demo
     bigger = build_plan(scenario, tasks, repetitions=3)
