@@ -120,17 +120,23 @@ def test_merge_writes_one_verified_bundle(
     assert "shard(s) 2/2 absent" in capsys.readouterr().err
 
 
+def _two_shards(tmp_path: Path, plan: RunPlan, demo, key: Path) -> list[str]:  # type: ignore[no-untyped-def]
+    """The plan's shards 1/2 and 2/2 as signed bundles s1.copeca and s2.copeca."""
+    paths = []
+    for i in (1, 2):
+        out = tmp_path / f"s{i}.copeca"
+        write_bundle(contents_for(shard_plan(plan, Shard(index=i, count=2)), demo[2]), out,
+                     load_signing_key(key, {}), Scrubber())
+        paths.append(str(out))
+    return paths
+
+
 def test_merge_into_a_folder_names_the_folder_before_verifying_the_shards(
         tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     """`merge --bundle DIR` where DIR is a folder: refused (exit 2) naming DIR, before the
     shards are read; it failed after the merge was written, naming the temporary file
     (`.DIR.partial: Is a directory`)."""
-    paths = []
-    for i in (1, 2):
-        out = tmp_path / f"s{i}.copeca"
-        write_bundle(contents_for(shard_plan(plan, Shard(index=i, count=2)), demo[2]), out,
-                     load_signing_key(keys[0], {}), Scrubber())
-        paths.append(str(out))
+    paths = _two_shards(tmp_path, plan, demo, keys[0])
     folder = tmp_path / "merged"
     folder.mkdir()
     (tmp_path / "s2.copeca").write_bytes(b"not a zip: the shards are never read")
@@ -148,12 +154,7 @@ def test_merge_with_a_scenario_of_other_settings_is_refused_before_writing(
     14, "the run ids match but the plan digest differs") and left the failing bundle at
     --bundle. --scenario checks the shards, as verify's does: refused before anything is
     written, naming the shard and the setting."""
-    paths = []
-    for i in (1, 2):
-        out = tmp_path / f"s{i}.copeca"
-        write_bundle(contents_for(shard_plan(plan, Shard(index=i, count=2)), demo[2]), out,
-                     load_signing_key(keys[0], {}), Scrubber())
-        paths.append(str(out))
+    paths = _two_shards(tmp_path, plan, demo, keys[0])
     other = tmp_path / "other.yaml"
     other.write_text(demo[2].read_text().replace("  fail: 0.10", "  fail: 0.30"))
     out = tmp_path / "all.copeca"
