@@ -343,7 +343,7 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
         outcome, error = "infra_error", started
     workdir = Path(prep.worktree.path)
     run_dir = cfg.out.run_dir(prep.run.run_id)
-    patch_text = capture_patch(workdir, prep.worktree.commit)
+    patch_text = capture_patch(workdir, prep.worktree.commit, Path(prep.worktree.git_dir))
     (run_dir / "patch.diff").write_text(patch_text)
     grade = _grade(cfg, res, prep.task, transcript, workdir, run_dir, patch_text,
                    prep.worktree)

@@ -53,9 +53,12 @@ def toolchain_id(argv: tuple[str, ...]) -> str | None:
 
 @functools.cache
 def tree_id(repo: Path, commit: str) -> str:
-    """The git tree id of `commit` in `repo` (a bare repository or a checkout); a commit's
-    tree never changes, so it is asked of git once per process, not once per grading."""
-    return git(["rev-parse", "--verify", f"{commit}^{{tree}}"], cwd=repo).stdout.strip()
+    """The git tree id of `commit` in `repo` (a snapshot's bare repository, read through its
+    view, or the user's checkout); a commit's tree never changes, so it is asked of git once
+    per process, not once per grading."""
+    checkout = (repo / ".git").exists()
+    return git(["rev-parse", "--verify", f"{commit}^{{tree}}"], cwd=repo if checkout else None,
+               git_dir=None if checkout else repo).stdout.strip()
 
 
 def cache_dir_for(root: Path, repo: str, tree: str, spec: BuildCacheSpec) -> Path | None:

@@ -1,12 +1,34 @@
-"""Running git: one place, a fixed environment, errors that say which command failed."""
+"""Running git: one place, a fixed environment, errors that say which command failed.
+
+The harness's git never obeys configuration an agent could have written. An agent may write
+its worktree (a `.git` of its own, a `.gitattributes`) and, through git, the snapshot's
+repository; a `core.fsmonitor`, a hook, a `filter` driver or a `diff.external` planted there
+would otherwise run as the harness, outside every sandbox. So:
+
+- a snapshot's bare repository is reached only through a *view* (`store_view`): a folder of
+  the harness's own, in a private place no sandbox shows, with a `config` the harness wrote
+  and links to the repository's `objects`, `refs`, `packed-refs` and `worktrees`; the
+  repository's own `config`, `hooks` and `info` are never read;
+- a worktree is reached only as `GIT_DIR` = a view of its own (HEAD and index, in the same
+  private place), `GIT_COMMON_DIR` = the store's view and `GIT_WORK_TREE` = the folder: never
+  through the worktree's `.git` or the admin folder it names (`commondir`, `gitdir`);
+- every call also switches off what runs commands (`HARDENING`), ignores the user's and the
+  system's config, and gets an allow-listed environment (no API key, no token).
+"""
 
 from __future__ import annotations
 
+import atexit
+import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from copeca_action._util.scrub import register_private_dir
 from copeca_action.errors import WorkspaceError
 
 SNAPSHOT_IDENTITY = {
@@ -23,27 +45,104 @@ _BASE_CONFIG = ("-c", "core.autocrlf=false", "-c", "core.safecrlf=false",
                 "-c", "core.filemode=true", "-c", "core.symlinks=true",
                 "-c", "gc.auto=0", "-c", "advice.detachedHead=false",
                 "-c", "init.defaultBranch=main", "-c", "commit.gpgsign=false")
+HARDENING = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+             "-c", "core.untrackedCache=false", "-c", "core.pager=cat",
+             "-c", "core.attributesFile=/dev/null", "-c", "protocol.ext.allow=never",
+             "-c", "submodule.recurse=false", "-c", "log.showSignature=false",
+             "-c", "status.submoduleSummary=false")
+"""What could run a command in a git call, off (a planted config cannot override `-c`). The
+rest (`filter.<driver>.*`, `diff.<driver>.*`, includes) cannot be switched off by name: the
+views' config, which only the harness writes, defines none of them; diffs also pass
+`--no-ext-diff --no-textconv`."""
+ENV_KEPT = ("PATH", "HOME", "TMPDIR", "TZ", "LANG", "SSH_AUTH_SOCK", "SSL_CERT_FILE",
+            "SSL_CERT_DIR", "CURL_CA_BUNDLE", "http_proxy", "https_proxy", "HTTP_PROXY",
+            "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY")
+"""The only variables of the harness's environment git gets: none of its keys or tokens."""
 
 
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The host env minus the user's git config and any GIT_* that would redirect git."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    """`ENV_KEPT` of the host env (no secret, no GIT_* that would redirect git), without the
+    user's and the system's git config."""
+    env = {k: v for k, v in os.environ.items() if k in ENV_KEPT}
     env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull,
                 "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"})
     env.update(extra or {})
     return env
 
 
+_VIEW_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+_STORE_LINKS = ("objects", "refs", "packed-refs", "worktrees")
+_views: dict[str, Path] = {}
+_views_lock = threading.Lock()
+
+
+def _views_root() -> Path:
+    """This process's folder of views (private: blank in every sandbox; removed at exit)."""
+    with _views_lock:
+        root = _views.get("")
+        if root is None or not root.is_dir():
+            root = Path(tempfile.mkdtemp(prefix="copeca-git-"))
+            register_private_dir(root)
+            atexit.register(shutil.rmtree, root, True)
+            _views[""] = root
+        return root
+
+
+def _key(path: Path) -> str:
+    return hashlib.sha256(str(path).encode()).hexdigest()[:16]
+
+
+def store_view(git_dir: Path) -> Path:
+    """The GIT_DIR the harness uses for the repository `git_dir` (see the module's doc):
+    its data through links, its config and HEAD the harness's own."""
+    git_dir = git_dir.resolve()
+    view = _views_root() / f"store-{_key(git_dir)}"
+    if (view / "config").is_file():
+        return view
+    with _views_lock:
+        if not (view / "config").is_file():
+            view.mkdir(exist_ok=True)
+            for name in _STORE_LINKS:
+                link = view / name
+                if not link.is_symlink():
+                    link.symlink_to(git_dir / name)
+            # the harness names its commits: the repository's own HEAD is never needed
+            (view / "HEAD").write_text("ref: refs/heads/main\n")
+            (view / "config.tmp").write_text(_VIEW_CONFIG)
+            os.replace(view / "config.tmp", view / "config")
+    return view
+
+
+def worktree_view(work_tree: Path) -> Path:
+    """The private GIT_DIR of the worktree at `work_tree` (its HEAD and index)."""
+    return _views_root() / f"worktree-{_key(work_tree.resolve())}"
+
+
+def git_command(git_dir: Path | None = None) -> list[str]:
+    """`git` with the fixed and hardening options (and the view of `git_dir`), for callers
+    that run it themselves (binary output) with `git_env()`."""
+    argv = ["git", *_BASE_CONFIG, *HARDENING]
+    return argv if git_dir is None else [*argv, "--git-dir", str(store_view(git_dir))]
+
+
 def git(args: Sequence[str], *, cwd: Path | None = None, git_dir: Path | None = None,
-        env: Mapping[str, str] | None = None, input_text: str | None = None,
-        check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run `git ARGS`; a failure raises WorkspaceError quoting the command and its stderr."""
-    argv = ["git", *_BASE_CONFIG]
-    if git_dir is not None:
-        argv += ["--git-dir", str(git_dir)]
-    argv += list(args)
+        work_tree: Path | None = None, env: Mapping[str, str] | None = None,
+        input_text: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run `git ARGS`; a failure raises WorkspaceError quoting the command and its stderr.
+
+    `git_dir`: a repository the harness made (a snapshot), reached through its view.
+    `work_tree` (with `git_dir`): a worktree of it, reached through the worktree's own view
+    and run in that folder. Without either, git finds its repository from `cwd` as usual
+    (only for repositories no agent writes: the user's clone of a `local:` pin)."""
+    extra = dict(env or {})
+    if work_tree is not None:
+        assert git_dir is not None, "a worktree is reached through its repository"
+        extra.update(GIT_DIR=str(worktree_view(work_tree)),
+                     GIT_COMMON_DIR=str(store_view(git_dir)), GIT_WORK_TREE=str(work_tree))
+        cwd, git_dir = work_tree, None
+    argv = [*git_command(git_dir), *args]
     try:
-        proc = subprocess.run(argv, cwd=cwd, env=git_env(env), input=input_text,
+        proc = subprocess.run(argv, cwd=cwd, env=git_env(extra), input=input_text,
                               capture_output=True, text=True, check=False,
                               stdin=None if input_text is not None else subprocess.DEVNULL)
     except FileNotFoundError as exc:

@@ -26,6 +26,7 @@ from copeca_action.workspace._sdist import (
     find_local_sdist,
     snapshot_sdist,
 )
+from copeca_action.workspace._worktree import add_worktree
 
 Origin = Literal["sdist", "debian", "local", "git"]
 ORIGIN_ORDER: tuple[Origin, ...] = ("sdist", "debian", "local", "git")
@@ -192,7 +193,8 @@ class SnapshotStore:
             git_dir.parent.mkdir(parents=True, exist_ok=True)
             git(["clone", "--quiet", "--mirror", pin.url, str(git_dir)])
         elif not has_commit(git_dir, pin.commit) and (network or _is_local_url(pin.url)):
-            git(["fetch", "--quiet", "--prune", "origin"], git_dir=git_dir)
+            # the pin's URL, not the mirror's `origin` (whose config the harness never reads)
+            git(["fetch", "--quiet", "--prune", pin.url, "+refs/*:refs/*"], git_dir=git_dir)
         if not has_commit(git_dir, pin.commit):
             raise WorkspaceError(f"commit {pin.commit} is not in the mirror of {pin.url}: the "
                                  "pin is wrong, or the commit was removed upstream")
@@ -324,10 +326,7 @@ class SnapshotStore:
         with file_lock(folder.with_suffix(".lock")):
             if stamp.is_file():
                 return folder
-            _rmtree(folder)
-            git(["worktree", "prune"], git_dir=Path(snap.git_dir))
-            git(["worktree", "add", "--detach", "--force", str(folder), snap.commit],
-                git_dir=Path(snap.git_dir))
+            add_worktree(Path(snap.git_dir), snap.commit, folder)
             log = []
             for argv in commands:
                 expanded = [a.replace("{setup_dir}", str(folder)) for a in argv]

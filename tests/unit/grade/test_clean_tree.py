@@ -65,7 +65,7 @@ def agent(root: Path, files: dict[str, str]) -> str:
 def grade(start: tuple[Path, str], tmp_path: Path, spec: sc.TestGrading | None = None,
           rules: TestFileRules | None = None, sandbox: LocalSandbox | None = None):
     root, commit = start
-    patch = capture_patch(root, commit)
+    patch = capture_patch(root, commit, root / ".git")
     return grade_test_clean(BaseRepo(root, commit), patch, spec or sc.TestGrading(command=PYTEST),
                             ENV, {"python": sys.executable}, rules=rules or TestFileRules(),
                             scratch=tmp_path / "scratch", sandbox=sandbox)

@@ -52,7 +52,7 @@ def test_mutation_is_committed_so_diff_and_log_do_not_reveal_it(fastapi_snapshot
     text = (path / "fastapi/utils.py").read_text().replace(BUG.replace, BUG.search)
     (path / "fastapi/utils.py").write_text(text)
     (path / "new_file.py").write_text("x = 1\n")
-    patch = capture_patch(path, wt.commit)
+    patch = capture_patch(path, wt.commit, Path(wt.git_dir))
     assert ".lower()" in patch and "new_file.py" in patch
     remove_worktree(Path(wt.git_dir), path)
 
@@ -100,7 +100,7 @@ def test_pool_reuses_a_worktree_reset_to_a_clean_checkout(fastapi_snapshot: Snap
     (path / "fastapi/__pycache__/x.pyc").write_bytes(b"\0")
     (path / "nested").mkdir()
     sh("git", "init", "-q", cwd=path / "nested")
-    capture_patch(path, first.commit)  # stages everything, as the engine does
+    capture_patch(path, first.commit, gd)  # stages everything, as the engine does
     pool.release(first)
     second = pool.acquire(gd, fastapi_snapshot.commit)
     assert second.path == first.path and pool.reused == 1
