@@ -155,6 +155,7 @@ def probe_wrapper(wrapper: Sequence[str], env: Mapping[str, str], cwd: Path,
     fails before it runs the agent fails every run of its arm."""
     from copeca_action.agent._process import agent_isolation
 
+    # its own folder shown (else bwrap starts it in the host's `/`, where it may write)
     prefix = agent_isolation(writable=[cwd, *shown])[0]
     command = [*wrapper, "sh", "-c", f"echo {WRAPPER_PROBE}"]
     try:

@@ -106,6 +106,19 @@ def test_a_wrapper_must_run_the_command_it_is_given(tmp_path: Path) -> None:
     assert "exited 0 without running it" in ignored
 
 
+@pytest.mark.skipif("private-hidden" not in agent_isolation()[1],
+                    reason="bubblewrap does not work here")
+def test_the_wrapper_probe_runs_in_its_own_folder_not_the_hosts_root(tmp_path: Path) -> None:
+    """Not shown in the sandbox, the probe's folder was left for `/`: a wrapper that plants
+    files where it starts (a `.git` of its own) wrote them on the host's root."""
+    where = tmp_path / "where.txt"
+    wrapper = _script(tmp_path / "bin" / "w", f'pwd > {where}\nexec "$@"\n')
+    mode = Mode.model_validate({"name": "w", "wrapper": [str(wrapper)],
+                                "validity": {"kind": "marker_file", "path": ".w"}})
+    assert mode_start_problems(mode, ENV, tmp_path, timeout_s=10) == []
+    assert where.read_text().strip() == str(tmp_path)
+
+
 def test_a_hook_whose_program_is_missing_is_refused(tmp_path: Path) -> None:
     """Claude Code runs a hook that cannot start, says "A hook gave no usable answer" and goes
     on without it: every run would read as the tool not adopted."""
