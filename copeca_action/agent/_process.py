@@ -91,17 +91,47 @@ def agent_isolation(writable: Sequence[Path] = (),
     if _works(BWRAP_AGENT):
         hidden = private_places()
         view = bwrap_view(hidden, readable=[*readable, *interpreter_dirs(), PACKAGE_DIR,
-                                            *tool_roots(hidden)],
-                          # the worktrees' git data: the agent's `git add` writes there
-                          writable=[*writable, *readable_dirs()])
-        return [*BWRAP_AGENT, *view, "--"], ["bwrap", "pidns", "keys-hidden",
-                                             "private-hidden"]
+                                            *tool_roots(hidden), *readable_dirs()],
+                          writable=writable)
+        return [*BWRAP_AGENT, *view, *git_data_binds(writable), "--"], [
+            "bwrap", "pidns", "keys-hidden", "private-hidden"]
     for variant in UNSHARE_AGENT:
         if _works(variant):
             return [*variant], ["unshare", "pidns"]
     return [], []
 
 
+def git_data_binds(writable: Sequence[Path]) -> list[str]:
+    """bwrap arguments (after the view) that make the snapshot cache read-only (its
+    repositories' config, hooks, info, refs, packed-refs: a shared branch or stash would
+    also show one run's work to the next), but for what the agent's own git in each of its
+    worktrees writes: the worktree's admin folder (HEAD, index, logs; its `gitdir` and
+    `commondir` read-only) and the repository's loose objects (`objects/info` and
+    `objects/pack` read-only)."""
+    from copeca_action.workspace._worktree import worktree_git_data
+
+    cache = [d for d in readable_dirs() if d.is_dir()]
+    args: list[str] = []
+    for place in cache:
+        args += ["--ro-bind", str(place), str(place)]
+    for path in (p.resolve() for p in writable):
+        if path.is_dir() and any(path.is_relative_to(d) for d in cache):
+            args += ["--bind", str(path), str(path)]  # shown writable, inside the cache
+    for path in writable:
+        found = worktree_git_data(path)
+        if found is None or not found[0].is_dir() or not any(
+                found[0].is_relative_to(d) for d in cache):
+            continue
+        admin, repo = found
+        args += ["--bind", str(admin), str(admin)]
+        args += [a for name in ("gitdir", "commondir") if (admin / name).is_file()
+                 for a in ("--ro-bind", str(admin / name), str(admin / name))]
+        objects = repo / "objects"
+        if objects.is_dir() and not objects.is_symlink():
+            args += ["--bind", str(objects), str(objects)]
+            args += [a for name in ("info", "pack") if (objects / name).is_dir()
+                     for a in ("--ro-bind", str(objects / name), str(objects / name))]
+    return args
 
 
 def files_visible_warning() -> str | None:

@@ -3,16 +3,19 @@ read from a JSON object after `FAKE` in its prompt (`-p PROMPT`):
 
 answer (str), cost (float), exit (int), sleep (s), garbage (bool: print non-JSON only),
 tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens (int),
-edit ([file, old, new]), piddir (str: write our pid there, when the folder is seen), touch (str: create this file),
+edit ([file, old, new]), piddir (str: write our pid there, when the folder is seen),
+touch (str: create this file),
 fail_once_dir (str: exit 1 without output the first time this key is seen),
 mcp_failed (str: system/init lists this MCP server with status `failed`, as Claude Code does),
 env_file (str: write the environment there, as JSON; a relative path is in its HOME, which
-isolation keeps visible, in the run's folder).
+isolation keeps visible, in the run's folder), shell (str: run it with `sh -c` in the working
+folder first, as an agent's tool call would).
 FAKE_COST_SCALE in the environment multiplies the reported cost (a cheaper arm).
 """
 
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -22,6 +25,8 @@ def main() -> int:
     prompt = argv[argv.index("-p") + 1] if "-p" in argv else ""
     spec = json.loads(prompt.split("FAKE", 1)[1]) if "FAKE" in prompt else {}
     model = argv[argv.index("--model") + 1] if "--model" in argv else "fake-model"
+    if spec.get("shell"):
+        subprocess.run(["sh", "-c", spec["shell"]], check=False)
     if spec.get("piddir") and os.path.isdir(spec["piddir"]):  # an isolated agent's /tmp is
         # blank: the folder is then not there, and the test finds the agent by its command line
         with open(os.path.join(spec["piddir"], str(os.getpid())), "w") as fh:
