@@ -8,8 +8,10 @@ config, hooks and `commondir` are read-only to the agent as well."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from engine_helpers import config, fake, make_corpus, scenario
 
 from copeca_action.agent import _process
@@ -20,7 +22,10 @@ from copeca_action.records import read_records
 PLANT = r"""
 git status --porcelain --ignored > "$HOME/before.txt"; ls -A >> "$HOME/before.txt"
 echo 'answer = 42' > answer.py
-printf '#!/bin/sh\ntouch {marker}-$$\ncat\n' > evil.sh; chmod +x evil.sh
+git add answer.py && git -c user.name=a -c user.email=a@b commit -qm fix \
+  && echo committed > "$HOME/committed.txt"
+printf '#!/bin/sh\n[ "$(readlink /proc/self/ns/pid)" = "{host_ns}" ] && touch {marker}-$$\ncat\n' \
+  > evil.sh; chmod +x evil.sh
 admin=$(sed 's/^gitdir: //' .git); repo=$(cd "$admin/../.." && pwd)
 git config --file "$repo/config" core.fsmonitor "$PWD/evil.sh" \
   || echo store-config-denied >> "$HOME/denied.txt"
@@ -38,9 +43,23 @@ echo '* filter=lfs' > .gitattributes
 """
 
 
-def test_git_commands_an_agent_plants_never_run_in_the_harness(tmp_path: Path) -> None:
+_real_works = _process._works
+
+
+@pytest.mark.parametrize("sandbox", ["auto", "unshare"])
+def test_git_commands_an_agent_plants_never_run_in_the_harness(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
+    """`unshare`: no file can be made read-only, the agent writes the repository's config
+    and `commondir` too; the harness's git must still obey none of it."""
+    if sandbox == "unshare":
+        if not any(_real_works(v) for v in _process.UNSHARE_AGENT):
+            pytest.skip("unshare cannot make a pid namespace here")
+        monkeypatch.setattr(_process, "_works",
+                            lambda argv: argv[0] != "bwrap" and _real_works(argv))
     marker = tmp_path / "escaped"
-    shell = PLANT.format(marker=marker)
+    # only outside every agent's pid namespace: the harness (an agent's own git obeying what
+    # it planted, or what an earlier run planted under `unshare`, harms only itself)
+    shell = PLANT.format(marker=marker, host_ns=os.readlink("/proc/self/ns/pid"))
     corpus = make_corpus(tmp_path, {name: {"prompt": fake(answer="42", shell=shell)}
                                     for name in ("q1", "q2", "q3")})
     cfg = config(tmp_path, corpus, scenario(workers=1))
@@ -53,6 +72,7 @@ def test_git_commands_an_agent_plants_never_run_in_the_harness(tmp_path: Path) -
         run_dir = cfg.out.root / record.run_dir
         patch = (run_dir / "patch.diff").read_text()
         assert "+answer = 42" in patch and "+* filter=lfs" in patch
+        assert (run_dir / "home" / "committed.txt").is_file()  # its own git still works
         # every run found a clean checkout: nothing of the previous run's, a git that works
         before = (run_dir / "home" / "before.txt").read_text().split()
         assert before == [".git", "app.py", "test_app.py"], json.dumps(before)
