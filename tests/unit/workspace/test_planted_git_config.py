@@ -12,6 +12,7 @@ import pytest
 from workspace_helpers import sh
 
 from copeca_action.workspace import (
+    Worktree,
     WorktreePool,
     add_worktree,
     capture_patch,
@@ -77,14 +78,21 @@ def escaped(tmp_path: Path) -> list[str]:
     return sorted(p.name for p in tmp_path.glob("escaped-*"))
 
 
-def test_a_replaced_dot_git_is_never_obeyed_and_the_patch_is_the_agents(
-        store: tuple[Path, str], tmp_path: Path) -> None:
-    bare, commit = store
+def _changed_checkout(bare: Path, commit: str,
+                      tmp_path: Path) -> tuple[WorktreePool, Worktree, Path]:
+    """A pooled checkout of the store at `commit` with the agent's change to app.py."""
     pool = WorktreePool(tmp_path / "pool")
     wt = pool.acquire(bare, commit)
     path = Path(wt.path)
-    # the agent's change, then its own repository in place of .git
     (path / "app.py").write_text("def answer():\n    return 42\n")
+    return pool, wt, path
+
+
+def test_a_replaced_dot_git_is_never_obeyed_and_the_patch_is_the_agents(
+        store: tuple[Path, str], tmp_path: Path) -> None:
+    bare, commit = store
+    pool, wt, path = _changed_checkout(bare, commit, tmp_path)
+    # then its own repository in place of .git
     (path / "new.py").write_text("x = 1\n")
     (path / ".git").unlink()
     sh("git", "init", "-q", cwd=path)
@@ -124,10 +132,7 @@ def test_a_replaced_dot_git_is_never_obeyed_and_the_patch_is_the_agents(
 def test_a_poisoned_store_and_a_rewritten_commondir_are_never_obeyed(
         store: tuple[Path, str], tmp_path: Path) -> None:
     bare, commit = store
-    pool = WorktreePool(tmp_path / "pool")
-    wt = pool.acquire(bare, commit)
-    path = Path(wt.path)
-    (path / "app.py").write_text("def answer():\n    return 42\n")
+    pool, wt, path = _changed_checkout(bare, commit, tmp_path)
     # the store's own config and hooks, and a commondir leading to the agent's repository
     poison_config(bare / "config", tmp_path, "store")
     poison_hooks(bare / "hooks", tmp_path)
