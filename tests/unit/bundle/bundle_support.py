@@ -20,7 +20,7 @@ from copeca_action.bundle import (
 )
 from copeca_action.plan import RunPlan, build_plan
 from copeca_action.records import RunRecord, Tokens
-from copeca_action.scenario import Scenario, Task, load_corpus, load_scenario
+from copeca_action.scenario import Corpus, Scenario, Task, load_corpus, load_scenario
 
 Build = Callable[..., Path]
 
@@ -109,3 +109,11 @@ def build(tmp_path: Path, plan: RunPlan, demo: tuple[Scenario, dict[str, Task], 
         write_bundle(contents, out, (signing_key or key) if signed else None, Scrubber())
         return out
     return _build
+
+
+def demo_plan(corpus_root: Path) -> tuple[Path, Scenario, Corpus, RunPlan]:
+    """The bundled demo scenario's file, scenario, corpus and plan."""
+    scenario_path = corpus_root / "scenarios" / "demo.yaml"
+    scenario = load_scenario(scenario_path)
+    corpus = load_corpus(corpus_root)
+    return scenario_path, scenario, corpus, build_plan(scenario, corpus.tasks)

@@ -11,22 +11,19 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundle"))
-from bundle_support import record_for
+from bundle_support import demo_plan, record_for
 
 from copeca_action.bundle import verify_bundle
 from copeca_action.conclude import conclude
-from copeca_action.plan import RunPlan, build_plan
+from copeca_action.plan import RunPlan
 from copeca_action.records import write_records
-from copeca_action.scenario import Corpus, Scenario, load_corpus, load_scenario
+from copeca_action.scenario import Corpus, Scenario
 
 
 @pytest.fixture
 def finished(tmp_path: Path, corpus_root: Path) -> tuple[Path, Path, Scenario, Corpus, RunPlan]:
     """An output folder holding a record for every planned run of the demo."""
-    scenario_path = corpus_root / "scenarios" / "demo.yaml"
-    scenario = load_scenario(scenario_path)
-    corpus = load_corpus(corpus_root)
-    plan = build_plan(scenario, corpus.tasks)
+    scenario_path, scenario, corpus, plan = demo_plan(corpus_root)
     out = tmp_path / "out"
     out.mkdir()
     write_records(out / "results.jsonl", [record_for(plan, i) for i in range(len(plan.runs))])

@@ -12,24 +12,19 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bundle"))
-from bundle_support import record_for
+from bundle_support import demo_plan, record_for
 
 from copeca_action.bundle import verify_bundle
 from copeca_action.cli import main
 from copeca_action.conclude import Recompute, conclude
-from copeca_action.plan import build_plan
 from copeca_action.records import write_records
-from copeca_action.scenario import load_corpus, load_scenario
 
 
 @pytest.fixture
 def concluded(tmp_path: Path, corpus_root: Path) -> tuple[Path, Ed25519PrivateKey]:
     """A concluded run whose report carries notes the records alone do not hold in a
     field: test gradings without isolation (the isolation note) and reused runs."""
-    scenario_path = corpus_root / "scenarios" / "demo.yaml"
-    scenario = load_scenario(scenario_path)
-    corpus = load_corpus(corpus_root)
-    plan = build_plan(scenario, corpus.tasks)
+    scenario_path, scenario, corpus, plan = demo_plan(corpus_root)
     out = tmp_path / "out"
     out.mkdir()
     records = [record_for(plan, i, **({"grading": {"kind": "test", "isolation": []}}
