@@ -199,7 +199,7 @@ def files_in_tree(git_dir: Path, commit: str, files: Mapping[str, tuple[Path, st
     if not files:
         return {}
     names = list(files)
-    hashed = git(["hash-object", "--stdin-paths"], git_dir=git_dir,
+    hashed = git(["hash-object", "--no-filters", "--stdin-paths"], git_dir=git_dir,
                  input_text="".join(f"{files[n][0]}\n" for n in names)).stdout.split()
     listing = git(["ls-tree", "-r", "-z", commit], git_dir=git_dir).stdout
     by_blob: dict[str, str] = {}
