@@ -25,6 +25,7 @@ from copeca_action.agent._config import (
     write_json,
     write_mcp_file,
 )
+from copeca_action.agent._hooks import HOOK_EXITS, watched_hooks
 from copeca_action.errors import ConfigError
 from copeca_action.scenario import Mode, Runner
 
@@ -135,6 +136,8 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
     mcp_config = expand_tree(mode.mcp_config, values) if mode and mode.mcp_config else None
     agent_config = expand_tree(mode.agent_config, values) if mode and mode.agent_config \
         else None
+    if agent_config is not None:  # a hook that exits 1 leaves no trace in the CLI's output
+        agent_config = watched_hooks(agent_config, config_dir / HOOK_EXITS)
     headers = {RUN_KEY_HEADER: run_key} if base_url and run_key else {}
     extra = _write_configs(runner, run_dir, config_dir, base_url=base_url, headers=headers,
                            mcp_config=mcp_config, agent_config=agent_config,

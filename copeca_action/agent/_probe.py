@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from copeca_action.agent._hooks import hook_entries
 from copeca_action.scenario import Mode
 
 MCP_START_TIMEOUT_S = 30.0
@@ -103,17 +104,7 @@ def probe_mcp_server(name: str, spec: Mapping[str, Any], env: Mapping[str, str],
 def hook_commands(agent_config: Mapping[str, Any] | None) -> list[str]:
     """The `command` of every hook in a settings overlay (Claude Code's `hooks`: event →
     matchers → hooks)."""
-    hooks = (agent_config or {}).get("hooks")
-    found: list[str] = []
-    if not isinstance(hooks, Mapping):
-        return found
-    for matchers in hooks.values():
-        for matcher in matchers if isinstance(matchers, list) else []:
-            inner = matcher.get("hooks") if isinstance(matcher, Mapping) else None
-            for hook in inner if isinstance(inner, list) else []:
-                if isinstance(hook, Mapping) and isinstance(hook.get("command"), str):
-                    found.append(hook["command"])
-    return found
+    return [hook["command"] for _, hook in hook_entries(agent_config)]
 
 
 _SHELL = set("|&;<>()$`\\\"'*?[]{}~=")

@@ -17,6 +17,7 @@ from pathlib import Path
 from copeca_action._util.scrub import scrub_log_record, scrub_tree, shared_scrubber
 from copeca_action._util.text import one_line
 from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_agent
+from copeca_action.agent._hooks import HOOK_EXITS, hook_exits
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
 from copeca_action.engine._outdir import write_atomic
@@ -176,6 +177,10 @@ def start_agent(cfg: EngineConfig, res: Resolved, prep: Prepared,
     runner = res.runners[prep.run.runner]
     prep.transcript = parse_transcript(runner.parser, result.stdout_path,
                                        prep.invocation.config_dir)
+    exits = hook_exits(prep.invocation.config_dir / HOOK_EXITS)
+    if exits:  # hooks that failed without a word in the CLI's output (`watched_hooks`)
+        prep.transcript = prep.transcript.model_copy(update={
+            "hook_failures": [*prep.transcript.hook_failures, *exits]})
     prep.cost = cost_of(prep.transcript, runner, prep.run.model)
     prep.timings["parse_s"] = time.perf_counter() - t0
     return AgentOutcome(result=result)

@@ -841,8 +841,9 @@ def _run_warnings(t: RecordTable, arms: list[ArmSummary], s: Settings) -> list[s
         if arm.flags.get("tool_failed"):
             out.append(f"arm {arm.arm}: the tool under test failed in "
                        f"{arm.flags['tool_failed']} run(s) (flag tool_failed: every call to it "
-                       "came back an error, or its hook gave no usable answer and the tool "
-                       "went unused); their cost and answers count as the tool's result")
+                       "came back an error, or its hook failed (an error status, no start or a "
+                       "timeout) and the tool went unused); their cost and answers count as "
+                       "the tool's result")
         if arm.flags.get("tests_modified"):
             out.append(f"arm {arm.arm}: {arm.flags['tests_modified']} run(s) changed test or "
                        "test-runner files (dropped before grading)")

@@ -142,3 +142,29 @@ def test_a_server_that_dies_at_its_first_call_is_named_not_hidden(tmp_path: Path
     report = json.loads((out / "report.json").read_text())
     assert any("arm my-tool: the tool under test failed in 2 run(s)" in w
                for w in report["warnings"]), report["warnings"]
+
+
+def test_a_hook_that_exits_with_an_error_is_named_not_read_as_unused(tmp_path: Path) -> None:
+    """`init --kind hook` with the stand-in hook failing (exit 1, as a crashing script does):
+    Claude Code goes on without it and its stream-json says nothing. The watched hook writes
+    the status down, so the tool arm's runs are flagged `tool_failed` and the low adoption
+    says the tool broke, not that the agent passed it by."""
+    need_cli("claude")
+    repo = tmp_path / "r"
+    assert _cli("init", str(repo), "--kind", "hook", "--name", "my-tool",
+                cwd=tmp_path).returncode == 0
+    hook = repo / "benchmark" / "tool-stub" / "my-tool-hook.sh"
+    hook.write_text("#!/bin/sh\ncat >/dev/null\necho 'my-tool: no index' >&2\nexit 1\n")
+    _fewer_runs(repo)
+    out = tmp_path / "out"
+    records = _dry_run(repo, out)
+    tool = [r for r in records if r["arm"] == "my-tool" and not r["control"]]
+    assert len(tool) == 2
+    assert all(r["outcome"] == "ok" and r["tool_adopted"] is False
+               and "tool_failed" in r["flags"] for r in tool)
+    assert not [r for r in records if r["arm"] == "baseline" and "tool_failed" in r["flags"]]
+    log = out / "runs" / tool[0]["run_id"] / "config" / "copeca-hook-exits.log"
+    assert log.read_text().startswith("PreToolUse 1\n")
+    report = json.loads((out / "report.json").read_text())
+    assert any("the tool under test failed" in r for r in report["verdict_reasons"]), \
+        report["verdict_reasons"]

@@ -103,7 +103,7 @@ def test_agent_config_and_wrapper(bin_dir: Path, claude: Runner, tmp_path: Path)
                 wrapper=["{tool_dir}/proxy", "--"])
     inv = _prepare(claude, tmp_path, mode=mode, tool_dir=Path("/t"))
     settings = json.loads((inv.config_dir / "settings.json").read_text())
-    assert settings == {"hooks": {"x": "/t/h"}}
+    assert settings == {"hooks": {"x": "/t/h"}}  # not the hooks shape: left as it is
     assert inv.argv[:3] == ["/t/proxy", "--", str(bin_dir / "claude")]
 
 
