@@ -146,6 +146,8 @@ def headline_md(report: Report) -> str:
                    f"({level} CI, {c.delta.clusters} tasks, intent-to-treat)")
         if report.look is not None:
             out.append(f"- {report.look.note}")
+        if report.multiplicity is not None:
+            out.append(f"- {report.multiplicity.note}")
         if c.adopted is not None:
             out.append(f"- runs where the tool was used ({share(c.adopted.adoption_rate)} "
                        "adoption over the tool arm's runs on these tasks, "

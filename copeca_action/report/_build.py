@@ -7,6 +7,7 @@ import dataclasses
 import datetime as dt
 import functools
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from copeca_action._util.percent import threshold_text
 from copeca_action.plan import BASE_SUFFIX
 from copeca_action.records import OUTCOMES, SIMULATED
 from copeca_action.report._model import (
+    WORST_FIRST,
     AdoptedLine,
     ArmInterval,
     ArmSummary,
@@ -30,6 +32,7 @@ from copeca_action.report._model import (
     Interval,
     Line,
     Look,
+    Multiplicity,
     Power,
     Report,
     Spend,
@@ -126,6 +129,18 @@ def resolve_look(table: RecordTable, s: Settings) -> tuple[Settings, Look | None
     return dataclasses.replace(s, alpha=look.alpha_look), look
 
 
+def split_alpha(table: RecordTable, s: Settings) -> tuple[Settings, Multiplicity | None]:
+    """The settings a report of several tool arms judges with: each of the k comparisons of
+    a kind at alpha / k (Bonferroni), so that the worst-case verdict (`_summary`) calls a
+    false regression or improvement among them with probability at most alpha. The one
+    place the split is made: every interval of the report is then at 1 − alpha / k."""
+    k = max(Counter(kind for kind, _, _ in _pairs(table.arm.names)).values(), default=0)
+    if k < 2:
+        return s, None
+    m = Multiplicity(comparisons=k, alpha_family=s.alpha, alpha=s.alpha / k)
+    return dataclasses.replace(s, alpha=m.alpha), m
+
+
 @dataclass(frozen=True)
 class _Sums:
     spend: FloatArray
@@ -141,6 +156,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     """The whole analysis. Pure: the same records and settings give the same report."""
     table = records if isinstance(records, RecordTable) else table_from_records(records)
     s, look = resolve_look(table, settings or Settings())
+    s, multiplicity = split_alpha(table, s)
     warnings: list[str] = list(table.extra_warnings)
     pairs = _pairs(table.arm.names)
     # a run above MAX_RUN_COST_USD makes the verdict invalid (judge_costs), which says so:
@@ -162,7 +178,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
         reasons = ["no tool arm with a baseline or base-ref arm to compare"
                    if len(table) else "no records"]
     else:
-        verdict, reasons = comparisons[headline].verdict, comparisons[headline].reasons
+        verdict, reasons = _summary(comparisons, headline)
     hidden = not pairs and bool(_pairs(tuple(sorted({*table.arm.names,
                                                      *table.spend.unknown_arms}))))
     verdict, reasons, comparisons = judge_spend(table.spend, verdict, reasons, comparisons,
@@ -197,7 +213,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
         source_format="copeca" if source_format == "copeca" else "copeca-action",
         retrieval=retrieval_section(table, pairs, seed=s.seed, resamples=s.resamples,
                                     alpha=s.alpha, method=s.method),
-        look=look,
+        look=look, multiplicity=multiplicity,
         endpoints=dict(table.endpoints),
         simulated=any(k in SIMULATED for k, _ in table.endpoints))
 
@@ -288,8 +304,32 @@ def _pairs(arms: tuple[str, ...]) -> list[tuple[ComparisonKind, str, str]]:
     return out
 
 
+def _deciding(comparisons: list[Comparison]) -> list[int]:
+    """The comparisons the verdict summarises: every tool's head vs base when the base-ref
+    arms exist (the regression question), else every tool's tool vs baseline."""
+    kind = ("head_vs_base" if any(c.kind == "head_vs_base" for c in comparisons)
+            else "tool_vs_baseline")
+    return [i for i, c in enumerate(comparisons) if c.kind == kind]
+
+
 def _headline(comparisons: list[Comparison]) -> int | None:
-    return 0 if comparisons else None
+    """The comparison that decides the verdict: the worst of the deciding ones
+    (`WORST_FIRST`), the first of equals; with one tool, its one deciding comparison."""
+    return min(_deciding(comparisons), key=lambda i: WORST_FIRST.index(comparisons[i].verdict),
+               default=None)
+
+
+def _summary(comparisons: list[Comparison], headline: int) -> tuple[Verdict, list[str]]:
+    """The report's verdict and why: the headline's; with several tools, one reason per
+    deciding comparison, worst first, each naming its comparison, so a regression of one
+    tool is never hidden behind another's improvement."""
+    head = comparisons[headline]
+    family = _deciding(comparisons)
+    if len(family) < 2:
+        return head.verdict, head.reasons
+    worst_first = sorted(family, key=lambda i: WORST_FIRST.index(comparisons[i].verdict))
+    return head.verdict, [f"{comparisons[i].name}: {comparisons[i].verdict} ("
+                          + "; ".join(comparisons[i].reasons) + ")" for i in worst_first]
 
 
 def _sums(t: RecordTable, rows: NDArray[np.bool_], keys: NDArray[np.int64], n: int) -> _Sums:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
 from copeca_action._util.percent import level_text
 from copeca_action.records import simulation_note
@@ -14,6 +14,11 @@ from copeca_action.scenario._settings import Thresholds
 Verdict = Literal["improvement", "regression", "inconclusive", "invalid", "skipped"]
 VERDICTS: tuple[Verdict, ...] = ("improvement", "regression", "inconclusive", "invalid",
                                  "skipped")
+WORST_FIRST: tuple[Verdict, ...] = ("regression", "invalid", "inconclusive", "skipped",
+                                    "improvement")
+"""How the report's verdict summarises several tools' comparisons: the worst of them, in
+this order. A regression of any tool is the report's regression (it fails the gate); an
+improvement only when every tool improved."""
 ComparisonKind = Literal["head_vs_base", "tool_vs_baseline"]
 
 
@@ -327,6 +332,30 @@ class Look(ReportModel):
                 f"{self.alpha_spent:.4g} of the overall alpha {self.alpha:.4g} spent")
 
 
+class Multiplicity(ReportModel):
+    """Several tool arms compared with one base: the alpha is split between the comparisons
+    of each kind (Bonferroni), so the chance of any false verdict among them stays at most
+    `alpha_family`. Every interval and verdict of the report is at `alpha` (`Report.alpha`);
+    docs/methodology.md, "Several tools"."""
+
+    method: Literal["bonferroni"] = "bonferroni"
+    comparisons: int
+    """Comparisons that share the alpha: one per tool arm (of the deciding kind; with
+    `compare: both` the tool-vs-baseline comparisons are split the same way)."""
+    alpha_family: float
+    """The alpha before the split (0.05, or the adaptive look's share)."""
+    alpha: float
+    """`alpha_family / comparisons`: what each comparison is judged at."""
+
+    @property
+    def note(self) -> str:
+        """Said beside the verdict by every renderer, as `Look.note` is."""
+        return (f"{self.comparisons} tool comparisons: the alpha {self.alpha_family:.4g} is "
+                f"split between them (Bonferroni), each judged at alpha {self.alpha:.4g} "
+                f"({level_text(1 - self.alpha)} intervals), so the chance of any false "
+                f"verdict among them stays at most {self.alpha_family:.4g}")
+
+
 class Report(ReportModel):
     """Field order is the on-disk order; the schema version comes first."""
 
@@ -336,7 +365,8 @@ class Report(ReportModel):
     verdict: Verdict
     verdict_reasons: list[str]
     headline: int | None
-    """Index into `comparisons` of the comparison that decides the verdict."""
+    """Index into `comparisons` of the comparison that decides the verdict: with several tool
+    arms, the worst of the deciding comparisons (`WORST_FIRST`; the first of equals)."""
     comparisons: list[Comparison]
     arms: list[ArmSummary]
     warnings: list[str]
@@ -355,6 +385,9 @@ class Report(ReportModel):
     """None when no run carries retrieval data."""
     look: Look | None = None
     """The adaptive look this report's verdict belongs to; None without adaptive sampling."""
+    multiplicity: Multiplicity | None = None
+    """With several tool arms, how the alpha was split between their comparisons; None
+    (and left out of report.json) with one."""
     endpoints: dict[str, int] = {}
     """Runs (one per run id) by what answered the agent: `real`, `scripted`, `dry_run`, and
     `unknown` for records written before RunRecord had `endpoint`."""
@@ -365,6 +398,15 @@ class Report(ReportModel):
     redactions: int = 0
     """Secret values (or their encodings) redacted from the files the run left: the run
     folders, results.jsonl, logs. Counts only, never values (docs/security.md)."""
+
+    @model_serializer(mode="wrap")
+    def _without_absent_multiplicity(self, handler: SerializerFunctionWrapHandler
+                                     ) -> dict[str, Any]:
+        """A report of one tool is written as it was before `multiplicity` existed."""
+        out: dict[str, Any] = handler(self)
+        if self.multiplicity is None:
+            out.pop("multiplicity", None)
+        return out
 
     @property
     def simulation_note(self) -> str:

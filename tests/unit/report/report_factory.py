@@ -29,3 +29,19 @@ def make_simulated(ratio: float = 1.0, tasks: int = 20, reps: int = 3, seed: int
     rows = make_rows(Population(cost_ratio=ratio, **kwargs.pop("pop", {})), tasks, reps,
                      np.random.default_rng(seed), **kwargs)
     return [RunRecord(**r) for r in rows]
+
+
+def several_tools(ratios: dict[str, float], tasks: int = 30, reps: int = 4, seed: int = 0,
+                  **kwargs: Any) -> list[RunRecord]:
+    """One baseline arm and a tool arm per entry of `ratios` (its true cost ratio): each
+    tool's runs are the simulator's with the same seed, so they share the baseline's runs
+    (and their noise) and differ only by their ratio."""
+    rows: list[dict[str, object]] = []
+    for tool, ratio in ratios.items():
+        drawn = make_rows(Population(cost_ratio=ratio, **kwargs.pop("pop", {})), tasks, reps,
+                          np.random.default_rng(seed), tool=tool, **kwargs)
+        base = [r for r in drawn if r["arm"] == "baseline"]
+        assert not rows or base == [r for r in rows if r["arm"] == "baseline"]
+        rows += [r for r in drawn if r["arm"] != "baseline" or not any(
+            x["arm"] == "baseline" for x in rows)]
+    return [RunRecord(**r) for r in rows]

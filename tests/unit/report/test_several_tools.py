@@ -1,0 +1,128 @@
+"""Several tool arms against one base: the verdict is the worst tool's, and the alpha is
+split between them (Bonferroni), once, so every interval shows the level that decided."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from report_factory import record, several_tools
+
+from copeca_action.records import RunRecord
+from copeca_action.render import render_markdown
+from copeca_action.report import Report, Settings, build_report
+
+FAST = Settings(resamples=500, breakdown_resamples=200, power_experiments=0)
+
+
+def _levels(report: Report) -> set[float]:
+    """The level of every interval the report publishes."""
+    out = set()
+    for c in report.comparisons:
+        lines = [c.overall, c.control, *c.capabilities, *c.languages, *c.models, *c.tasks]
+        out |= {i.level for i in (c.delta, c.control_delta, c.adopted and c.adopted.delta)
+                if i is not None}
+        out |= {ln.delta.level for ln in lines if ln is not None and ln.delta is not None}
+        out |= {i.level for ln in lines if ln is not None
+                for i in (ln.interval_tool, ln.interval_base) if i is not None}
+    out |= {a.interval.level for a in report.arms if a.interval is not None}
+    return out
+
+
+def test_a_regression_of_one_tool_is_the_reports_verdict_beside_anothers_improvement() -> None:
+    report = build_report(several_tools({"toolA": 0.4, "toolB": 2.5}), FAST)
+    verdicts = {c.name: c.verdict for c in report.comparisons}
+    assert verdicts == {"toolA vs baseline": "improvement", "toolB vs baseline": "regression"}
+    assert report.verdict == "regression"  # was toolA's improvement: comparison 0 decided
+    head = report.headline_comparison
+    assert head is not None and head.name == "toolB vs baseline"
+    assert report.verdict_reasons[0].startswith("toolB vs baseline: regression (the interval")
+    assert report.verdict_reasons[1].startswith("toolA vs baseline: improvement (")
+
+
+def test_an_improvement_only_when_every_tool_improved() -> None:
+    both = build_report(several_tools({"toolA": 0.4, "toolB": 0.35}), FAST)
+    assert [c.verdict for c in both.comparisons] == ["improvement", "improvement"]
+    assert both.verdict == "improvement" and both.headline == 0
+    mixed = build_report(several_tools({"toolA": 0.4, "toolB": 1.0}), FAST)
+    assert [c.verdict for c in mixed.comparisons] == ["improvement", "inconclusive"]
+    assert mixed.verdict == "inconclusive" and mixed.headline == 1
+
+
+def test_another_tools_invalid_comparison_does_not_hide_a_regression() -> None:
+    records = several_tools({"toolA": 0.4, "toolB": 2.5})
+    unused = [r.model_copy(update={"tool_adopted": False}) if r.arm == "toolA" else r
+              for r in records]  # toolA was never used: its comparison is invalid
+    report = build_report(unused, FAST)
+    assert [c.verdict for c in report.comparisons] == ["invalid", "regression"]
+    assert report.verdict == "regression"
+    assert report.verdict_reasons[1].startswith("toolA vs baseline: invalid (the tool was "
+                                                "used in 0%")
+
+
+def test_the_alpha_is_split_once_and_every_interval_carries_the_level_used() -> None:
+    records = several_tools({"toolA": 0.4, "toolB": 2.5})
+    report = build_report(records, FAST)
+    m = report.multiplicity
+    assert m is not None and (m.comparisons, m.alpha_family, m.alpha) == (2, 0.05, 0.025)
+    assert report.alpha == 0.025 and _levels(report) == {0.975}
+    # each comparison is the one a report of its two arms alone makes at alpha 0.025:
+    # the same interval, computed once at the level that decided
+    alone = build_report([r for r in records if r.arm != "toolB"],
+                         Settings(resamples=500, breakdown_resamples=200, power_experiments=0,
+                                  alpha=0.025))
+    assert alone.multiplicity is None
+    assert report.comparisons[0].delta == alone.comparisons[0].delta
+    at_95 = build_report([r for r in records if r.arm != "toolB"], FAST).comparisons[0].delta
+    assert at_95.level == 0.95 and at_95.low is not None and at_95.high is not None
+    low, high = report.comparisons[0].delta.low, report.comparisons[0].delta.high
+    assert low is not None and high is not None and low < at_95.low and high > at_95.high
+    text = render_markdown(report)
+    assert "(97.5% CI, 30 tasks" in text and "alpha 0.025" in text
+    assert "- 2 tool comparisons: the alpha 0.05 is split between them (Bonferroni)" in text
+
+
+def test_one_tool_is_judged_at_the_full_alpha_and_written_without_multiplicity() -> None:
+    report = build_report(several_tools({"codesearch": 2.5}), FAST)
+    assert report.multiplicity is None and report.alpha == 0.05
+    assert _levels(report) == {0.95}
+    assert report.verdict_reasons == report.comparisons[0].reasons
+    assert '"multiplicity"' not in report.model_dump_json()
+    assert "Bonferroni" not in render_markdown(report)
+
+
+def test_with_base_ref_arms_every_tools_head_vs_base_decides() -> None:
+    records = several_tools({"toolA": 1.0, "toolB": 1.0})
+    heads = [r for r in records if r.arm in ("toolA", "toolB")]
+    bases = [r.model_copy(update={"arm": f"{r.arm}@base", "run_id": r.run_id + "@base",
+                                  "cost_usd": r.cost_usd / (2.5 if r.arm == "toolB" else 1)})
+             for r in heads]
+    report = build_report(records + bases, FAST)
+    kinds = [(c.kind, c.name, c.verdict) for c in report.comparisons]
+    assert kinds[:2] == [("head_vs_base", "toolA vs toolA@base", "inconclusive"),
+                         ("head_vs_base", "toolB vs toolB@base", "regression")]
+    assert [k for k, _, _ in kinds[2:]] == ["tool_vs_baseline"] * 2
+    assert report.verdict == "regression" and report.headline == 1
+    assert [r.split(":")[0] for r in report.verdict_reasons] == ["toolB vs toolB@base",
+                                                                 "toolA vs toolA@base"]
+    m = report.multiplicity
+    assert m is not None and m.comparisons == 2 and _levels(report) == {0.975}
+
+
+def test_an_infinite_cost_per_correct_survives_json_beside_the_multiplicity() -> None:
+    records: list[RunRecord] = []
+    for i in range(8):
+        for r in range(2):
+            for arm, correct in (("toolA", True), ("toolB", False), ("baseline", True)):
+                records.append(record(task_id=f"t{i}", arm=arm, repetition=r, correct=correct))
+    report = build_report(records, FAST)
+    assert report.comparisons[1].delta.estimate == math.inf
+    text = report.model_dump_json()
+    assert '"Infinity"' in text and '"multiplicity"' in text
+    assert Report.model_validate_json(text) == report
+
+
+@pytest.mark.parametrize("ratios", [{"toolA": 0.4, "toolB": 2.5}, {"toolA": 2.5}])
+def test_reports_of_several_tools_are_reproducible(ratios: dict[str, float]) -> None:
+    records = several_tools(ratios)
+    assert build_report(records, FAST) == build_report(records, FAST)
