@@ -310,6 +310,15 @@ def settings(args: argparse.Namespace, scenario: Scenario | None,
 
 
 def gate(report: Report, fail_on: str) -> int:
+    """GATE_EXIT when the verdict fails; with several tools, stderr names those that fail."""
     failing = {"regression"} if fail_on == "regression" else {"regression", "inconclusive",
                                                                 "invalid"}
-    return GATE_EXIT if report.verdict in failing else 0
+    if report.verdict not in failing:
+        return 0
+    head = report.headline_comparison
+    named = [f"{c.name}: {c.verdict}" for c in report.comparisons
+             if report.multiplicity is not None and head is not None
+             and c.kind == head.kind and c.verdict in failing]
+    print(f"copeca-action: gate failed: verdict {report.verdict} (fail-on {fail_on})"
+          + (": " + ", ".join(named) if named else ""), file=sys.stderr)
+    return GATE_EXIT

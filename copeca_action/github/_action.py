@@ -223,8 +223,17 @@ def run_action(env: Mapping[str, str], engine: Engine | None = None,
     code = exit_code(outcome.comment.verdict, ctx.inputs.fail_on)
     if code:
         annotate("error", f"copeca-action: verdict {outcome.comment.verdict} "
-                 f"(fail-on: {ctx.inputs.fail_on})")
+                 f"(fail-on: {ctx.inputs.fail_on})"
+                 + failing_text(outcome.comment, FAILING.get(ctx.inputs.fail_on, set())))
     return code
+
+
+def failing_text(data: CommentData, failing: set[str]) -> str:
+    """With several tools, which of them fail the gate (": toolB vs baseline: regression");
+    "" with one (the verdict is its comparison's)."""
+    named = [f"{c.name}: {c.verdict}" for c in data.comparisons
+             if c.deciding and c.verdict in failing]
+    return ": " + ", ".join(named) if named else ""
 
 
 def _tool_dir(ctx: ActionContext) -> Path:

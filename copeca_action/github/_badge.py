@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from copeca_action.errors import ConfigError, Problem
 from copeca_action.github._comment_data import CommentData, Verdict, Versus
 from copeca_action.github._markdown import MINUS, ci_text, signed_pct
-from copeca_action.report import Report
+from copeca_action.report import WORST_FIRST, Report
 
 ENDPOINT_KEYS = frozenset({"schemaVersion", "label", "message", "color", "labelColor",
                            "isError", "namedLogo", "logoSvg", "logoColor", "logoWidth",
@@ -44,6 +44,9 @@ class BadgeInput(BaseModel):
     here, and it showed after "vs")."""
     simulated: bool = False
     """The numbers come from the scripted model (Report.simulated): the label says so."""
+    comparison: str = Field(default="", max_length=120)
+    """With several tools, the comparison the delta is (`toolB vs baseline`, the worst of
+    them, which decides the verdict): the message names it; "" with one tool."""
     confidence: float = Field(default=0.95, gt=0, lt=1)
     """The interval's level (the report's `delta.level`: 1 − alpha, or the adaptive look's),
     named in the SVG's title."""
@@ -57,10 +60,14 @@ def badge_message(data: BadgeInput) -> str:
     """`−18.2% vs baseline`; when inconclusive the interval, never a bare estimate
     (`−45.4 to +12.0% vs baseline`), or just the verdict when there is no interval."""
     if data.delta is None or data.verdict in ("skipped", "invalid"):
-        return data.verdict
+        return f"{data.verdict} ({data.comparison})" if data.comparison else data.verdict
     if data.verdict == "inconclusive":
         ci = ci_text(data.ci_low, data.ci_high)
-        return f"{ci} vs {data.versus}" if ci else data.verdict
+        if not ci:
+            return data.verdict
+        return f"{data.comparison}: {ci}" if data.comparison else f"{ci} vs {data.versus}"
+    if data.comparison:  # the name says against what
+        return f"{data.comparison}: {signed_pct(data.delta)}"
     return f"{signed_pct(data.delta)} vs {data.versus}"
 
 
@@ -94,7 +101,24 @@ def badge_input(report: Report) -> BadgeInput:
     return BadgeInput(verdict=report.verdict, delta=_finite_or_none(c.delta.estimate),
                       ci_low=_finite_or_none(c.delta.low), ci_high=_finite_or_none(c.delta.high),
                       versus="base" if c.kind == "head_vs_base" else "baseline",
-                      simulated=report.simulated, confidence=c.delta.level)
+                      simulated=report.simulated, confidence=c.delta.level,
+                      comparison=c.name if report.multiplicity is not None else "")
+
+
+def _better_than_a_tool(report: Report) -> str | None:
+    """Why a report's verdict is not the summary of its tools' comparisons (None: it is):
+    it may be worse than each of them (an unknown cost makes it `invalid`), never better
+    than one (an improvement beside another tool's regression)."""
+    head = report.headline_comparison
+    if head is None or report.multiplicity is None:  # one tool: `unbacked` checks it
+        return None
+    rank = WORST_FIRST.index
+    for c in report.comparisons:
+        if c.kind == head.kind and rank(c.verdict) < rank(report.verdict):
+            return (f"verdict {report.verdict!r} hides comparison {c.name!r} "
+                    f"({c.verdict}): the report's verdict is the worst of its tools' "
+                    "comparisons")
+    return None
 
 
 def badge_from_comment(data: CommentData) -> BadgeInput:
@@ -104,6 +128,7 @@ def badge_from_comment(data: CommentData) -> BadgeInput:
     return BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
                       ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
                       versus=data.headline.versus if data.headline else "baseline",
+                      comparison=data.headline.comparison if data.headline else "",
                       simulated=bool(data.simulated),
                       confidence=data.footer.confidence if data.footer else 0.95)
 
@@ -177,6 +202,8 @@ def read_badge_input(path: Path) -> BadgeInput:
                                       field=".".join(str(x) for x in exc.errors()[0]["loc"]))
                               ) from exc
         drawn = badge_input(report)
+        if better := _better_than_a_tool(report):  # an edited report of several tools
+            raise ConfigError(Problem(str(path), better, field="verdict"))
         if why := unbacked(drawn):  # an edited report: its verdict, not its numbers
             raise ConfigError(Problem(
                 str(path), f"verdict {report.verdict!r} is not what the headline comparison's "

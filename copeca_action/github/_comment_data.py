@@ -41,6 +41,21 @@ class Headline(RecordModel):
     estimate: Estimate
     versus: Versus = "baseline"
     """`baseline` (the agent without the tool) or `base` (the PR's base branch)."""
+    comparison: str = ""
+    """Which comparison the line is (`codesearch vs baseline`), named when the report has
+    several tools (the worst of them decides the verdict); "" with one."""
+
+
+class ComparisonRow(RecordModel):
+    """One tool's comparison and its own verdict, listed when the report has several tools
+    (the report's verdict is the worst of them)."""
+
+    name: str
+    verdict: Verdict
+    estimate: Estimate
+    """Its delta of cost per correct with its interval (at the footer's confidence)."""
+    deciding: bool = True
+    """Among the comparisons the verdict summarises (head vs base with `compare: both`)."""
 
 
 class AdoptionLine(RecordModel):
@@ -202,6 +217,12 @@ class CommentData(RecordModel):
     look: str = ""
     """Under adaptive sampling, which look the verdict is and at which alpha
     (`Look.note`); "" without adaptive sampling."""
+    multiplicity: str = ""
+    """With several tools, how the alpha was split between their comparisons
+    (`Multiplicity.note`); "" with one."""
+    comparisons: list[ComparisonRow] = []
+    """With several tools, every comparison and its verdict, the deciding ones worst first;
+    empty with one (the headline says it all)."""
     population: str = ""
     """What the table's numbers are over, e.g. "18 non-control tasks both arms ran"."""
     run: RunFacts | None = None

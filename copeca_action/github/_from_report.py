@@ -17,6 +17,7 @@ from copeca_action.github._comment_data import (
     Bounds,
     CapabilityRow,
     CommentData,
+    ComparisonRow,
     Estimate,
     FlagRow,
     Footer,
@@ -27,7 +28,14 @@ from copeca_action.github._comment_data import (
     TaskRow,
     Unit,
 )
-from copeca_action.report import ArmInterval, ArmSummary, Comparison, Interval, Report
+from copeca_action.report import (
+    WORST_FIRST,
+    ArmInterval,
+    ArmSummary,
+    Comparison,
+    Interval,
+    Report,
+)
 from copeca_action.scenario import Task
 
 _FRACTION_WORDS = ("coverage", "precision", "recall", "f1", "auc", "redundancy")
@@ -238,6 +246,18 @@ def warnings_for(report: Report, base: ArmSummary | None, tool: ArmSummary | Non
     return out
 
 
+def comparison_rows(report: Report) -> list[ComparisonRow]:
+    """Every comparison with its own verdict: the deciding ones (the headline's kind) worst
+    first, as the report's reasons list them, then the others in the report's order."""
+    head = report.headline_comparison
+    kind = head.kind if head is not None else None
+    rows = [ComparisonRow(name=c.name, verdict=c.verdict, deciding=c.kind == kind,
+                          estimate=estimate(c.delta) or Estimate(delta=None))
+            for c in report.comparisons]
+    return sorted(rows, key=lambda r: (not r.deciding,
+                                       WORST_FIRST.index(r.verdict) if r.deciding else 0))
+
+
 def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
                  tasks: Mapping[str, Task], run_url: str | None = None,
                  full_report: str = "",
@@ -257,16 +277,22 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
                     version=__version__)
     data: dict[str, object] = {
         "comment_id": comment_id, "verdict": report.verdict,
-        "verdict_reason": " ".join(report.verdict_reasons), "footer": footer,
+        # several tools: one reason per comparison, each naming it; kept apart
+        "verdict_reason": ("; " if report.multiplicity else " ").join(report.verdict_reasons),
+        "footer": footer,
         "warnings": warnings_for(report, base, tool, bundle), "full_report": full_report,
         "simulated": report.simulation_note, "run": run_facts(report, commits or []),
         "look": report.look.note if report.look is not None else ""}
+    if report.multiplicity is not None:
+        data.update(multiplicity=report.multiplicity.note,
+                    comparisons=comparison_rows(report))
     if c is not None and base is not None and tool is not None:
         head_est = estimate(c.delta)
         assert head_est is not None
         data.update(
             headline=Headline(estimate=head_est,
-                              versus="base" if c.kind == "head_vs_base" else "baseline"),
+                              versus="base" if c.kind == "head_vs_base" else "baseline",
+                              comparison=c.name if report.multiplicity is not None else ""),
             metrics=metric_rows(c, base, tool), capabilities=capability_rows(c, tasks),
             retrieval=retrieval_rows(report, c), flags=flag_rows(base, tool),
             tasks=task_rows(c, tasks))

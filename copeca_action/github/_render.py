@@ -95,6 +95,8 @@ def headline_text(data: CommentData) -> Safe:
         return Safe("")
     conf = data.footer.confidence if data.footer else 0.95
     est = estimate_text(h.estimate, True, confidence=conf, lines=verdict_lines(data))
+    if h.comparison:  # several tools: which one decides, and it says against what
+        return Safe(f"{escape_md(h.comparison, 120)}: {escape_md(h.metric, 80)} {est}")
     return Safe(f"{escape_md(h.metric, 80)} {est} vs {escape_md(h.versus, 80)}")
 
 
@@ -202,6 +204,8 @@ def state_of_data(data: CommentData) -> str:
     """A digest of what the reader cares about, for `comment: on-change`."""
     key = {"verdict": data.verdict, "headline": data.headline and data.headline.model_dump(),
            "metrics": [m.model_dump() for m in data.metrics], "skipped": data.skipped_reason}
+    if data.comparisons:  # several tools: another tool's verdict changing is a change
+        key["comparisons"] = [c.model_dump() for c in data.comparisons]
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -230,7 +234,7 @@ def _render_level(data: CommentData, level: int, task_cap: int | None = None) ->
     conf = data.footer.confidence if data.footer else 0.95
     return _env().get_template("comment.md.j2").render(
         **common, level=level, cap=ROW_CAP.get(level, 10), task_cap=cap,
-        icon=ICONS[data.verdict],
+        icon=ICONS[data.verdict], icons=ICONS,
         headline=headline_text(data), conf=Safe(level_text(conf).removesuffix("%")),
         pct=lambda v: value_text(v, "fraction"), value=value_text,
         estimate=lambda e, c=False: estimate_text(e, c, confidence=conf,

@@ -163,3 +163,18 @@ def test_the_report_is_scrubbed_of_the_environments_secrets(
     assert main(["analyze", str(results), "--format", fmt, "--resamples", "200"]) == 0
     for text in (out.read_text(), capsys.readouterr().out):
         assert secret not in text and "[REDACTED:env:ANTHROPIC_API_KEY]" in text
+
+
+def test_the_gate_fails_on_one_tools_regression_beside_anothers_improvement(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows: list[dict[str, object]] = []
+    for tool, ratio in (("toolA", 0.4), ("toolB", 2.5)):  # same seed: one shared baseline
+        drawn = make_rows(Population(cost_ratio=ratio), 30, 4, np.random.default_rng(0),
+                          tool=tool)
+        rows += [r for r in drawn if r["arm"] == tool or not rows]
+    results = write(tmp_path / "results.jsonl", rows)
+    code = main(["analyze", str(results), "--gate", "--resamples", "500"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out.startswith("## copeca-action") and "### 🔴 regression" in out
+    assert ("gate failed: verdict regression (fail-on regression): toolB vs baseline: "
+            "regression") in err
