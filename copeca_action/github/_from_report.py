@@ -282,7 +282,7 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
         "footer": footer,
         "warnings": warnings_for(report, base, tool, bundle), "full_report": full_report,
         "simulated": report.simulation_note, "run": run_facts(report, commits or []),
-        "look": report.look.note if report.look is not None else ""}
+        "look": report.look_note}
     if report.multiplicity is not None:
         data.update(multiplicity=report.multiplicity.note,
                     comparisons=comparison_rows(report))

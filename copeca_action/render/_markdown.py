@@ -145,7 +145,7 @@ def headline_md(report: Report) -> str:
                    f"{interval_text(c.delta, lines)} "
                    f"({level} CI, {c.delta.clusters} tasks, intent-to-treat)")
         if report.look is not None:
-            out.append(f"- {report.look.note}")
+            out.append(f"- {report.look_note}")
         if report.multiplicity is not None:
             out.append(f"- {report.multiplicity.note}")
         if c.adopted is not None:

@@ -326,9 +326,17 @@ class Look(ReportModel):
     def note(self) -> str:
         """Which look this verdict is, and at which alpha: said by every renderer beside the
         verdict, since the level of its intervals alone does not say it."""
+        return self.split_note(1)
+
+    def split_note(self, tools: int) -> str:
+        """`note`, when the look's alpha is split between `tools` comparisons
+        (`Multiplicity`): then each is judged at alpha_look / tools (`Report.look_note`)."""
+        judged = self.alpha_look / tools
+        split = (f"the look's alpha {self.alpha_look:.4g} split between {tools} tools: "
+                 if tools > 1 else "")
         return (f"adaptive sampling, look {self.look} of {self.looks} ({self.repetitions} "
-                f"repetition{'' if self.repetitions == 1 else 's'}): judged at alpha "
-                f"{self.alpha_look:.4g} ({level_text(1 - self.alpha_look)} intervals); "
+                f"repetition{'' if self.repetitions == 1 else 's'}): {split}judged at alpha "
+                f"{judged:.4g} ({level_text(1 - judged)} intervals); "
                 f"{self.alpha_spent:.4g} of the overall alpha {self.alpha:.4g} spent")
 
 
@@ -413,6 +421,14 @@ class Report(ReportModel):
         """One sentence for the banner every renderer shows after the word "Simulated";
         "" when nothing is simulated."""
         return simulation_note(self.endpoints) if self.simulated else ""
+
+    @property
+    def look_note(self) -> str:
+        """`Look.note` with the alpha this report judged at (the look's, split between the
+        tools when there are several); "" without adaptive sampling."""
+        if self.look is None:
+            return ""
+        return self.look.split_note(self.multiplicity.comparisons if self.multiplicity else 1)
 
     @property
     def headline_comparison(self) -> Comparison | None:

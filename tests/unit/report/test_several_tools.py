@@ -11,6 +11,7 @@ from report_factory import record, several_tools
 from copeca_action.records import RunRecord
 from copeca_action.render import render_markdown
 from copeca_action.report import Report, Settings, build_report
+from copeca_action.scenario import Adaptive
 
 FAST = Settings(resamples=500, breakdown_resamples=200, power_experiments=0)
 
@@ -126,3 +127,19 @@ def test_an_infinite_cost_per_correct_survives_json_beside_the_multiplicity() ->
 def test_reports_of_several_tools_are_reproducible(ratios: dict[str, float]) -> None:
     records = several_tools(ratios)
     assert build_report(records, FAST) == build_report(records, FAST)
+
+
+def test_under_adaptive_sampling_the_looks_alpha_is_split_and_the_look_says_so() -> None:
+    settings = Settings(resamples=500, breakdown_resamples=200, power_experiments=0,
+                        adaptive=Adaptive(min_repetitions=2, step=2, max_repetitions=8))
+    report = build_report(several_tools({"toolA": 0.4, "toolB": 2.5}), settings)
+    look, m = report.look, report.multiplicity
+    assert look is not None and m is not None and look.repetitions == 4
+    assert m.alpha_family == look.alpha_look and report.alpha == look.alpha_look / 2
+    assert _levels(report) == {1 - look.alpha_look / 2}
+    judged = f"judged at alpha {look.alpha_look / 2:.4g}"
+    assert f"split between 2 tools: {judged}" in report.look_note
+    assert f"- {report.look_note}" in render_markdown(report)
+    alone = build_report(several_tools({"toolA": 0.4}), settings)
+    assert alone.look is not None and alone.look_note == alone.look.note
+    assert f"judged at alpha {alone.look.alpha_look:.4g}" in alone.look_note
