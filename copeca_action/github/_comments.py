@@ -3,7 +3,8 @@
 The comment carries a hidden marker naming its `comment-id`, so matrix jobs with different
 ids keep separate comments and a re-run finds and edits its own. All pages of the PR's
 comments are read (a busy PR has more than one page). A POST that fails with a 5xx may still
-have created the comment, so before posting again the list is read once more.
+have created the comment, so before posting again the list is read once more; so it is when
+the comment found was deleted before the edit reached it (404), and a new one is posted.
 
 Anyone who can comment can copy the marker. A comment is taken for ours only when a bot (the
 workflow's token, an app) or someone with write access (OWNER, MEMBER, COLLABORATOR: a
@@ -88,10 +89,17 @@ def upsert_comment(client: GitHubClient, owner: str, repo: str, number: int,
     if len(body) > MAX_COMMENT_CHARS:
         raise GitHubError(f"comment body is {len(body)} characters; GitHub's limit is "
                           f"{MAX_COMMENT_CHARS} (render it with a size limit)")
+    why = "a server error; GitHub may be having trouble"
     for attempt in range(1, post_attempts + 1):
         existing = find_comment(client, owner, repo, number, comment_id)
         if existing is not None:
-            return _update(client, owner, repo, existing, body, only_on_change)
+            updated = _update(client, owner, repo, existing, body, only_on_change)
+            if updated is not None:
+                return updated
+            print(f"copeca-action: comment {existing['id']} was deleted while this job "
+                  "edited it; posting a new one", flush=True)
+            why = "the comment found was gone (404) each time it was edited"
+            continue  # read the list again: post only when no comment of ours is left
         resp = client.request("POST", f"repos/{owner}/{repo}/issues/{number}/comments",
                               json={"body": body}, what="create the pull request comment",
                               permission="comment", retry_5xx=False)
@@ -100,19 +108,22 @@ def upsert_comment(client: GitHubClient, owner: str, repo: str, number: int,
             return CommentResult("created", int(data["id"]), str(data["html_url"]))
         print(f"copeca-action: creating the comment got HTTP {resp.status_code}; checking "
               "whether it was created anyway", flush=True)
+        why = "a server error; GitHub may be having trouble"
         client.backoff(attempt)
-    raise GitHubError(f"create the pull request comment: failed {post_attempts} times with "
-                      "a server error; GitHub may be having trouble")
+    raise GitHubError(f"create the pull request comment: failed {post_attempts} times: {why}")
 
 
 def _update(client: GitHubClient, owner: str, repo: str, existing: dict[str, Any],
-            body: str, only_on_change: bool) -> CommentResult:
+            body: str, only_on_change: bool) -> CommentResult | None:
+    """The edit, or None when the comment is gone (404: deleted after the list was read)."""
     cid, url = int(existing["id"]), str(existing["html_url"])
     old = str(existing.get("body") or "")
     if old == body or (only_on_change and state_of(old) and state_of(old) == state_of(body)):
         return CommentResult("unchanged", cid, url)
     resp = client.request("PATCH", f"repos/{owner}/{repo}/issues/comments/{cid}",
                           json={"body": body}, what="update the pull request comment",
-                          permission="comment")
+                          permission="comment", allow=(404,))
+    if resp.status_code == 404:
+        return None
     data = resp.json()
     return CommentResult("updated", int(data["id"]), str(data["html_url"]))

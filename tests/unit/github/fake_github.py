@@ -15,6 +15,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -123,6 +124,9 @@ class FakeGitHub:
         self.faults: list[Fault] = []
         self.calls: list[Call] = []
         self.violations: list[str] = []
+        self.before: list[tuple[str, str, Callable[[], None]]] = []
+        """(method, path regex, action): the action runs once, just before the first
+        matching request is handled (someone else acting between two of our calls)."""
         self.next_id = 1000
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -268,6 +272,10 @@ class FakeGitHub:
                auth: str) -> tuple[int, Any, dict[str, str]]:
         if auth != "Bearer test-token-123":
             return 401, {"message": "Bad credentials"}, {}
+        for hook in list(self.before):
+            if hook[0] == method and re.search(hook[1], path):
+                self.before.remove(hook)
+                hook[2]()
         for fault in self.faults:
             if fault.times > 0 and fault.method == method and re.search(fault.path, path):
                 fault.times -= 1

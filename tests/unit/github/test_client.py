@@ -182,3 +182,19 @@ def test_a_quoted_marker_is_not_our_comment(fake_github: FakeGitHub) -> None:
     fake_github.seed("o", "r", 5, [f"> {marker('copeca')}\n> quoted reply"], bot=True)
     assert upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x").action == "created"
     assert len(fake_github.comments[("o", "r", 5)]) == 2
+
+
+def test_a_comment_deleted_between_find_and_edit_is_posted_again(
+        fake_github: FakeGitHub) -> None:
+    """Someone deletes the comment after the list was read: the edit gets 404, and the
+    verdict is posted as a new comment instead of failing the job."""
+    c = client(fake_github)
+    first = upsert_comment(c, "o", "r", 5, "copeca", "one")
+    fake_github.before.append(("PATCH", r"/issues/comments/\d+$",
+                               fake_github.comments[("o", "r", 5)].clear))
+    result = upsert_comment(c, "o", "r", 5, "copeca", "two")
+    assert result.action == "created" and result.id != first.id
+    assert [x["body"] for x in fake_github.comments[("o", "r", 5)]] == [
+        marker("copeca") + "\ntwo"]
+    assert [(x.method, x.status) for x in fake_github.calls][-4:] == [
+        ("GET", 200), ("PATCH", 404), ("GET", 200), ("POST", 201)]
