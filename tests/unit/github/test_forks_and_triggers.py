@@ -163,6 +163,25 @@ def test_a_forged_pr_number_in_the_artifact_is_refused(
     assert "refusing to comment on pull request #7" in err and "untrusted" in err
 
 
+@pytest.mark.parametrize("dry_run", ["false", "true"])
+def test_a_workflow_run_from_a_fork_never_runs_a_scenario(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path, dry_run: str) -> None:
+    """A privileged workflow_run (the repository's key, a write token) after a fork's run,
+    whose workflow checked out the fork's head and runs a scenario instead of `merge:`: the
+    fork's tool would run with the secrets (or, had it checked out the base, the base's
+    numbers would be posted as the fork's). Refused before the engine and any post."""
+    head = git_checkout(tmp_path / "ws")  # actions/checkout with ref: workflow_run.head_sha
+    fake_github.add_pull(PR, head, "mallory/Hello-World")
+    env = actions_env("workflow_run", workflow_run_event(head), fake_github.url,
+                      pull_request=str(PR), check_run="true", dry_run=dry_run)
+    seen: list[ActionContext] = []
+    assert run_main(env, recording_engine(seen)) == 2
+    assert seen == [] and fake_github.comments == {} and fake_github.check_runs == []
+    err = capsys.readouterr().err
+    assert "workflow_run" in err and "mallory/Hello-World" in err and "merge" in err
+
+
 def test_part_two_on_a_skipped_fork_run_comments_how_to_approve(fake_github: FakeGitHub,
                                                                actions_env: Any) -> None:
     """Part 1 ran for a fork without a key and uploaded no bundle: part 2 does not fail
