@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from copeca_action.errors import ConfigError, Problem
 from copeca_action.github._comment_data import CommentData, Verdict, Versus
@@ -50,6 +50,15 @@ class BadgeInput(BaseModel):
     confidence: float = Field(default=0.95, gt=0, lt=1)
     """The interval's level (the report's `delta.level`: 1 − alpha, or the adaptive look's),
     named in the SVG's title."""
+
+    @field_validator("delta", "ci_low", "ci_high")
+    @classmethod
+    def _a_number_or_null(cls, value: float | None) -> float | None:
+        """NaN is no number: it drew `n/a` beside the verdict's colour (a green improvement
+        reading `n/a vs baseline`). Unknown is null; ±Infinity stays (an unbounded side)."""
+        if value is not None and math.isnan(value):
+            raise ValueError("NaN is not a number: write null for an unknown value")
+        return value
 
 
 def badge_label(data: BadgeInput) -> str:
@@ -125,8 +134,9 @@ def badge_from_comment(data: CommentData) -> BadgeInput:
     """The action's badge: the comment's verdict and headline (the same numbers as
     `badge_input(report)` of the report it was made from)."""
     est = data.headline.estimate if data.headline else None
-    return BadgeInput(verdict=data.verdict, delta=est.delta if est else None,
-                      ci_low=est.ci_low if est else None, ci_high=est.ci_high if est else None,
+    return BadgeInput(verdict=data.verdict, delta=_finite_or_none(est.delta if est else None),
+                      ci_low=_finite_or_none(est.ci_low if est else None),
+                      ci_high=_finite_or_none(est.ci_high if est else None),
                       versus=data.headline.versus if data.headline else "baseline",
                       comparison=data.headline.comparison if data.headline else "",
                       simulated=bool(data.simulated),

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import math
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -96,6 +97,11 @@ def test_the_cli_badge_of_report_json_is_the_actions_badge(tmp_path: Path, ratio
     ({"verdict": "improvement", "delta": -0.2, "ci_low": -0.4, "ci_high": 0.1}, "ci_high"),
     ({"verdict": "regression", "delta": 0.3}, "ci_low"),
     ({"verdict": "regression", "delta": 0.3, "ci_low": -0.1, "ci_high": 0.6}, "ci_low"),
+    # NaN drew a green "n/a vs baseline" and a grey "n/a to n/a": no number is null
+    ({"verdict": "improvement", "delta": math.nan, "ci_low": -1, "ci_high": -0.5}, "delta"),
+    ({"verdict": "improvement", "delta": "NaN", "ci_low": -1, "ci_high": -0.5}, "delta"),
+    ({"verdict": "regression", "delta": 0.3, "ci_low": 0.1, "ci_high": math.nan}, "ci_high"),
+    ({"verdict": "inconclusive", "delta": 0.1, "ci_low": math.nan, "ci_high": 1}, "ci_low"),
 ])
 def test_a_verdict_its_numbers_do_not_back_is_no_badge(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], claim: dict[str, object],
