@@ -20,11 +20,11 @@ from typing import Any
 from copeca_action import __version__
 from copeca_action.errors import ConfigError, GitHubError, Problem
 from copeca_action.github._client import GitHubClient
+from copeca_action.github._comments import WRITE_ACCESS
 from copeca_action.github._event import EventContext
 from copeca_action.github._inputs import SOURCE
 
 COMMAND = "/copeca run"
-WRITE_ACCESS = ("admin", "maintain", "write")
 DOCS_URL = (f"https://github.com/copeca-action/copeca-action/blob/v{__version__}/docs/"
             "action.md#pull-requests-from-forks")
 _SHA = re.compile(r"^[0-9a-f]{7,40}\Z")

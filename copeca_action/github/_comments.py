@@ -7,10 +7,13 @@ have created the comment, so before posting again the list is read once more; so
 the comment found was deleted before the edit reached it (404), and a new one is posted.
 
 Anyone who can comment can copy the marker. A comment is taken for ours only when a bot (the
-workflow's token, an app) or someone with write access (OWNER, MEMBER, COLLABORATOR: a
-personal token) wrote it; else a fork's author could plant a marked comment, have the action
-write the verdict into it, then edit the verdict under the action's marker (and
-`comment: on-change`, seeing the state marker unchanged, would leave the edit standing).
+workflow's token, an app) or someone the API says has write access (a personal token's
+owner) wrote it; else a fork's author could plant a marked comment, have the action write the
+verdict into it, then edit the verdict under the action's marker (and `comment: on-change`,
+seeing the state marker unchanged, would leave the edit standing). `author_association` only
+narrows whom to ask: MEMBER is anyone in the owning organization and COLLABORATOR an invited
+reader too, neither of which means write access (someone with write access may edit the
+action's comment anyway, so their marked comment grants nothing new).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
+from urllib.parse import quote
 
 from copeca_action.errors import GitHubError
 from copeca_action.github._client import GitHubClient
@@ -25,7 +29,8 @@ from copeca_action.github._client import GitHubClient
 MARKER_PREFIX = "<!-- copeca-action:comment-id="
 MAX_COMMENT_CHARS = 65_536
 TRUSTED_AUTHORS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-"""`author_association` values of people with write access to the repository."""
+"""`author_association` values of people who may have write access (the API says whether)."""
+WRITE_ACCESS = frozenset({"admin", "maintain", "write"})
 _STATE = re.compile(r"<!-- copeca-action:state=([0-9a-f]{8,64}) -->")
 
 
@@ -60,23 +65,37 @@ def _is_bot(comment: dict[str, Any]) -> bool:
     return isinstance(user, dict) and user.get("type") == "Bot"
 
 
-def _may_write(comment: dict[str, Any]) -> bool:
-    return _is_bot(comment) or comment.get("author_association") in TRUSTED_AUTHORS
+def _can_write(client: GitHubClient, owner: str, repo: str, login: str) -> bool:
+    """What the API says of `login`'s access to the repository (never the payload's word);
+    an answer that says nothing (404, 403) is no write access."""
+    resp = client.request("GET", f"repos/{owner}/{repo}/collaborators/{quote(login, safe='')}"
+                          "/permission", what=f"read {login}'s permission", allow=(403, 404))
+    data = resp.json() if resp.status_code == 200 else None
+    return isinstance(data, dict) and data.get("permission") in WRITE_ACCESS
 
 
 def find_comment(client: GitHubClient, owner: str, repo: str, number: int,
                  comment_id: str) -> dict[str, Any] | None:
-    """Our comment on the PR, if any: bot-authored matches first, then the oldest by someone
-    with write access; a marked comment by anyone else is not ours."""
+    """Our comment on the PR, if any: the first bot-authored match, else the oldest by someone
+    the API says has write access; a marked comment by anyone else is not ours."""
     mark = marker(comment_id)
-    found = [c for c in client.paginate(f"repos/{owner}/{repo}/issues/{number}/comments",
-                                        what="list pull request comments")
-             if _is_ours(c, mark) and _may_write(c)]
-    if not found:
-        return None
-    bots = [c for c in found if _is_bot(c)]
-    chosen: dict[str, Any] = (bots or found)[0]
-    return chosen
+    found: list[dict[str, Any]] = [
+        c for c in client.paginate(f"repos/{owner}/{repo}/issues/{number}/comments",
+                                   what="list pull request comments") if _is_ours(c, mark)]
+    for comment in found:
+        if _is_bot(comment):
+            return comment
+    access: dict[str, bool] = {}
+    for comment in found:
+        user = comment.get("user")
+        login = user.get("login") if isinstance(user, dict) else None
+        if not isinstance(login, str) or comment.get("author_association") not in TRUSTED_AUTHORS:
+            continue
+        if login not in access:
+            access[login] = _can_write(client, owner, repo, login)
+        if access[login]:
+            return comment
+    return None
 
 
 def upsert_comment(client: GitHubClient, owner: str, repo: str, number: int,

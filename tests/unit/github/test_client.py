@@ -78,6 +78,35 @@ def test_a_marked_comment_by_an_outsider_is_never_ours(fake_github: FakeGitHub,
     assert first["body"] == planted and "inconclusive" in ours["body"]
 
 
+@pytest.mark.parametrize("association", ["MEMBER", "COLLABORATOR"])
+def test_a_marked_comment_by_a_reader_is_never_ours(fake_github: FakeGitHub,
+                                                    association: str) -> None:
+    """`author_association` says MEMBER for anyone in the owning organization and
+    COLLABORATOR for an invited reader: neither means write access. Such a reader plants the
+    marker; the action must not write its verdict into their comment (they could then edit
+    it). Only the API's permission (write, maintain, admin) makes a person's comment ours."""
+    planted = f"{marker('copeca')}\n### 🟢 copeca-action: improvement"
+    fake_github.seed("o", "r", 5, [planted], bot=False)
+    fake_github.comments[("o", "r", 5)][0]["author_association"] = association
+    fake_github.permissions["octocat"] = "read"
+    assert find_comment(client(fake_github), "o", "r", 5, "copeca") is None
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "inconclusive")
+    assert result.action == "created"
+    assert [c["body"] for c in fake_github.comments[("o", "r", 5)]] == [
+        planted, marker("copeca") + "\ninconclusive"]
+
+
+@pytest.mark.parametrize("level", ["write", "maintain", "admin"])
+def test_a_personal_tokens_comment_is_found_by_its_authors_write_access(
+        fake_github: FakeGitHub, level: str) -> None:
+    """With a personal token the action's comment is written by that person: the API says
+    they may write, so a rerun edits that comment rather than posting a second one."""
+    fake_github.seed("o", "r", 5, [marker("copeca") + "\nold"], bot=False)
+    fake_github.permissions["octocat"] = level
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "new")
+    assert result.action == "updated" and len(fake_github.comments[("o", "r", 5)]) == 1
+
+
 def test_502_then_success_is_retried_with_backoff(fake_github: FakeGitHub) -> None:
     fake_github.fail("GET", r"/comments$", 502, "Server Error")
     sleeps: list[float] = []
