@@ -58,7 +58,7 @@ from copeca_action.github._history import (
 )
 from copeca_action.github._inputs import ActionInputs, read_inputs
 from copeca_action.github._markdown import code_block
-from copeca_action.github._render import headline_text, render_comment
+from copeca_action.github._render import escape_with_code, headline_text, render_comment
 from copeca_action.render import render_history_html
 from copeca_action.report import Report
 
@@ -280,11 +280,12 @@ def _fail_check(ctx: ActionContext, env: Mapping[str, str], check: int | None, m
 
 
 def publish_quiet(ctx: ActionContext, env: Mapping[str, str], reason: str) -> None:
-    """Outputs (verdict skipped) and the step summary, nothing posted."""
+    """Outputs (verdict skipped) and the step summary, nothing posted. The reason may quote
+    the comment of anyone who can comment: escaped as the PR comment's text is."""
     values = {name: "" for name in OUTPUT_NAMES}
     values["verdict"] = "skipped"
     if (path := summary_path(env)) is not None:
-        write_summary(path, f"### copeca-action: not run\n\n{reason}\n")
+        write_summary(path, f"### copeca-action: not run\n\n{escape_with_code(reason)}\n")
     if (path := outputs_path(env)) is not None:
         write_outputs(path, values)
 

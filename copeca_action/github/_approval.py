@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from copeca_action import __version__
+from copeca_action._util.text import one_line
 from copeca_action.errors import ConfigError, GitHubError, Problem
 from copeca_action.github._client import GitHubClient
 from copeca_action.github._comments import WRITE_ACCESS
@@ -74,7 +75,8 @@ def approve_comment(client: GitHubClient, event: EventContext) -> Approval:
     if not is_command:
         return Approval(None, f"the comment is not a `{COMMAND}` command")
     if pin is not None and not _SHA.match(pin):
-        return Approval(None, f"`{COMMAND} {pin}`: expected a commit SHA (7 to 40 hex digits)")
+        return Approval(None, f"`{COMMAND} {one_line(pin, 48)}`: expected a commit SHA (7 "
+                        "to 40 hex digits)")  # anyone's text: cut (escaped where shown)
     user = event.comment_author or ""
     resp = client.request("GET", f"repos/{event.owner}/{event.repo}/collaborators/"
                           f"{user}/permission", what=f"read {user}'s permission")

@@ -125,6 +125,23 @@ def test_a_comment_that_does_not_approve_runs_nothing_and_posts_nothing(
     assert parse_outputs(Path(env["GITHUB_OUTPUT"]))["verdict"] == "skipped"
 
 
+def test_a_hostile_command_is_quoted_inert_in_the_summary(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Anyone can comment: the word after `/copeca run` is theirs, and the reason quoting it
+    goes to the job summary, which renders markdown and HTML. It shows as text there (no
+    image, no mention, no link, no cross-reference), and is cut to a readable length."""
+    pin = "<img/src=x/onerror=alert(1)>@org/team#123[x](https://evil.example)" + "a" * 5000
+    env = actions_env("issue_comment", comment_event(f"/copeca run {pin}", "someone"),
+                      fake_github.url)
+    assert run_main(env, recording_engine([])) == 0
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert "expected a commit SHA" in summary
+    for bad in ("<img", "@org", "#123", "](", "https://"):
+        assert bad not in summary, bad
+    assert len(summary) < 1500
+    assert "expected a commit SHA" in capsys.readouterr().out
+
+
 def test_an_approved_run_needs_the_approved_commit_checked_out(
         fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     env = actions_env("issue_comment", comment_event("/copeca run"), fake_github.url)
