@@ -1,7 +1,8 @@
 """A small GitHub REST client: token auth, bounded retries, errors a user can act on.
 
-Retries cover what GitHub documents as transient: 5xx answers and secondary rate limits
-(403/429 with `Retry-After`, or a primary limit at zero with `x-ratelimit-reset`). The wait
+Retries cover what GitHub documents as transient: 5xx answers and rate limits (every 429,
+a 403 with `Retry-After`, a primary limit at zero with `x-ratelimit-reset`, or a 403 whose
+message says rate limit). The wait
 honours `Retry-After`, is capped, and the number of attempts is bounded. The token is only
 ever put in the Authorization header; messages are scrubbed of it, and pagination refuses to
 follow a `Link` to another host (which would carry the token there).
@@ -182,7 +183,7 @@ class GitHubClient:
 
 
 def _is_rate_limited(resp: requests.Response) -> bool:
-    if "retry-after" in resp.headers:
+    if resp.status_code == 429 or "retry-after" in resp.headers:
         return True
     if resp.headers.get("x-ratelimit-remaining") == "0":
         return True

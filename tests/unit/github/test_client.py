@@ -134,6 +134,29 @@ def test_secondary_rate_limit_honours_retry_after(fake_github: FakeGitHub) -> No
     assert result.action == "created" and sleeps == [7.0]
 
 
+def test_an_exhausted_primary_limit_waits_until_its_reset(fake_github: FakeGitHub) -> None:
+    """403 with x-ratelimit-remaining 0: wait until x-ratelimit-reset (epoch seconds)."""
+    import time
+
+    reset = int(time.time()) + 20
+    fake_github.fail("GET", r"/comments$", 403, "API rate limit exceeded for installation.",
+                     headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)})
+    sleeps: list[float] = []
+    assert upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x").action \
+        == "created"
+    assert len(sleeps) == 1 and 15 <= sleeps[0] <= 22
+
+
+def test_a_429_without_headers_or_words_is_a_rate_limit(fake_github: FakeGitHub) -> None:
+    """429 Too Many Requests is a rate limit whatever its body says: retried after GitHub's
+    one minute (it failed the job at once, as an unknown error)."""
+    fake_github.fail("POST", r"/comments$", 429, "Too Many Requests")
+    sleeps: list[float] = []
+    c = GitHubClient(TOKEN, fake_github.url, policy=RetryPolicy(), sleep=sleeps.append)
+    assert upsert_comment(c, "o", "r", 5, "copeca", "x").action == "created"
+    assert sleeps == [60.0]
+
+
 def test_a_wait_longer_than_the_cap_fails_and_names_it(fake_github: FakeGitHub) -> None:
     fake_github.fail("POST", r"/comments$", 403, "secondary rate limit",
                      headers={"Retry-After": "3600"})
