@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from copeca_action.github._client import GitHubClient
+from copeca_action.github._markdown import cut_markdown
 
 CONCLUSIONS = {
     "improvement": "success",
@@ -16,6 +17,12 @@ CONCLUSIONS = {
     "skipped": "skipped",
 }
 MAX_SUMMARY = 65_535
+"""A check run's output.summary, one character below the comment's limit."""
+
+
+def fit_summary(summary: str) -> str:
+    """The summary within MAX_SUMMARY, cut at a line with what it leaves open closed."""
+    return cut_markdown(summary, MAX_SUMMARY, "*(truncated: the full report is in the bundle)*")
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,7 @@ def start_check_run(client: GitHubClient, owner: str, repo: str, head_sha: str, 
 def complete_check_run(client: GitHubClient, owner: str, repo: str, run_id: int,
                        verdict: str, title: str, summary: str) -> CheckRun:
     """The started check run, completed with the verdict's conclusion."""
-    if len(summary) > MAX_SUMMARY:
-        summary = summary[:MAX_SUMMARY - 40] + "\n\n*(truncated; see the bundle)*"
+    summary = fit_summary(summary)
     payload: dict[str, object] = {"status": "completed",
                                   "conclusion": CONCLUSIONS.get(verdict, "neutral"),
                                   "output": {"title": title[:255], "summary": summary}}
@@ -60,8 +66,7 @@ def create_check_run(client: GitHubClient, owner: str, repo: str, head_sha: str,
                      verdict: str, title: str, summary: str, details_url: str | None = None,
                      name: str = "copeca-action") -> CheckRun:
     """A completed check run whose conclusion follows the verdict."""
-    if len(summary) > MAX_SUMMARY:
-        summary = summary[:MAX_SUMMARY - 40] + "\n\n*(truncated; see the bundle)*"
+    summary = fit_summary(summary)
     payload: dict[str, object] = {
         "name": name, "head_sha": head_sha, "status": "completed",
         "conclusion": CONCLUSIONS.get(verdict, "neutral"),

@@ -205,6 +205,24 @@ def test_check_run_conclusion_follows_the_verdict(fake_github: FakeGitHub) -> No
     assert sent["conclusion"] == "failure" and len(sent["output"]["summary"]) <= 65_535
 
 
+def test_a_check_run_summary_is_cut_at_a_line_with_its_fold_closed(
+        fake_github: FakeGitHub) -> None:
+    """The comment may hold 65,536 characters, a check run's summary 65,535: the cut drops
+    whole lines and closes the folded block it leaves open (a raw slice left `<details>`
+    open, the note folded inside it, and could split a table row or an entity)."""
+    body = ("### ⚪ copeca-action: inconclusive\n\n<details><summary>Tasks</summary>\n\n"
+            + "| task &#64;&#8203;x | 1 |\n" * 3000)
+    body += "x" * (65_536 - len(body))
+    create_check_run(client(fake_github), "o", "r", "a" * 40, "inconclusive", "t", body)
+    summary = fake_github.calls[-1].body["output"]["summary"]
+    assert len(summary) <= 65_535
+    lines = summary.split("\n")
+    assert all(line.startswith("| task &#64;&#8203;x | 1 |") for line in lines
+               if line.startswith("| task"))
+    assert summary.count("</details>") == 1
+    assert summary.index("</details>") < summary.index("truncated")
+
+
 def test_no_token_is_a_clear_error() -> None:
     with pytest.raises(GitHubError, match="github-token"):
         GitHubClient("  ")
