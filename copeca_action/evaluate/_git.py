@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copeca_action.errors import InfraError, WorkspaceError
+from copeca_action.workspace._git import HARDENING, git_env
 
 IDENTITY = {"GIT_AUTHOR_NAME": "copeca-eval", "GIT_AUTHOR_EMAIL": "eval@copeca.invalid",
             "GIT_COMMITTER_NAME": "copeca-eval", "GIT_COMMITTER_EMAIL": "eval@copeca.invalid",
@@ -26,10 +27,11 @@ IDENTITY = {"GIT_AUTHOR_NAME": "copeca-eval", "GIT_AUTHOR_EMAIL": "eval@copeca.i
 
 def git(cwd: Path, *argv: str, check: bool = True, stdin: str | None = None,
         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run git with a fixed identity, no user config and no hooks."""
-    full_env = {**os.environ, **IDENTITY, "GIT_CONFIG_NOSYSTEM": "1",
-                "GIT_CONFIG_GLOBAL": os.devnull, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
-    proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "core.autocrlf=false",
+    """Run git with a fixed identity, no user config, no hooks or fsmonitor (`HARDENING`)
+    and the allow-listed environment of the workspace's git (`git_env`: no API key, no
+    token reaches git or a program it starts)."""
+    full_env = git_env({**IDENTITY, **(env or {})})
+    proc = subprocess.run(["git", *HARDENING, "-c", "core.autocrlf=false",
                            "-c", "commit.gpgsign=false", *argv], cwd=cwd, env=full_env,
                           input=stdin, capture_output=True, encoding="utf-8",
                           errors="replace", check=False)

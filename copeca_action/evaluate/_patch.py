@@ -8,7 +8,6 @@ whether anything is left.
 from __future__ import annotations
 
 import itertools
-import os
 import re
 import subprocess
 import tempfile
@@ -21,6 +20,7 @@ from unidiff.patch import PatchedFile, PatchSet
 from copeca_action._util.model import RecordModel
 from copeca_action.errors import InfraError
 from copeca_action.evaluate._testfiles import TestFileRules
+from copeca_action.workspace._git import HARDENING, git_env
 
 _GIT_HEADER = re.compile(r"^diff --git ")
 _PLAIN_HEADER = re.compile(r"^--- ")
@@ -56,7 +56,7 @@ def extract_patch(tree: Path, base_commit: str) -> str:
     (ignored files excepted) and commits the agent made. Uses a scratch index, so the
     run's own index and worktree are left as they are."""
     with tempfile.TemporaryDirectory(prefix="copeca-index-") as scratch:
-        env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        env = git_env({"GIT_INDEX_FILE": str(Path(scratch) / "index")})
         for argv in (["read-tree", base_commit], ["add", "-A", "."]):
             _git(tree, argv, env)
         return _git(tree, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
@@ -64,7 +64,8 @@ def extract_patch(tree: Path, base_commit: str) -> str:
 
 
 def _git(cwd: Path, argv: list[str], env: dict[str, str] | None = None) -> str:
-    proc = subprocess.run(["git", "-c", "core.quotepath=off", *argv], cwd=cwd, env=env,
+    proc = subprocess.run(["git", *HARDENING, "-c", "core.quotepath=off", *argv], cwd=cwd,
+                          env=git_env() if env is None else env,
                           capture_output=True, check=False)
     if proc.returncode != 0:
         raise InfraError(f"git {' '.join(argv)} failed in {cwd}: "
