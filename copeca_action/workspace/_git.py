@@ -76,7 +76,7 @@ _views: dict[str, Path] = {}
 _views_lock = threading.Lock()
 
 
-def _views_root() -> Path:
+def views_root() -> Path:
     """This process's folder of views (private: blank in every sandbox; removed at exit)."""
     with _views_lock:
         root = _views.get("")
@@ -96,7 +96,7 @@ def store_view(git_dir: Path) -> Path:
     """The GIT_DIR the harness uses for the repository `git_dir` (see the module's doc):
     its data through links, its config and HEAD the harness's own."""
     git_dir = git_dir.resolve()
-    view = _views_root() / f"store-{_key(git_dir)}"
+    view = views_root() / f"store-{_key(git_dir)}"
     if (view / "config").is_file():
         return view
     with _views_lock:
@@ -115,7 +115,7 @@ def store_view(git_dir: Path) -> Path:
 
 def worktree_view(work_tree: Path) -> Path:
     """The private GIT_DIR of the worktree at `work_tree` (its HEAD and index)."""
-    return _views_root() / f"worktree-{_key(work_tree.resolve())}"
+    return views_root() / f"worktree-{_key(work_tree.resolve())}"
 
 
 def git_command(git_dir: Path | None = None) -> list[str]:
