@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -76,16 +78,100 @@ _views: dict[str, Path] = {}
 _views_lock = threading.Lock()
 
 
+VIEWS_PREFIX = "copeca-git-"
+_OWNER = "owner.json"
+
+
 def views_root() -> Path:
-    """This process's folder of views (private: blank in every sandbox; removed at exit)."""
+    """This process's folder of views (private: blank in every sandbox; removed at exit).
+    It records its owner (`owner.json`), and the first call sweeps the folders of owners
+    that died without removing theirs (`sweep_stale_views`)."""
     with _views_lock:
         root = _views.get("")
         if root is None or not root.is_dir():
-            root = Path(tempfile.mkdtemp(prefix="copeca-git-"))
+            if root is None:
+                sweep_stale_views()
+            root = Path(tempfile.mkdtemp(prefix=VIEWS_PREFIX))
+            (root / f"{_OWNER}.tmp").write_text(json.dumps(_owner_id(os.getpid())))
+            os.replace(root / f"{_OWNER}.tmp", root / _OWNER)
             register_private_dir(root)
             atexit.register(shutil.rmtree, root, True)
             _views[""] = root
         return root
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _owner_id(pid: int) -> dict[str, str | int] | None:
+    """What names a live process across pid reuse and reboots: its pid, its start time (in
+    clock ticks since boot), the boot and its pid namespace; None when it is not running."""
+    stat_text = _read_text(f"/proc/{pid}/stat")
+    boot = _read_text("/proc/sys/kernel/random/boot_id")
+    if stat_text is None or boot is None:
+        return None
+    fields = stat_text[stat_text.rfind(")") + 2:].split()
+    try:
+        pidns = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        pidns = ""
+    return {"pid": pid, "start": fields[19] if len(fields) > 19 else "",
+            "boot": boot.strip(), "pidns": pidns}
+
+
+def _owner_dead(owner: object) -> bool:
+    """Whether the recorded owner is certainly gone: another boot, or (in our pid
+    namespace) no process with that pid and start time. Anything unsure counts as alive."""
+    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int):
+        return False
+    here = _owner_id(os.getpid())
+    if here is None:
+        return False
+    if owner.get("boot") != here["boot"]:
+        return True
+    if owner.get("pidns") != here["pidns"] or owner["pid"] <= 0:
+        return False
+    now = _owner_id(owner["pid"])
+    return now is None or now["start"] != owner.get("start")
+
+
+def sweep_stale_views(tmp: Path | None = None) -> list[Path]:
+    """Remove the view folders (`copeca-git-*` in the temporary folder) that harness
+    processes killed before their exit (SIGKILL, OOM) left: only real folders (never a
+    link, never followed), owned by this user, whose `owner.json` names a process that is
+    certainly dead (`_owner_dead`). A folder without a readable owner is left alone (a run
+    being set up, another version's). The folders removed."""
+    tmp = Path(tempfile.gettempdir()) if tmp is None else tmp
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(tmp))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not entry.name.startswith(VIEWS_PREFIX):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            continue
+        try:
+            fd = os.open(os.path.join(entry.path, _OWNER), os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as fh:
+                owner = json.loads(fh.read(4096))
+        except (OSError, ValueError):
+            continue
+        if _owner_dead(owner):
+            # rmtree never follows a link (the views' links lead into the snapshot cache)
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
 
 
 def _key(path: Path) -> str:
