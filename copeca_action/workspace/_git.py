@@ -19,6 +19,7 @@ would otherwise run as the harness, outside every sandbox. So:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
 import os
@@ -98,6 +99,20 @@ def views_root() -> Path:
             atexit.register(shutil.rmtree, root, True)
             _views[""] = root
         return root
+
+
+def view_folders() -> list[Path]:
+    """Every folder of git views of this user's harness processes (this one's included),
+    real folders only: what sandboxed code must never write."""
+    tmp = Path(tempfile.gettempdir())
+    found = {views_root()}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(tmp):
+            if entry.name.startswith(VIEWS_PREFIX) and entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    if entry.stat(follow_symlinks=False).st_uid == os.getuid():
+                        found.add(Path(entry.path))
+    return sorted(found)
 
 
 def _read_text(path: str) -> str | None:

@@ -25,13 +25,16 @@ def test_under_unshare_the_job_says_agents_could_read_its_files(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_process, "_works",
                         lambda argv: argv[0] != "bwrap" and _real_works(argv))
-    assert _process.agent_isolation()[1] == ["unshare", "pidns"]
+    levels = _process.agent_isolation()[1]
+    assert levels[:2] == ["unshare", "pidns"]
     corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}})
     cfg = config(tmp_path, corpus, scenario())
     stats = run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
                      scenario_text="name: t\n")
     assert any("bubblewrap does not work here" in w and "signing-key file" in w
-               for w in stats.warnings)
+               and "transcripts" in w for w in stats.warnings)
+    if "harness-ro" in levels:  # the harness's files read-only, keys masked: said so
+        assert any("read-only" in w and "read empty" in w for w in stats.warnings)
     records = read_records(cfg.out.results)
     assert records and all("agent_files_visible" in r.flags for r in records)
     assert all("agent_not_isolated" not in r.flags for r in records)  # the pid ns holds
@@ -49,3 +52,25 @@ def test_under_bubblewrap_nothing_is_said(tmp_path: Path) -> None:
                      scenario_text="name: t\n")
     assert not any("not confined" in w for w in stats.warnings)
     assert all("agent_files_visible" not in r.flags for r in read_records(cfg.out.results))
+
+
+def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_agent_starts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not any(_real_works(v) for v in _process.UNSHARE_AGENT):
+        pytest.skip("unshare cannot make a pid namespace here")
+    monkeypatch.setattr(_process, "_works",
+                        lambda argv: argv[0] != "bwrap" and _real_works(argv))
+    if "harness-ro" not in _process.agent_isolation()[1]:
+        pytest.skip("unshare cannot mount here")
+    monkeypatch.setattr(_process, "unshare_view",
+                        lambda writable: ["ro", str(tmp_path / "not-there"), ""])
+    started = tmp_path / "started"
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42", touch=str(started))}})
+    cfg = config(tmp_path, corpus, scenario())
+    run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+             scenario_text="name: t\n")
+    records = read_records(cfg.out.results)
+    assert records and all(r.outcome == "infra_error" for r in records)
+    assert all("sandbox" in (r.error or "") and "never started" in (r.error or "")
+               and "not-there" in (r.error or "") for r in records), records[0].error
+    assert not started.exists()

@@ -49,8 +49,9 @@ _real_works = _process._works
 @pytest.mark.parametrize("sandbox", ["auto", "unshare"])
 def test_git_commands_an_agent_plants_never_run_in_the_harness(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str) -> None:
-    """`unshare`: no file can be made read-only, the agent writes the repository's config
-    and `commondir` too; the harness's git must still obey none of it."""
+    """`unshare` without its read-only mounts (`_view_works` false), the agent writes the
+    repository's config and `commondir` too; the harness's git must still obey none of it.
+    With them (`harness-ro`), those writes are refused as under bubblewrap."""
     if sandbox == "unshare":
         if not any(_real_works(v) for v in _process.UNSHARE_AGENT):
             pytest.skip("unshare cannot make a pid namespace here")
@@ -77,10 +78,74 @@ def test_git_commands_an_agent_plants_never_run_in_the_harness(
         before = (run_dir / "home" / "before.txt").read_text().split()
         assert before == [".git", "app.py", "test_app.py"], json.dumps(before)
     assert cfg.store.snapshots()  # the pool reused the worktree (workers=1, three runs)
-    if "private-hidden" in _process.agent_isolation()[1]:  # bubblewrap: read-only too
+    levels = _process.agent_isolation()[1]
+    if "private-hidden" in levels or "harness-ro" in levels:  # read-only too
         for record in records:
             denied = (cfg.out.root / record.run_dir / "home" / "denied.txt").read_text()
             assert denied.split() == ["store-config-denied", "hooks-denied",
                                       "commondir-denied"]
         store = Path(cfg.store.snapshots()[0].git_dir)
         assert "fsmonitor" not in (store / "config").read_text()
+
+
+TAMPER = r"""
+printf '#!/bin/sh\n[ "$(readlink /proc/self/ns/pid)" = "{host_ns}" ] && touch {marker}-$$\ncat\n' \
+  > "$HOME/evil.sh"; chmod +x "$HOME/evil.sh"
+echo 'answer = 42' > answer.py; echo '* filter=lfs' > .gitattributes
+for view in {views}/store-*; do
+  git config --file "$view/config" filter.lfs.clean "$HOME/evil.sh" 2>/dev/null \
+    || echo view-denied >> "$HOME/denied.txt"
+done
+echo '{{"pid": 1}}' > {views}/owner.json 2>/dev/null || echo owner-denied >> "$HOME/denied.txt"
+touch {package}/.agent-probe 2>/dev/null || echo package-denied >> "$HOME/denied.txt"
+touch {out}/planted 2>/dev/null || echo out-denied >> "$HOME/denied.txt"
+touch {cache}/planted 2>/dev/null || echo cache-denied >> "$HOME/denied.txt"
+cat {key} > "$HOME/key.txt"
+"""
+
+
+def test_under_unshare_the_harness_files_are_read_only_to_agents(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`unshare` cannot blank the harness's folders, but the agent's mount namespace makes
+    them read-only: the git views (whose config the harness's git obeys: a filter driver
+    there, named by the worktree's `.gitattributes`, ran in the harness when the patch was
+    taken), the snapshot cache, the harness's package
+    and the output folder; the key file reads empty. The agent's own files stay writable."""
+    from copeca_action._util import scrub
+    from copeca_action._util.paths import PACKAGE_DIR
+    from copeca_action.workspace._git import views_root
+
+    if not any(_real_works(v) for v in _process.UNSHARE_AGENT):
+        pytest.skip("unshare cannot make a pid namespace here")
+    monkeypatch.setattr(_process, "_works", lambda argv: argv[0] != "bwrap" and _real_works(argv))
+    assert _process.agent_isolation()[1] == ["unshare", "pidns", "harness-ro", "keys-hidden"]
+    key = tmp_path / "signing.key"
+    key.write_text("PRIVATE KEY BYTES")
+    monkeypatch.setattr(scrub, "_SECRET_FILES", {key.resolve()})
+    marker = tmp_path / "escaped"
+    probe = PACKAGE_DIR / ".agent-probe"
+    shell = TAMPER.format(marker=marker, host_ns=os.readlink("/proc/self/ns/pid"),
+                          views=views_root(), package=PACKAGE_DIR, out=tmp_path / "out",
+                          cache=tmp_path / "cache", key=key)
+    corpus = make_corpus(tmp_path, {name: {"prompt": fake(answer="42", shell=shell)}
+                                    for name in ("q1", "q2")})
+    cfg = config(tmp_path, corpus, scenario(workers=1))
+    try:
+        run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+                 scenario_text="name: t\n")
+        assert not probe.exists()
+    finally:
+        probe.unlink(missing_ok=True)
+    records = read_records(cfg.out.results)
+    assert [r.outcome for r in records] == ["ok"] * 2
+    assert not list(tmp_path.glob("escaped*"))  # nothing planted ran as the harness
+    assert not (tmp_path / "out" / "planted").exists()
+    assert json.loads((views_root() / "owner.json").read_text())["pid"] == os.getpid()
+    for record in records:
+        run_dir = cfg.out.root / record.run_dir
+        assert "agent_files_visible" in record.flags  # still readable: said as before
+        assert "+answer = 42" in (run_dir / "patch.diff").read_text()
+        assert (run_dir / "home" / "key.txt").read_text() == ""
+        denied = (run_dir / "home" / "denied.txt").read_text().split()
+        assert set(denied) == {"view-denied", "owner-denied", "package-denied", "out-denied",
+                               "cache-denied"}, denied  # a view per snapshot seen so far
