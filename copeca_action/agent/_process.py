@@ -461,7 +461,8 @@ def _run_gated(inv: AgentInvocation, timeout_s: float, cancel: threading.Event |
                 proc = subprocess.Popen(
                     ["/bin/sh", "-c", _GATE, "copeca-gate", *prefix, *inv.argv], cwd=inv.cwd,
                     env=inv.env, stdin=gate_r, stdout=out, stderr=err,
-                    start_new_session=True, pass_fds=(ready_w,))
+                    start_new_session=True,
+                    pass_fds=(ready_w,) if "harness-ro" in isolation else ())
             except OSError as exc:
                 raise InfraError(f"cannot start {inv.argv[0]}: {exc}") from exc
             finally:
