@@ -225,10 +225,27 @@ def _b64_cores(data: bytes) -> set[bytes]:
     return cores
 
 
+_B32HEX = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", b"0123456789ABCDEFGHIJKLMNOPQRSTUV")
+
+
+def _b32_cores(data: bytes) -> set[bytes]:
+    """The base32 characters (RFC 4648: `base32`, also in lower case, and `basenc
+    --base32hex`) of `data` that do not depend on its neighbours, for each of the five
+    offsets `data` can start at inside a longer encoded blob; padding never enters a core."""
+    cores: set[bytes] = set()
+    for pad in range(5):
+        encoded = base64.b32encode(b"\0" * pad + data + b"\0" * 4)
+        core = encoded[-(-8 * pad // 5):(8 * (pad + len(data))) // 5]
+        if len(core) >= MIN_VALUE_LEN:
+            cores |= {core, core.lower(), core.translate(_B32HEX)}
+    return cores
+
+
 def encodings(value: bytes) -> set[bytes]:
-    """`value` as it may appear in a file: as is, line by line, JSON-escaped, URL-encoded,
-    hex (both cases), base64 at each offset (standard and URL-safe)."""
-    found = {value}
+    """`value` as it may appear in a file: as is, reversed (`rev`), line by line,
+    JSON-escaped, URL-encoded, hex (both cases), base64 at each offset (standard and
+    URL-safe), base32 at each offset (upper and lower case, and its `base32hex` alphabet)."""
+    found = {value, value[::-1]}
     found |= {line.strip() for line in value.splitlines()}
     text = value.decode("utf-8", "surrogateescape")
     try:
@@ -241,7 +258,7 @@ def encodings(value: bytes) -> set[bytes]:
         pass
     found.add(value.hex().encode())
     found.add(value.hex().upper().encode())
-    found |= _b64_cores(value)
+    found |= _b64_cores(value) | _b32_cores(value)
     return {v for v in found if len(v) >= MIN_VALUE_LEN}
 
 
@@ -249,9 +266,10 @@ _LINE_BREAK = rb"(?:\r?\n|\\r\\n|\\n)"
 _B64_RUN = rb"[A-Za-z0-9+/_\-]"
 _WRAPPED = re.compile(
     rb"(?<!" + _B64_RUN + rb")" + _B64_RUN + rb"{16,}+(?:" + _LINE_BREAK + _B64_RUN
-    + rb"{16,}+)*+={0,2}+(?:" + _LINE_BREAK + _B64_RUN + rb"*+={0,2}+(?=" + _LINE_BREAK
+    + rb"{16,}+)*+={0,6}+(?:" + _LINE_BREAK + _B64_RUN + rb"*+={0,6}+(?=" + _LINE_BREAK
     + rb"|\Z|[\"\s]))?")
-"""Base64 wrapped over lines (`base64` wraps at 76 columns, PEM at 64), with real line
+"""Base64 or base32 wrapped over lines (`base64` and `base32` wrap at 76 columns, PEM at
+64; base32 pads with up to six `=`), with real line
 breaks or, inside a JSON string (a transcript's tool output), escaped ones."""
 _BREAKS = re.compile(_LINE_BREAK)
 _B64_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
@@ -298,9 +316,9 @@ def _before_spaced_hex(buffer: bytes, cut: int) -> int:
 
 
 def _wrapped_variants(data: bytes) -> set[bytes]:
-    """What a block wrapped over lines may hold once joined: base64 at each offset, and hex
-    (`xxd -p` wraps at 60 columns)."""
-    found = _b64_cores(data) | {data.hex().encode(), data.hex().upper().encode()}
+    """What a block wrapped over lines may hold once joined: base64 and base32 at each offset
+    (`base32` wraps at 76 columns too), and hex (`xxd -p` wraps at 60 columns)."""
+    found = _b64_cores(data) | _b32_cores(data) | {data.hex().encode(), data.hex().upper().encode()}
     return {v for v in found if len(v) >= MIN_VALUE_LEN}
 
 

@@ -1,0 +1,77 @@
+"""Secrets by value, written through the real tools an agent would run (`base32`, `od`,
+`xxd`, `hexdump`, `rev`, `python -c`): the scrubber must find each at every alignment, also
+inside a transcript's JSON, and leave a real transcript untouched."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from copeca_action._util.scrub import SECRETS, Scrubber
+
+VALUE = b"pl4nted-S3cret/value+with=odd&chars!"
+"""A value of no token shape: found only by value."""
+RULE = b"[REDACTED:env:K]"
+
+
+@pytest.fixture(autouse=True)
+def _clean_registry() -> Iterator[None]:
+    SECRETS.clear()
+    yield
+    SECRETS.clear()
+
+
+def tool(command: str, data: bytes) -> bytes:
+    """`data` through `command` (a shell pipeline of real tools); skipped where the first
+    tool is not installed."""
+    if shutil.which(command.split()[0]) is None:
+        pytest.skip(f"{command.split()[0]} is not installed")
+    return subprocess.run(command, shell=True, input=data, capture_output=True,
+                          check=True).stdout
+
+
+def scrubbed(data: bytes, in_json: bool = False) -> tuple[bytes, Scrubber]:
+    """`data` framed as tool output (or as a transcript's JSON line) and scrubbed."""
+    framed = b"the agent ran it:\n" + data + b"\n(done)\n"
+    if in_json:
+        framed = json.dumps({"out": framed.decode("latin-1")}).encode() + b"\n"
+    scrubber = Scrubber({"K": VALUE})
+    out = scrubber.scrub(framed)
+    assert out.startswith(framed[:12]) and b"(done)" in out[-12:]
+    return out, scrubber
+
+
+def assert_redacted(out: bytes, scrubber: Scrubber, *forms: bytes) -> None:
+    assert RULE in out and scrubber.counts["env:K"] >= 1
+    for form in forms:  # no 12 characters of the encoded value are left
+        for at in range(0, len(form) - 12):
+            assert form[at:at + 12] not in out, form[at:at + 12]
+
+
+PREFIXES = [b"", b"a", b"ab", b"abc", b"abcd", b"PATH=/usr/bin\nK="]
+"""Every alignment of base32's 5-byte groups (and more than one line before)."""
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("command", [
+    "base32", "base32 -w0", "base32 -w 64", "base32 -w0 | tr A-Z a-z | tr -d =",
+    "basenc --base32hex", "basenc --base32hex -w0 | tr -d ="])
+@pytest.mark.parametrize("in_json", [False, True])
+def test_base32_at_every_alignment_is_redacted(prefix: bytes, command: str,
+                                               in_json: bool) -> None:
+    """RFC 4648 base32 (`base32` wraps at 76 columns and pads with up to six `=`; lower case
+    and unpadded as TOTP secrets and many libraries write it; the base32hex alphabet)."""
+    encoded = tool(command, prefix + VALUE + b"\nHOME=/root\n").strip()
+    out, scrubber = scrubbed(encoded, in_json)
+    own = tool(command, prefix + VALUE).replace(b"\n", b"").rstrip(b"=")
+    assert_redacted(out, scrubber, own[len(prefix) * 8 // 5 + 2:-8])  # the value's own
+
+
+def test_a_reversed_value_is_redacted() -> None:
+    """`env | rev`, the simplest way round a filter that looks for the value itself."""
+    reversed_ = tool("rev", b"K=" + VALUE + b"\n").strip()
+    assert_redacted(*scrubbed(reversed_), reversed_)
