@@ -346,18 +346,24 @@ _ANY_PATTERN = re.compile(b"|".join(
                        if isinstance(p.prefilter, re.Pattern)))
 """Every pattern's prefilter in one search: a decoded run none of them passes holds no token."""
 
-_HEX_BYTE = rb"(?:0[xX])?+[0-9A-Fa-f]{2}(?:[0-9A-Fa-f]{2})?+(?![0-9A-Za-z])"
-"""A byte (`de`, `0xde`) or, as `xxd` groups them, two (`dead`)."""
+_HEX_BYTE = (rb"(?:0[xX])?+[0-9A-Fa-f]{2}(?:[0-9A-Fa-f]{2}(?:[0-9A-Fa-f]{4}(?:[0-9A-Fa-f]{8})?+"
+             rb"(?=[ \t\r\n\\]|\Z))?+)?+(?![0-9A-Za-z])")
+"""A byte (`de`, `0xde`) or a word of two, four or eight (`dead` as `xxd` groups them,
+`od -tx2`, `od -tx4`, `od -tx8`, `hexdump`, `xxd -e`); the words of four or eight bytes
+only where a space or a line's end follows, as in a dump (a UUID's first part is none)."""
 _DUMP_OFFSET = rb"[0-9A-Fa-f]{6,8}:?[ \t]++"
 """The offset opening a dump's line (`od -tx1`, `hexdump -C`, `xxd`)."""
-_DUMP_TEXT = (rb"[ \t]++\|[^|\r\n]{1,40}\||[ \t]{2,}+[^\r\n\\]{1,16}(?=" + _LINE_BREAK
-              + rb"|\Z)")
-"""The text column closing a dump's line (`|...|` in `hexdump -C`, after two spaces in
-`xxd`): the bytes again as characters, redacted with them."""
-_HEX_SEP = (rb"(?:(?:" + _DUMP_TEXT + rb")?" + _LINE_BREAK + rb"[ \t]*+(?:" + _DUMP_OFFSET
+_XXD_TEXT = rb"[ \t]{2,}+(?!(?:[0-9A-Fa-f]{2}[ \t]*+)++(?:[\r\n\\]|\Z))[^\r\n\\]{1,16}"
+"""`xxd`'s text column, after two spaces; never more groups of hex (`hexdump -x` spaces its
+words by four)."""
+_DUMP_TEXT = (rb"[ \t]++\|[^|\r\n]{1,40}\||[ \t]++>[^\r\n]{1,40}<|" + _XXD_TEXT + rb"(?="
+              + _LINE_BREAK + rb"|\Z)")
+"""The text column closing a dump's line (`|...|` in `hexdump -C`, `>...<` in `od -tx1z`,
+after two spaces in `xxd`): the bytes again as characters, redacted with them."""
+_HEX_SEP = (rb"(?:(?:" + _DUMP_TEXT + rb"|[ \t]*+,)?" + _LINE_BREAK + rb"[ \t]*+(?:" + _DUMP_OFFSET
             + rb")?|[ \t]*+[:\-.,][ \t]*+|[ \t]++)")
 """Between two groups: a line's end (its text column first, so a column that starts like
-hex, `03-Xy…`, is not read as bytes), or a separator."""
+hex, `03-Xy…`, is not read as bytes; or the comma of `xxd -i`), or a separator."""
 _SPACED_HEX = re.compile(
     rb"(?:(?<![0-9A-Za-z])|(?<=\\n))(?:" + _DUMP_OFFSET + rb")?" + _HEX_BYTE + rb"(?:" + _HEX_SEP
     + _HEX_BYTE + rb"){3,}+(?:" + _DUMP_TEXT + rb")?")
@@ -373,19 +379,24 @@ _RUN_HEAD = re.compile(
 """The start of a `_SPACED_HEX` run, whatever its length so far, with what separates it from
 its next group: when one reaches a stream piece's end, the piece ends before it."""
 _RUN_TAIL = re.compile(_HEX_BYTE + _HEX_SEP + _HEX_BYTE + _RUN_END + rb"\Z")
-_DUMP_LINE_HEAD = re.compile(rb"\A[ \t]*+(?:" + _DUMP_OFFSET + rb")?")
-_DUMP_LINE_TEXT = re.compile(rb"(?:[ \t]++\|[^|\r\n]{1,40}\||[ \t]{2,}+[^\r\n\\]{1,16})\Z")
+_DUMP_LINE_HEAD = re.compile(rb"\A(?:[0-9A-Fa-f]{5,7}0:?[ \t]++)?[ \t]*+")
+"""A dump line's offset: at the line's very start (`od -An -tx4` starts its lines with a
+space, then a word of eight digits) and a multiple of 16."""
+_DUMP_LINE_TEXT = re.compile(
+    rb"(?:[ \t]++\|[^|\r\n]{1,40}\||[ \t]++>[^\r\n]{1,40}<|" + _XXD_TEXT + rb")\Z")
 _DUMP_LINE_HEX = re.compile(rb"\A" + _HEX_BYTE + rb"(?:(?:[ \t]*+[:\-.,][ \t]*+|[ \t]++)"
                             + _HEX_BYTE + rb")*+")
-_NOT_HEX = re.compile(rb"0[xX]|[^0-9A-Fa-f]")
+_HEX_GROUP = re.compile(rb"(?:0[xX])?([0-9A-Fa-f]+)")
 
 
 _HEX_CLASSES = bytes((104 if chr(b) in "0123456789abcdefABCDEF" else 115 if chr(b) in " \t:.,-"
                       else 120) for b in range(256))
 """Each byte as its class for the seeds below: `h` a hex digit, `s` a separator, `x` other."""
-_HEX_SEED = re.compile(rb"hhs{1,2}(?:hx)?hh(?:s{1,2}(?:hx)?hh){6}|hhs(?:hh){2}(?:s(?:hh){2}){2}")
+_HEX_SEED = re.compile(rb"hhs(?:s?(?:hx)?hh(?:s{1,2}(?:hx)?hh){6}"
+                       rb"|s{0,3}(?:hh){2}(?:s{1,4}(?:hh){2}){2}|(?:hh){4}s(?:hh){4}|(?:hh){8})")
 """In classes: a run's first group's last digits and what follows on its line, 8 bytes' worth
-(7 more bytes, or 3 more of `xxd`'s two-byte groups). Every `_SPACED_HEX` run that can hold a
+(7 more bytes, or 3 more of `xxd`'s two-byte groups, which `hexdump -x` spaces by four, 2
+more words of four bytes, one of eight). Every `_SPACED_HEX` run that can hold a
 secret (8 bytes or more) has one on its first line (a dump's lines hold 16 bytes); a date or a
 version number has not. It starts with two hex digits, not the separator: a search that
 started at every space tried each of a JSON report's indentation (25 MB/s, 18 ms of a 100k
@@ -393,21 +404,29 @@ records' report); the run's regex, which reads plain text at a tenth of the scru
 then runs only around a seed."""
 _SEED_REACH = 32
 """How far before its seed a run may start (a dump's offset, a `0x`)."""
+_SEED_AFTER = 96
+"""How far past a seed of long words a run's first four groups may reach (`od -tx8`: two
+words of 16 digits on a line, the next line's offset between); other seeds look as far as
+before them (a wider window for all doubled the time of a transcript's UUIDs)."""
 
 
-def _unspace_hex(run: bytes) -> bytes:
-    """The bytes a run of `_SPACED_HEX` spells: per line, its offset and text column left
-    out."""
-    out = bytearray()
+def _unspace_hex(run: bytes) -> tuple[bytes, bytes | None]:
+    """The bytes a run of `_SPACED_HEX` spells (per line, its offset and text column left
+    out), read as written and, when it holds words of more than one byte, each word's bytes
+    in reverse (`od -tx2`, `od -tx4`, `hexdump` and `xxd -e` print little-endian words:
+    `6c70` is `pl`); None for the second when every group is one byte."""
+    out, swapped = bytearray(), bytearray()
     for line in _BREAKS.split(run):
         line = line[_DUMP_LINE_HEAD.match(line).end():]  # type: ignore[union-attr]
         if (text := _DUMP_LINE_TEXT.search(line)) is not None:
             line = line[:text.start()]
         hex_part = _DUMP_LINE_HEX.match(line)
         if hex_part is not None:
-            digits = _NOT_HEX.sub(b"", hex_part.group(0))
-            out += bytes.fromhex(digits[:len(digits) // 2 * 2].decode())
-    return bytes(out)
+            for group in _HEX_GROUP.findall(hex_part.group(0)):
+                word = bytes.fromhex(group.decode())
+                out += word
+                swapped += word[::-1]
+    return bytes(out), (bytes(swapped) if swapped != out else None)
 
 
 def _unescape(run: bytes) -> bytes:
@@ -513,13 +532,20 @@ class Scrubber:
         done = pos = 0
         while (seed := _HEX_SEED.search(classes, pos)) is not None:
             pos = seed.end() - 1
+            wide = b"hhhhhhhh" in seed.group(0)  # words of four or eight bytes
             match = _SPACED_HEX.search(data, max(done, seed.start() - _SEED_REACH),
-                                       seed.end() + _SEED_REACH)
+                                       seed.end() + (_SEED_AFTER if wide else _SEED_REACH))
             if match is None:
                 continue
             match = _SPACED_HEX.match(data, match.start())  # the whole run, however long
             assert match is not None
-            rule = self._decoded_rule(_unspace_hex(match.group(0)))
+            indent = match.start()  # with the line's indentation: then no offset opens it
+            while indent > done and data[indent - 1] in b" \t":
+                indent -= 1
+            as_written, swapped = _unspace_hex(data[indent:match.end()])
+            rule = self._decoded_rule(as_written)
+            if rule is None and swapped is not None:
+                rule = self._decoded_rule(swapped)
             if rule is not None:
                 pieces += [data[done:match.start()], rule]
                 done = match.end()

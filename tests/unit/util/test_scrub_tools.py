@@ -75,3 +75,25 @@ def test_a_reversed_value_is_redacted() -> None:
     """`env | rev`, the simplest way round a filter that looks for the value itself."""
     reversed_ = tool("rev", b"K=" + VALUE + b"\n").strip()
     assert_redacted(*scrubbed(reversed_), reversed_)
+
+
+HEX_DUMPS = [
+    "od -tx1", "od -An -tx1", "od -tx1z", "xxd", "xxd -g1", "xxd -i", "hexdump -C",
+    "od -tx2", "od -x", "od -An -tx2", "hexdump", "hexdump -x", "od -tx4", "od -An -tx4",
+    "xxd -e", "od -tx8"]
+"""Hex dumps as the tools print them: bytes one by one, and little-endian words of two, four
+and eight bytes (`od -tx2`'s `6c70` is `pl`), with offsets or without, and text columns."""
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abc", b"PATH=/usr/bin\nK="])
+@pytest.mark.parametrize("command", HEX_DUMPS)
+@pytest.mark.parametrize("in_json", [False, True])
+def test_hex_dumps_of_every_tool_are_redacted(prefix: bytes, command: str,
+                                              in_json: bool) -> None:
+    dump = tool(command, prefix + VALUE + b"\nHOME=/root\n")
+    out, scrubber = scrubbed(dump, in_json)
+    assert scrubber.counts["env:K"] == 1
+    assert_redacted(out, scrubber, VALUE)  # nor in a text column
+    lines = [line for line in dump.splitlines() if VALUE[:4] in line or VALUE[-4:] in line]
+    for line in lines:  # no line that spelled part of the value is left
+        assert line not in out
