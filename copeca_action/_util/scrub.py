@@ -315,6 +315,75 @@ def _before_spaced_hex(buffer: bytes, cut: int) -> int:
     return last.start()
 
 
+_CELL = (rb"(?: {3}(?:[^\s\\]|\\\")| {2}\\\\?[0abfnrtv]| {2}(?:\\\\){1,2}(?![0abfnrtv])| [0-7]{3}"
+         rb"| {4})")
+"""One byte of a character dump, four columns wide (`od -c`, `hexdump -c`, `od -b`,
+`hexdump -b`): a character (`   p`; in a transcript's JSON a quote is `   \\"`), an escape
+(`  \\n`, in JSON `  \\\\n`; a backslash `  \\\\`), three octal digits (` 303`), or a space
+(four spaces)."""
+_CELL_OFFSET = rb"(?:[0-9A-Fa-f]{6,8})?"
+_CHAR_DUMP = re.compile(
+    rb"(?:(?<![0-9A-Za-z])|(?<=\\n))" + _CELL_OFFSET + rb"(?:" + _CELL + rb"){4,16}+(?:"
+    + _LINE_BREAK + _CELL_OFFSET + rb"(?:" + _CELL + rb"){1,16}+)*+")
+"""A character dump over lines (real or, in a transcript's JSON, escaped), offsets included:
+at least 4 bytes on its first line."""
+_CHAR_SEED = re.compile(rb"   [^\s\\](?:   [^\s\\]| {2}\\\\?[0abfnrtv]| [0-7]{3}){3}")
+"""Four bytes of an `od -c` line that are not spaces (3 spaces, as the regex's literal
+prefix, make it fast: 5 ms in a 10 MB transcript)."""
+_OCTAL_SEED = b"shhhshhhshhhshhhshhh"
+"""Five bytes of `od -b` in `_HEX_CLASSES` (a space, three digits)."""
+_CHAR_REACH = 256
+"""How far before its seed a character dump may start (the previous line, JSON-escaped)."""
+_CELL_PART = re.compile(rb" {3}(?P<c>[^\s\\]|\\\")| {2}\\\\?(?P<e>[0abfnrtv])| {2}(?P<b>\\)"
+                        rb"(?:\\){0,3}| (?P<o>[0-7]{3})|(?P<s> {4})")
+_ESCAPED_BYTE = {b"0": 0, b"a": 7, b"b": 8, b"f": 12, b"n": 10, b"r": 13, b"t": 9, b"v": 11}
+_CELL_LINE_HEAD = re.compile(rb"\A[0-9A-Fa-f]{6,8}")
+_CELL_PARTIAL = rb"(?:" + _LINE_BREAK + rb"[0-9A-Fa-f]{0,8})?(?: {1,3})?"
+_CHAR_TAIL = re.compile(
+    rb"(?:[0-9A-Fa-f]{6,8}|" + _CELL + rb")(?:" + _CELL + rb")*+" + _CELL_PARTIAL + rb"\Z")
+_CHAR_HEAD = re.compile(
+    rb"(?:(?<![0-9A-Za-z])|(?<=\\n))(?:[0-9A-Fa-f]{6,8}(?:" + _CELL + rb"){0,16}+|(?:" + _CELL
+    + rb"){1,16}+)(?:" + _LINE_BREAK + _CELL_OFFSET + rb"(?:" + _CELL + rb"){1,16}+)*+"
+    + _CELL_PARTIAL)
+"""The start of a character dump, however short so far, with a line's offset or a cell's
+first spaces: when one reaches a stream piece's end, the piece ends before it."""
+
+
+def _uncell(run: bytes) -> bytes:
+    """The bytes a `_CHAR_DUMP` run spells, offsets left out."""
+    out = bytearray()
+    for line in _BREAKS.split(run):
+        if (offset := _CELL_LINE_HEAD.match(line)) is not None:
+            line = line[offset.end():]
+        for cell in _CELL_PART.finditer(line):
+            if (char := cell.group("c")) is not None:
+                out += char[-1:]
+            elif (escape := cell.group("e")) is not None:
+                out.append(_ESCAPED_BYTE[escape])
+            elif cell.group("b") is not None:
+                out += b"\\"
+            elif (octal := cell.group("o")) is not None:
+                out.append(int(octal, 8) & 0xFF)
+            else:
+                out += b" "
+    return bytes(out)
+
+
+def _before_char_dump(buffer: bytes, cut: int) -> int:
+    """`cut` moved back to the start of a character dump that reaches it (looked for up to
+    64 KiB back), so the dump is scrubbed whole in the next piece."""
+    if not _CHAR_TAIL.search(buffer, max(0, cut - 64), cut):
+        return cut
+    last = None
+    for found in _CHAR_HEAD.finditer(buffer, max(0, cut - _HEX_WINDOW), cut):
+        last = found
+    if last is None or last.end() < cut - 1:
+        return cut
+    if last.start() == 0:
+        return 0 if len(buffer) <= _MAX_CARRY else cut
+    return last.start()
+
+
 def _wrapped_variants(data: bytes) -> set[bytes]:
     """What a block wrapped over lines may hold once joined: base64 and base32 at each offset
     (`base32` wraps at 76 columns too), and hex (`xxd -p` wraps at 60 columns)."""
@@ -483,7 +552,11 @@ class Scrubber:
                 data = data.replace(needle, replacement)
         if self._wrapped and _BREAKS.search(data):
             data = _WRAPPED.sub(self._unwrap, data)
-        data = self._unspace_runs(data)
+        classes = data.translate(_HEX_CLASSES)
+        spaced = self._unspace_runs(data, classes)
+        if spaced is not data:
+            data, classes = spaced, spaced.translate(_HEX_CLASSES)
+        data = self._uncell_runs(data, classes)
         seen: dict[object, bool] = {}
         for pattern in PATTERNS:
             if pattern.prefilter not in seen:
@@ -524,10 +597,9 @@ class Scrubber:
         self.counts[rule[10:-1].decode()] += 1
         return rule
 
-    def _unspace_runs(self, data: bytes) -> bytes:
+    def _unspace_runs(self, data: bytes, classes: bytes) -> bytes:
         """Each run of hex with separators, or hex dump, redacted whole when its bytes hold a
         secret value or a token shape; looked for only around `_HEX_SEED`s."""
-        classes = data.translate(_HEX_CLASSES)
         pieces: list[bytes] = []
         done = pos = 0
         while (seed := _HEX_SEED.search(classes, pos)) is not None:
@@ -550,6 +622,32 @@ class Scrubber:
                 pieces += [data[done:match.start()], rule]
                 done = match.end()
             pos = max(pos, match.end())
+        return b"".join([*pieces, data[done:]]) if pieces else data
+
+    def _uncell_runs(self, data: bytes, classes: bytes) -> bytes:
+        """Each character dump (`od -c`, `hexdump -c`, `od -b`, `hexdump -b`) redacted whole
+        when its bytes hold a secret value or a token shape; looked for only around seeds."""
+        seeds = [m.start() for m in _CHAR_SEED.finditer(data)]
+        at = classes.find(_OCTAL_SEED)
+        while at >= 0:
+            seeds.append(at)
+            at = classes.find(_OCTAL_SEED, at + len(_OCTAL_SEED))
+        pieces: list[bytes] = []
+        done = pos = 0
+        for seed in sorted(seeds):
+            if seed < pos:
+                continue
+            found = _CHAR_DUMP.search(data, max(done, seed - _CHAR_REACH), seed + 64)
+            if found is None:
+                pos = seed + 1
+                continue
+            match = _CHAR_DUMP.match(data, found.start())  # the whole dump
+            assert match is not None
+            rule = self._decoded_rule(_uncell(match.group(0)))
+            if rule is not None:
+                pieces += [data[done:match.start()], rule]
+                done = match.end()
+            pos = max(seed + 1, match.end())
         return b"".join([*pieces, data[done:]]) if pieces else data
 
     def _unescape_run(self, match: re.Match[bytes]) -> bytes:
@@ -608,6 +706,7 @@ def _cut_point(buffer: bytes) -> int:
             cut = end.end()  # never split the END line
     cut = _before_wrapped_block(buffer, cut)
     cut = _before_spaced_hex(buffer, cut)
+    cut = _before_char_dump(buffer, cut)
     for marker in (b"ws_secret_access_key", b"WS_SECRET_ACCESS_KEY"):
         at = buffer.rfind(marker, max(0, cut - 120), cut)
         if at >= 0:

@@ -97,3 +97,30 @@ def test_hex_dumps_of_every_tool_are_redacted(prefix: bytes, command: str,
     lines = [line for line in dump.splitlines() if VALUE[:4] in line or VALUE[-4:] in line]
     for line in lines:  # no line that spelled part of the value is left
         assert line not in out
+
+
+CHAR_DUMPS = ["od -c", "od -An -c", "od -tc", "hexdump -c", "od -b", "od -An -b", "hexdump -b"]
+"""Character dumps, a byte in four columns: `   p`, `  \\n`, ` 303` (and all in octal)."""
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"PATH=/usr/bin\nK="])
+@pytest.mark.parametrize("command", CHAR_DUMPS)
+@pytest.mark.parametrize("in_json", [False, True])
+def test_character_dumps_are_redacted(prefix: bytes, command: str, in_json: bool) -> None:
+    dump = tool(command, prefix + VALUE + b"\n\"\\\xc3\xa9 HOME=/root\n")
+    out, scrubber = scrubbed(dump, in_json)
+    assert scrubber.counts["env:K"] == 1
+    for line in dump.splitlines()[:3]:  # the lines that spell the value are gone
+        assert line.split(b" ", 1)[-1].strip() not in out
+
+
+@pytest.mark.parametrize("command", ["od -c", "od -b", "od -tx2", "xxd", "hexdump -C"])
+@pytest.mark.parametrize("chunk", [7, 100, 4096])
+def test_a_dump_split_across_stream_pieces_is_redacted(command: str, chunk: int) -> None:
+    dump = tool(command, b"PATH=/usr/bin\nK=" + VALUE + b"\n")
+    data = b"a log line, then the agent's dump\n" * 20 + dump + b"done.\n"
+    scrubber = Scrubber({"K": VALUE})
+    out = b"".join(scrubber.scrub_stream([data[i:i + chunk]
+                                          for i in range(0, len(data), chunk)]))
+    assert out.endswith(b"done.\n") and scrubber.counts["env:K"] == 1
+    assert dump.splitlines()[1] not in out
