@@ -5,9 +5,11 @@ inside a transcript's JSON, and leave a real transcript untouched."""
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -124,3 +126,40 @@ def test_a_dump_split_across_stream_pieces_is_redacted(command: str, chunk: int)
                                           for i in range(0, len(data), chunk)]))
     assert out.endswith(b"done.\n") and scrubber.counts["env:K"] == 1
     assert dump.splitlines()[1] not in out
+
+
+@pytest.mark.parametrize("command", ["xxd", "od -tx1", "od -tx2", "hexdump -C", "od -c",
+                                     "base64", "base32", "xxd -p"])
+@pytest.mark.parametrize("edge", [-40, -7, 0, 5, 33])
+def test_a_dump_over_64_kib_cut_at_a_chunk_edge_is_redacted(
+        tmp_path: Path, command: str, edge: int) -> None:
+    """A dump of a large file, the value in it where the 1 MiB chunk of `scrub_file` ends."""
+    from copeca_action._util import scrub
+
+    size = 300_000
+    raw = bytearray(random.Random(7).randbytes(size))
+    out = tool(command, bytes(raw))
+    per_byte = len(out) / size
+    at = int((scrub._CHUNK + edge) / per_byte) // 16 * 16 - 8  # its encoding spans the edge
+    raw[at:at + len(VALUE)] = VALUE
+    path = tmp_path / "dump.txt"
+    path.write_bytes(tool(command, bytes(raw)))
+    scrubber = Scrubber({"K": VALUE})
+    scrub.scrub_file(path, scrubber)
+    assert scrubber.counts["env:K"] >= 1
+    left = path.read_bytes()
+    assert left.count(RULE) == scrubber.counts["env:K"]
+
+
+def test_real_transcripts_are_left_byte_for_byte() -> None:
+    """No false positive: every recorded transcript, scrubbed with secrets that are not in
+    them, comes out unchanged (their hashes, UUIDs, numbers, indentation, base64 images)."""
+    root = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    assert len(files) > 40
+    scrubber = Scrubber({"K": VALUE, "ANTHROPIC_API_KEY": "sk-ant-api03-" + "Qm9vN" * 20,
+                         "GITHUB_TOKEN": "ghs_" + "a1B2c" * 8})
+    for path in files:
+        data = path.read_bytes()
+        assert b"".join(scrubber.scrub_stream([data[:4096], data[4096:]])) == data, path
+    assert not scrubber.counts
