@@ -3,9 +3,11 @@ output folder.
 
 Two kinds of rule: secret *values* (provider keys, tokens, every secret `INPUT_*`, any variable
 the user names, and whatever the harness registered, e.g. the signing key's PEM and raw
-bytes), each matched as is and in its common encodings (JSON-escaped, line by line, base64 at
-each of the three byte offsets, standard and URL-safe, hex, URL-encoded; base64 and hex also
-wrapped over lines; hex with separators and hex dumps (`od -tx1`, `xxd`, `hexdump -C`);
+bytes), each matched as is and in its common encodings (reversed, JSON-escaped, line by line,
+base64 at each of the three byte offsets, standard and URL-safe, base32 at each of its five,
+hex, URL-encoded; base64, base32 and hex also wrapped over lines; hex with separators and hex
+dumps, of bytes and of little-endian words (`od -tx1`, `od -tx2`, `xxd`, `hexdump -C`,
+`hexdump`); character dumps (`od -c`, `od -b`);
 runs of `\\u`/`\\x`/`%` escapes decoded; a reply streamed in pieces over transcript lines
 joined); and *token patterns* that are secrets whatever variable they came
 from. A redaction reads `[REDACTED:<rule>]`; only
