@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import copy
 import json
 import os
 import re
@@ -666,6 +667,14 @@ class Scrubber:
             return b"\\" + rule  # the run began inside an escaped backslash: keep its half
         return rule
 
+    def finds(self, data: bytes) -> str | None:
+        """The rule of a secret or token in `data` (one complete buffer), else None;
+        nothing is counted."""
+        probe = copy.copy(self)
+        probe.counts = Counter()
+        probe.scrub(data)
+        return next(iter(probe.counts), None)
+
     def scrub_text(self, text: str) -> str:
         """For log lines and error messages."""
         return self.scrub(text.encode()).decode(errors="replace")
@@ -767,7 +776,14 @@ def scrub_file(path: Path, scrubber: Scrubber) -> int:
             rewrite.keep = sum(scrubber.counts.values()) != before
     if path.suffix == ".jsonl":
         scrub_split_deltas(path, scrubber)
+    if path.suffix in _PATCHES:  # git's binary hunks: compressed, out of the byte pass's sight
+        from copeca_action._util.binpatch import scrub_binary_patches
+
+        scrubber.counts.update(scrub_binary_patches(path, scrubber.finds))
     return sum(scrubber.counts.values()) - start
+
+
+_PATCHES = (".diff", ".patch")
 
 
 _SQLITE = b"SQLite format 3\x00"
