@@ -42,6 +42,10 @@ def add_run_arguments(p: argparse.ArgumentParser, *, demo: bool = False) -> None
     p.add_argument("--out", type=Path, help="output folder (default: out/<scenario name>)")
     p.add_argument("--resume", action="store_true",
                    help="continue the plan in --out, skipping runs that already finished")
+    p.add_argument("--start-over", action="store_true",
+                   help="move what --out holds aside to OUT.old-<UTC time> (kept whole, "
+                   "nothing deleted) and run the plan from scratch: after an agent CLI "
+                   "upgrade or any change that makes the finished runs stale")
     if not demo:
         p.add_argument("--shard", help="i/n: only the i-th of n disjoint slices (1-based)")
         p.add_argument("--compare", choices=["baseline", "base-ref", "both"],
@@ -90,6 +94,10 @@ def add_run_arguments(p: argparse.ArgumentParser, *, demo: bool = False) -> None
 
 def prepare(args: argparse.Namespace, scenario_path: Path,
             out_default: Path | None = None) -> Prepared:
+    if args.start_over and args.resume:
+        raise ConfigError("--start-over and --resume: choose one (--resume continues the "
+                          "folder's runs, --start-over moves them aside and runs afresh)",
+                          file="--start-over")
     if args.workers is not None and not 1 <= args.workers <= 256:
         raise ConfigError(f"--workers {args.workers}: expected 1 to 256")
     if args.budget_usd is not None and not (math.isfinite(args.budget_usd)
@@ -137,6 +145,8 @@ def check_paths(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     prep = prepare(args, args.scenario)
+    if args.start_over:
+        start_over(log_console(), prep.cfg.out, "--start-over")
     with prep.cfg.out.held():  # the runs, the report and the bundle: one writer
         stats = execute(prep, resume=args.resume, plain=args.plain)
         console = log_console()
@@ -146,6 +156,22 @@ def run(args: argparse.Namespace) -> int:
         done = conclude_run(prep, args, prep.key)
     print_concluded(console, done)
     return 0
+
+
+def start_over(console: Console, out: OutputDir, why: str) -> None:
+    """Move the output folder aside (whole: its records of spend are kept) and say where."""
+    records = out.records() if out.results.is_file() else []
+    simulated = " (simulated)" if records and out.simulated_only() else ""
+    aside = out.move_aside()
+    if aside is None:
+        console.print(f"{why}: {out.root} holds no runs; nothing to move aside", soft_wrap=True)
+        return
+    spent = sum(r.cost_usd for r in records if r.cost_usd is not None)
+    unknown = sum(r.cost_usd is None and r.reached_agent for r in records)
+    console.print(f"{why}: moved {out.root} aside to {aside} ({len(records)} record(s), "
+                  f"${spent:.4f} spent{simulated}"
+                  + (f", {unknown} of unknown cost" if unknown else "")
+                  + "; nothing deleted); starting over", soft_wrap=True)
 
 
 def conclude_run(prep: Prepared, args: argparse.Namespace,

@@ -24,7 +24,7 @@ if _typing.TYPE_CHECKING:
         token_snowball,
         tool_storm,
     )
-    from copeca_action.engine._outdir import FINISHED, OutputDir
+    from copeca_action.engine._outdir import FINISHED, OutputDir, StaleResults
     from copeca_action.engine._progress import (
         NullProgress,
         PlainProgress,
@@ -53,6 +53,7 @@ __all__ = [
     "ReuseResult",
     "RichProgress",
     "RunStats",
+    "StaleResults",
     "adopt",
     "budget_exhausted",
     "endpoint_id",
@@ -90,6 +91,7 @@ _LAZY: dict[str, str] = {
     "ReuseResult": "copeca_action.engine._reuse",
     "RichProgress": "copeca_action.engine._progress",
     "RunStats": "copeca_action.engine._scheduler",
+    "StaleResults": "copeca_action.engine._outdir",
     "adopt": "copeca_action.engine._reuse",
     "budget_exhausted": "copeca_action.engine._flags",
     "endpoint_id": "copeca_action.engine._fingerprint",

@@ -10,6 +10,7 @@ OUT/.worktrees/     per-run checkouts (removed)                   stderr.txt, pa
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import fcntl
 import os
 import shutil
@@ -26,6 +27,20 @@ from copeca_action.records._kinds import Endpoint
 
 FINISHED = ("ok", "agent_error", "timeout")
 """Outcomes that end a run for good; infra errors and budget stops run again on --resume."""
+START_OVER = ("--start-over moves this folder aside to {aside} (nothing is deleted: its "
+              "results, run folders and spend stay there) and runs the plan from scratch")
+"""What a refusal offers besides another --out; `{aside}` is where the folder would go."""
+
+
+class StaleResults(ConfigError):
+    """A resume refused because the folder's finished runs were measured under other
+    conditions than this run's (a changed fingerprint, or simulated against real): `run`
+    stops with the message; the demo, simulated and free, moves the folder aside and starts
+    again. `reason`: what differs, without the advice."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class OutputDir:
@@ -113,13 +128,15 @@ class OutputDir:
                     else f"another version of {plan.scenario!r} (plan "
                          f"{old.plan_digest[:12]}, now {plan.plan_digest[:12]})")
             raise ConfigError(f"{self.root} holds the runs of {what}; refusing to mix results. "
-                              "Choose another --out")
+                              f"Choose another --out, or {self.start_over_hint()}")
         if has_results and not resume:
             raise ConfigError(f"{self.root} already holds results of {plan.scenario!r}; pass "
-                              "--resume to continue them, or choose another --out")
+                              "--resume to continue them, choose another --out, or "
+                              f"{self.start_over_hint()}")
         if old is None and has_results:
             raise ConfigError(f"{self.root} has results.jsonl but no plan.json; refusing to "
-                              "guess what it belongs to")
+                              "guess what it belongs to. Choose another --out, or "
+                              f"{self.start_over_hint()}")
         self.root.mkdir(parents=True, exist_ok=True)
         write_atomic(self.plan_path, plan.model_dump_json(indent=2) + "\n")
         write_atomic(self.scenario_path, scenario_text)
@@ -152,11 +169,13 @@ class OutputDir:
                          "scripted model)") if simulated else
                         (f"simulated ({kinds}: the scripted model answered)",
                          "real (a vendor's API or --base-url)"))
-            raise ConfigError(
-                f"{self.results}: {len(other_endpoint)} finished run(s) here are {was} and this "
-                f"run is {now}; refusing to resume: one report would mix simulated and "
-                "measured numbers. Choose another --out for this run (or toggle --dry-run "
-                "back)")
+            reason = (f"{len(other_endpoint)} finished run(s) here are {was} and this run is "
+                      f"{now}")
+            raise StaleResults(
+                f"{self.results}: {reason}; refusing to resume: one report would mix simulated "
+                "and measured numbers. Toggle --dry-run back and resume; or run into a new "
+                f"folder (--out {self._sibling('-2')}, say); or {self.start_over_hint()}",
+                reason)
         stale = [r for rid, r in finished.items()
                  if r.fingerprint is not None and fingerprints.get(rid) is not None
                  and r.fingerprint != fingerprints[rid]]
@@ -168,16 +187,20 @@ class OutputDir:
             else:
                 now = ", ".join(f"{name} {cli_versions.get(name) or 'unknown'}"
                                 for name in sorted({r.runner for r in stale}))
-                hint = ("a runner's definition or CLI version (now: " + now + "), a mode, a "
+                was = _recorded_versions(stale, cli_versions)
+                hint = ("a runner's definition or CLI version (now: " + now
+                        + (f"; the runs here recorded {was}" if was else "") + "), a mode, a "
                         "repository pin, timeout_s / max_turns / run_budget_usd, the model "
                         "endpoint (its scripts) or the copeca-action version changed since")
-            raise ConfigError(
-                f"{self.results}: {len(stale)} finished run(s) here were measured under other "
-                "conditions than this run's (arms: "
-                + ", ".join(f"{arm} {n}" for arm, n in sorted(arms.items()))
-                + f"): {hint}. Refusing to resume, so that one report never mixes two "
-                "populations. Restore what changed and resume, or run into another --out "
-                "(docs/running.md, Resume)")
+            reason = (f"{len(stale)} finished run(s) here were measured under other conditions "
+                      "than this run's (arms: "
+                      + ", ".join(f"{arm} {n}" for arm, n in sorted(arms.items()))
+                      + f"): {hint}")
+            raise StaleResults(
+                f"{self.results}: {reason}. Refusing to resume, so that one report never "
+                "mixes two populations. Either restore what changed and resume; or keep these "
+                f"results and run into a new folder (--out {self._sibling('-2')}, say); or "
+                f"{self.start_over_hint()} (docs/running.md, Resume)", reason)
         unchecked = sum(1 for rid, r in finished.items()
                         if r.fingerprint is None or fingerprints.get(rid) is None)
         if not unchecked:
@@ -187,9 +210,58 @@ class OutputDir:
                 "tool folder, or a record of an older copeca-action); resuming on trust that "
                 "the tool, the CLIs and the settings did not change")
 
+    def start_over_hint(self) -> str:
+        """The refusals' way out that keeps this folder's name: --start-over, and where the
+        folder would go."""
+        return START_OVER.format(aside=self._sibling(".old-<UTC time>"))
+
+    def _sibling(self, suffix: str) -> Path:
+        return self.root.with_name(self.root.name + suffix)
+
+    def holds_runs(self) -> bool:
+        """The folder holds something of a run (a plan, results or run folders)."""
+        return any(p.exists() for p in (self.plan_path, self.results, self.runs))
+
+    def simulated_only(self) -> bool:
+        """Every record here was answered by the scripted model (a demo or a dry run, free):
+        such a folder may be moved aside without asking. False when any record is real or
+        of an unknown endpoint (an older record)."""
+        return all(r.endpoint in SIMULATED for r in self.records())
+
+    def move_aside(self) -> Path | None:
+        """Start over: move the whole folder (plan, results.jsonl, run folders: every record
+        of spend) to a sibling OUT.old-<UTC time>, never deleting anything. Refused while
+        another run holds the folder. Returns where it went; None when the folder holds no
+        run. Called before the caller holds the lock (the lock file moves with the folder)."""
+        if self._lock_handle is not None:
+            raise RuntimeError("move_aside while holding the folder's lock")
+        if not self.root.is_dir() or not self.holds_runs():
+            return None
+        with self.held():  # refused, naming the holder, while another run writes here
+            self.clear_worktrees()  # checkouts, never records; git prunes them on the next run
+            stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+            aside = self._sibling(f".old-{stamp}")
+            n = 1
+            while aside.exists():
+                n += 1
+                aside = self._sibling(f".old-{stamp}-{n}")
+            os.rename(self.root, aside)
+        return aside
+
     def clear_worktrees(self) -> None:
         if self.worktrees.exists():
             shutil.rmtree(self.worktrees, ignore_errors=True)
+
+
+def _recorded_versions(stale: Collection[RunRecord], now: Mapping[str, str | None]) -> str:
+    """The CLI versions the stale records carry, for the runners where one differs from the
+    version probed now ("claude 2.1.300"); "" when none differs. Said as recorded, not as
+    the cause: a CLI may state a version of its own in its output."""
+    seen: dict[str, set[str]] = {}
+    for r in stale:
+        if r.cli_version and r.cli_version != now.get(r.runner):
+            seen.setdefault(r.runner, set()).add(r.cli_version)
+    return ", ".join(f"{name} {' / '.join(sorted(was))}" for name, was in sorted(seen.items()))
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -11,6 +11,9 @@ from pathlib import Path
 import pytest
 from reuse_world import World, make_world
 
+from copeca_action.engine import OutputDir
+from copeca_action.errors import ConfigError
+
 
 @pytest.fixture
 def world(tmp_path: Path) -> World:
@@ -48,7 +51,8 @@ def test_a_changed_tool_is_refused_not_mixed_into_one_report(
     assert world.run("out", "--resume") == 2
     err = capsys.readouterr().err
     assert "results.jsonl" in err and "1 finished run(s)" in err and "tool 1" in err
-    assert "the tool under test (--tool-dir" in err and "another --out" in err
+    assert "the tool under test (--tool-dir" in err and "a new folder (--out" in err
+    assert "--start-over moves this folder aside" in err
     assert _lines(world) == before  # nothing ran, nothing was paid
 
 
@@ -58,7 +62,7 @@ def test_a_new_cli_version_is_refused_and_named(
     world.set_version("1.2.4")
     assert world.run("out", "--resume") == 2
     err = capsys.readouterr().err
-    assert "3 finished run(s)" in err and "CLI version (now: fake 1.2.4)" in err
+    assert "3 finished run(s)" in err and "CLI version (now: fake 1.2.4" in err
 
 
 def test_simulated_runs_are_not_resumed_as_a_real_run(
@@ -71,3 +75,54 @@ def test_simulated_runs_are_not_resumed_as_a_real_run(
     err = capsys.readouterr().err
     assert "simulated (dry_run" in err and "this run is real" in err
     assert len(_lines(world)) == 3
+
+
+def test_a_new_cli_version_names_both_versions_and_both_ways_out(
+        world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """After an agent CLI upgrade the refusal says which CLI moved and exactly what to type:
+    a new --out, or --start-over (and where the old folder goes)."""
+    world.set_version("1.2.4")
+    assert world.run("out", "--resume") == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "CLI version (now: fake 1.2.4; the runs here recorded fake 0.0.0-fake)" in err, err
+    assert f"--out {world.root / 'out-2'}" in err
+    assert f"--start-over moves this folder aside to {world.root / 'out.old-<UTC time>'}" in err
+    assert "nothing is deleted" in err
+
+
+def test_start_over_moves_the_stale_folder_aside_whole_and_runs_afresh(
+        world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    out = world.root / "out"
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*")
+              if p.is_file() and p.name != ".lock"}
+    spent = sum(r.cost_usd or 0 for r in world.records("out"))
+    world.set_version("1.2.4")
+    capsys.readouterr()
+    assert world.run("out", "--start-over") == 0
+    said = " ".join(capsys.readouterr().out.split())
+    (aside,) = world.root.glob("out.old-*")
+    assert f"--start-over: moved {out} aside to {aside} (4 record(s), ${spent:.4f} spent" in said
+    kept = {p.relative_to(aside): p.read_bytes() for p in aside.rglob("*")
+            if p.is_file() and p.name != ".lock"}
+    assert kept == before  # every record, run folder, report and bundle, byte for byte
+    fresh = world.records("out")
+    assert len(fresh) == 4 and all(r.outcome == "ok" and r.attempt == 1 for r in fresh)
+    assert {r.fingerprint for r in fresh}.isdisjoint(
+        {r.fingerprint for r in world.records(aside.name)})
+    assert world.bundle("out").is_file()
+
+
+def test_start_over_with_resume_is_refused_naming_the_flags(
+        world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    assert world.run("out", "--start-over", "--resume") == 2
+    err = capsys.readouterr().err
+    assert "--start-over and --resume: choose one" in err and "Traceback" not in err
+    assert not list(world.root.glob("out.old-*"))
+
+
+def test_start_over_is_refused_while_another_run_holds_the_folder(world: World) -> None:
+    other = OutputDir(world.root / "out")
+    with other.held(), pytest.raises(ConfigError, match="in use by another copeca-action"):
+        OutputDir(world.root / "out").move_aside()
+    assert not list(world.root.glob("out.old-*"))
+    assert OutputDir(world.root / "empty").move_aside() is None
