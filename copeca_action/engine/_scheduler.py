@@ -296,10 +296,15 @@ def _lost_warnings(results: Path, restored: list[RunRecord],
     out = []
     if restored:
         done = sum(r.outcome in FINISHED for r in restored)
+        ids = ", ".join(sorted({r.run_id for r in restored})[:5])
+        more = len({r.run_id for r in restored}) - 5
         out.append(f"{results}: restored {len(restored)} record(s) ({done} of finished runs, "
-                   "not run again) from their runs/<run id>/record.json: the harness died "
-                   "before appending them, or the lines were removed (to run a run again, "
-                   "delete its run folder too)")
+                   "not run again) from their runs/<run id>/record.json (" + ids
+                   + (f" and {more} more" if more > 0 else "") + "): the harness died "
+                   "before appending them, or the lines were removed by hand. results.jsonl is "
+                   "the ledger of what was spent: a missing line comes back from its run "
+                   "folder, never paid for twice; to measure the runs again, use another --out "
+                   "or --start-over (the folder is moved aside, kept)")
     if killed:
         spent = sum(r.cost_usd or 0.0 for r in killed)
         unknown = sum(r.cost_usd is None for r in killed)
