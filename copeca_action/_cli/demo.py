@@ -17,12 +17,13 @@ from copeca_action._cli.run import (
     prepare,
     print_concluded,
     print_summary,
+    start_over,
 )
 from copeca_action._util.paths import corpus_dir
 from copeca_action.bundle import generate_keypair, load_signing_key
 from copeca_action.bundle._sign import PRIVATE_NAME
-from copeca_action.engine import OutputDir
-from copeca_action.pipeline import execute
+from copeca_action.engine import StaleResults
+from copeca_action.pipeline import Prepared, execute
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,13 +49,28 @@ def run(args: argparse.Namespace) -> int:
     for repo in sorted({prep.cfg.corpus.tasks[r.task_id].repo for r in prep.plan.runs}):
         snap = prep.cfg.store.fetch(repo)
         console.print(f"snapshot {repo}: {snap.origin} {snap.commit[:12]} ({snap.source})")
-    old = prep.cfg.out.existing_plan()
-    if old is not None and old.plan_digest != prep.plan.plan_digest and args.out is None:
-        # the demo changed since the folder was written: keep it, write beside it
-        root = prep.cfg.out.root.with_name(f"demo-{prep.plan.plan_digest[:8]}")
-        prep.cfg.out = OutputDir(root, args.work_dir)
-        console.print(f"{prep.cfg.out.root.parent / 'demo'} holds an older demo; writing to "
-                      f"{root}")
+    out = prep.cfg.out
+    old = out.existing_plan()
+    if args.start_over:
+        start_over(console, out, "--start-over")
+    elif (old is not None and old.scenario == prep.plan.scenario
+          and old.plan_digest != prep.plan.plan_digest and out.simulated_only()):
+        # the demo changed since the folder was written (a new copeca-action): simulated
+        # and free, so the old one is kept aside and the demo runs afresh
+        start_over(console, out, f"{out.root} holds an older version of the demo")
+    try:
+        return _run_demo(prep, args, console)
+    except StaleResults as exc:
+        if not out.simulated_only():  # never moves real runs aside unasked
+            raise
+        # an agent CLI upgrade, new scripts, another copeca-action: the finished demo runs
+        # no longer match; rather than refuse (as `run` does), the free demo starts over
+        start_over(console, out, f"{out.results}: {exc.reason}. The demo is simulated and "
+                   "free, so it does not refuse as `run` would")
+        return _run_demo(prep, args, console)
+
+
+def _run_demo(prep: Prepared, args: argparse.Namespace, console: Console) -> int:
     with prep.cfg.out.held():  # the runs, the report and the bundle: one writer
         resume = args.resume or prep.cfg.out.results.exists()
         stats = execute(prep, resume=resume, plain=args.plain)
