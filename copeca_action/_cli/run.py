@@ -162,6 +162,7 @@ def start_over(console: Console, out: OutputDir, why: str) -> None:
     """Move the output folder aside (whole: its records of spend are kept) and say where."""
     records = out.records() if out.results.is_file() else []
     simulated = " (simulated)" if records and out.simulated_only() else ""
+    lost = out.unrecorded_attempts()
     aside = out.move_aside()
     if aside is None:
         console.print(f"{why}: {out.root} holds no runs; nothing to move aside", soft_wrap=True)
@@ -172,6 +173,11 @@ def start_over(console: Console, out: OutputDir, why: str) -> None:
                   f"${spent:.4f} spent{simulated}"
                   + (f", {unknown} of unknown cost" if unknown else "")
                   + "; nothing deleted); starting over", soft_wrap=True)
+    if lost:  # a killed harness's attempts: spent, in their folders, not in that sum
+        console.print(f"[yellow]warning[/]: {lost} run folder(s) in {aside} hold an attempt "
+                      "its results.jsonl lacks (a harness killed mid-run): their spend is not "
+                      f"in the sum above; `run --resume --out {aside}` under the same "
+                      "conditions records it", soft_wrap=True)
 
 
 def conclude_run(prep: Prepared, args: argparse.Namespace,

@@ -22,7 +22,13 @@ from typing import IO
 from copeca_action._util.hashing import sha256_bytes
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan
-from copeca_action.records import SIMULATED, RunRecord, latest_by_run_id, read_records
+from copeca_action.records import (
+    SIMULATED,
+    STORED,
+    RunRecord,
+    latest_by_run_id,
+    read_records,
+)
 from copeca_action.records._kinds import Endpoint
 
 FINISHED = ("ok", "agent_error", "timeout")
@@ -227,6 +233,27 @@ class OutputDir:
         such a folder may be moved aside without asking. False when any record is real or
         of an unknown endpoint (an older record)."""
         return all(r.endpoint in SIMULATED for r in self.records())
+
+    def unrecorded_attempts(self) -> int:
+        """Run folders holding an attempt results.jsonl lacks (a harness killed after the
+        agent started, before the line was appended): what resume would recover (see
+        engine/_execute.recover_lost), counted here without reading the CLI's output."""
+        if not self.runs.is_dir():
+            return 0
+        have = {(r.run_id, r.attempt, r.started_at) for r in self.records()}
+        found = 0
+        for folder in self.runs.iterdir():
+            record_file = folder / "record.json"
+            if record_file.is_file():
+                try:
+                    r = RunRecord.model_validate_json(record_file.read_bytes(), context=STORED)
+                except (ValueError, OSError):
+                    found += (folder / "stdout.jsonl").is_file()
+                    continue
+                found += (r.run_id, r.attempt, r.started_at) not in have
+            elif (folder / "stdout.jsonl").is_file():
+                found += 1
+        return found
 
     def move_aside(self) -> Path | None:
         """Start over: move the whole folder (plan, results.jsonl, run folders: every record

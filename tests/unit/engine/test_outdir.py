@@ -126,3 +126,21 @@ def test_start_over_is_refused_while_another_run_holds_the_folder(world: World) 
         OutputDir(world.root / "out").move_aside()
     assert not list(world.root.glob("out.old-*"))
     assert OutputDir(world.root / "empty").move_aside() is None
+
+
+def test_start_over_names_the_attempts_a_killed_harness_left_unrecorded(
+        world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """An agent that ran when the harness died left its output and no line: its spend is
+    not in the ledger's sum, and the move says so (the folder keeps the output)."""
+    out = world.root / "out"
+    lost = world.records("out")[0].run_id
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    (out / "results.jsonl").write_text("".join(x for x in lines if lost not in x))
+    (out / "runs" / lost / "record.json").unlink()  # as a kill mid-agent leaves it
+    capsys.readouterr()
+    assert world.run("out", "--start-over") == 0
+    said = " ".join(capsys.readouterr().out.split())
+    (aside,) = world.root.glob("out.old-*")
+    assert "(3 record(s), $1.5000 spent; nothing deleted)" in said, said
+    assert f"1 run folder(s) in {aside} hold an attempt its results.jsonl lacks" in said
+    assert (aside / "runs" / lost / "stdout.jsonl").is_file()
