@@ -82,6 +82,8 @@ class Prepared:
     cost: RunCost | None = None
     """Parsed right after the agent ends, so the budget sees the cost before grading."""
     pool: WorktreePool | None = None
+    holds_start: bool = False
+    """The scheduler's start this run's agent took, until its record is written."""
 
 
 @dataclass

@@ -101,6 +101,10 @@ class _Scheduler:
             self.todo.put((run, 1))
         self.ready: queue.Queue[Prepared] = queue.Queue(maxsize=self.workers)
         self.done: queue.Queue[tuple[Prepared, AgentOutcome]] = queue.Queue()
+        self.unrecorded = threading.BoundedSemaphore(UNRECORDED_PER_WORKER * self.workers)
+        """Agents started whose record is not written yet: a slot waits for one to be
+        recorded before it starts another, so a slow grader holds back new (paid) runs
+        instead of piling up finished ones a killed harness would pay for again."""
         self.outstanding = len(todo)
         self.lock = threading.Lock()
         self.all_done = threading.Event()
@@ -166,8 +170,12 @@ class _Scheduler:
             if prep.error is not None:
                 self.done.put((prep, AgentOutcome()))
                 continue
+            if not self._wait_to_start():
+                cleanup(prep)
+                continue
             key = f"{prep.run.arm}|{prep.run.model}"
             if not self.budget.try_start(_attempt(prep), key):
+                self.unrecorded.release()
                 self.stats.budget_stopped = True
                 self.done.put((prep, AgentOutcome(skipped="budget_stop", error=_BUDGET_MSG)))
                 continue
@@ -175,6 +183,7 @@ class _Scheduler:
             if last_end is not None:
                 with self.lock:
                     self.stats.slot_waits_s.append(now - last_end)
+            prep.holds_start = True
             outcome = start_agent(self.cfg, self.res, prep, self.cancel)
             last_end = time.perf_counter()
             if prep.cost is not None:
@@ -189,8 +198,23 @@ class _Scheduler:
                 if self.all_done.is_set() or (self.slots_done.is_set() and self.done.empty()):
                     return
                 continue
-            record = finish(self.cfg, self.res, prep, outcome)
-            self._settle(prep, record)
+            try:
+                record = finish(self.cfg, self.res, prep, outcome)
+                self._settle(prep, record)
+            finally:
+                if prep.holds_start:
+                    prep.holds_start = False
+                    self.unrecorded.release()
+
+    def _wait_to_start(self) -> bool:
+        """Takes a start (`unrecorded`); False when the run is cancelled meanwhile."""
+        while not self.unrecorded.acquire(timeout=POLL_S):
+            if self.cancel.is_set():
+                return False
+        if self.cancel.is_set():
+            self.unrecorded.release()
+            return False
+        return True
 
     def _settle(self, prep: Prepared, record: RunRecord) -> None:
         retry = (record.outcome == "infra_error" and not self.cancel.is_set()
@@ -274,6 +298,11 @@ class _Scheduler:
 
 
 _BUDGET_MSG = "the scenario budget would be passed by starting this run"
+
+
+UNRECORDED_PER_WORKER = 2
+"""Agents per worker that may have started and not be recorded yet: one running, one
+waiting for a finisher."""
 
 
 def _fatal_error(exc: BaseException) -> CopecaError:

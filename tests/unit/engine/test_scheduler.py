@@ -450,3 +450,39 @@ def test_resume_counts_an_attempt_of_unknown_cost_at_its_expected_cost(tmp_path:
     assert ran.cost_usd == pytest.approx(0.30)
     assert stats.budget_stopped
     assert [r.outcome for r in read_records(cfg.out.results)].count("ok") == 1
+
+
+def test_a_slow_grader_holds_back_new_agents(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finishing (grading, evaluation) slower than the agents: no more than two agents per
+    worker run ahead of their records, so a harness killed then pays again for few runs."""
+    import threading
+    import time
+
+    from copeca_action.engine import _scheduler
+
+    counts = {"started": 0, "recorded": 0, "ahead": 0}
+    lock = threading.Lock()
+    real_start, real_finish = _scheduler.start_agent, _scheduler.finish
+
+    def start(*args: object, **kwargs: object) -> object:
+        with lock:
+            counts["started"] += 1
+            counts["ahead"] = max(counts["ahead"], counts["started"] - counts["recorded"])
+        return real_start(*args, **kwargs)  # type: ignore[arg-type]
+
+    def finish(*args: object, **kwargs: object) -> object:
+        time.sleep(0.4)
+        record = real_finish(*args, **kwargs)  # type: ignore[arg-type]
+        with lock:
+            counts["recorded"] += 1
+        return record
+
+    monkeypatch.setattr(_scheduler, "start_agent", start)
+    monkeypatch.setattr(_scheduler, "finish", finish)
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="It returns 42.")}})
+    cfg = config(tmp_path, corpus, scenario(repetitions=16, workers=2))
+    plan, _ = _run(cfg)
+    assert len(read_records(cfg.out.results)) == len(plan.runs) == 16
+    assert counts["started"] == 16
+    assert counts["ahead"] <= 2 * 2, counts
