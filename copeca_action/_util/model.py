@@ -56,10 +56,14 @@ class InputModel(BaseModel):
 
     A number field refuses `true`/`false` (lax pydantic reads `repetitions: true` as 1 and a
     price of `true` as $1), and a true/false field refuses anything but `true`/`false`
-    (`vendor_cost: 1` or `"yes"`): each is a typo, never a value to guess."""
+    (`vendor_cost: 1` or `"yes"`): each is a typo, never a value to guess. Values are taken
+    as typed (`strict`): a number in quotes (`repetitions: "2"`, `budget_usd: "5"`) is
+    text, not a number, and a whole-number field refuses `2.0`; lax pydantic converted
+    both without a word. A field that reads text on purpose (a threshold's `10%`) converts
+    it in a validator of its own before this check."""
 
     model_config = ConfigDict(extra="forbid", frozen=True,
-                              str_strip_whitespace=False, allow_inf_nan=False, strict=False)
+                              str_strip_whitespace=False, allow_inf_nan=False, strict=True)
 
     @field_validator("*", mode="before")
     @classmethod

@@ -7,7 +7,14 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from copeca_action._util.model import InputModel
 from copeca_action.scenario._settings import Adaptive as Adaptive
@@ -253,6 +260,24 @@ class Mode(InputModel):
 # ---------------------------------------------------------------- runner
 
 
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _iso_date(value: Any) -> Any:
+    """A date as YAML reads it (`2026-11-01`) or the same in quotes, as a program that
+    writes YAML from JSON quotes it: both are the one date written. Anything else (a number,
+    which lax pydantic read as seconds since 1970) is left to the strict check."""
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError as exc:
+            raise ValueError(f"{value!r} is no date: {exc}") from None
+    return value
+
+
+IsoDate = Annotated[dt.date, BeforeValidator(_iso_date)]
+
+
 MAX_PRICE_USD = 10_000.0
 """USD per million tokens no model costs (the dearest list price is a few hundred): a value
 above it is a typo, and 1e308 made a run's cost overflow to infinity."""
@@ -284,7 +309,7 @@ class Pricing(InputModel):
     has no price."""
     source: Annotated[str, Field(pattern=r"^https?://\S+$")]
     """The vendor's page these prices were read from."""
-    checked: dt.date
+    checked: IsoDate
     """When they were last checked against `source`."""
     note: str = ""
     """What is not modelled (long-context or regional surcharges, priority tiers, ...)."""
@@ -327,7 +352,7 @@ class Runner(InputModel):
     beside it) or `vendor` (the CLI's figure; the computed one kept beside it)."""
     pricing: dict[ModelId, Pricing]
     """Per exact model id (plus each entry's `aliases`), USD per 1M tokens."""
-    pricing_updated: dt.date
+    pricing_updated: IsoDate
     """When the table as a whole was last checked; more than 60 days before a run's date
     warns."""
 

@@ -12,6 +12,15 @@ from copeca_action._util.model import InputModel
 from copeca_action._util.percent import threshold_fraction
 
 
+def _not_a_percentage(value: object, example: str) -> object:
+    """A share written as a percentage (`min_adoption: 50`, `alpha: 5`) is refused saying
+    so; the field's own bounds check the rest (a value above 100 is no percentage either)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 1 < value <= 100:
+        raise ValueError(f"{value:g} is more than 1: this is a fraction, not a percentage "
+                         f"({example}); write {value / 100:g} for {value:g}%")
+    return value
+
+
 class Thresholds(InputModel):
     """When a delta alerts, fails the PR, or makes the experiment invalid."""
 
@@ -52,6 +61,12 @@ class Thresholds(InputModel):
             return threshold_fraction(value)
         return value
 
+    @field_validator("control_tolerance", "min_adoption", mode="before")
+    @classmethod
+    def _a_share(cls, value: object, info: ValidationInfo) -> object:
+        return _not_a_percentage(value, "0.15 is ±15%" if info.field_name == "control_tolerance"
+                                 else "0.5 is 50%")
+
     @model_validator(mode="after")
     def _ordered(self) -> Thresholds:
         if self.fail < self.alert:
@@ -72,6 +87,11 @@ class Adaptive(InputModel):
     replaces)."""
     alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
     """Overall error rate, spent across looks (see docs/methodology.md)."""
+
+    @field_validator("alpha", mode="before")
+    @classmethod
+    def _a_rate(cls, value: object) -> object:
+        return _not_a_percentage(value, "0.05 is 5%")
 
     @model_validator(mode="after")
     def _ordered(self) -> Adaptive:

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, StrictBool, ValidationInfo, field_validator, model_validator
+from pydantic import Field, Strict, StrictBool, ValidationInfo, field_validator, model_validator
 
 from copeca_action._util.hashing import sha256_json
 from copeca_action._util.model import InputModel
@@ -144,7 +144,9 @@ class Span(InputModel):
 
     file: NonEmpty
     """Repository-relative path."""
-    lines: tuple[Annotated[int, Field(ge=1)], Annotated[int, Field(ge=1)]]
+    # a YAML list, so the pair is read laxly (as a tuple); its numbers are strict
+    lines: Annotated[tuple[Annotated[int, Field(ge=1), Strict()],
+                           Annotated[int, Field(ge=1), Strict()]], Field(strict=False)]
     """[start, end], 1-based, inclusive."""
 
     @field_validator("file")
