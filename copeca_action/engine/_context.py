@@ -26,6 +26,7 @@ from copeca_action.workspace import (
     Snapshot,
     SnapshotStore,
     WorktreePool,
+    answers_message,
     check_mutations,
     files_in_tree,
     read_file_at,
@@ -170,10 +171,7 @@ def _answers_in_reach(cfg: EngineConfig, tasks: Iterable[Task], out: Resolved) -
                  and (path := cfg.corpus.task_files.get(t.id)) is not None
                  and path.is_relative_to(cfg.corpus.root)}
         found = files_in_tree(Path(snap.git_dir), snap.commit, files)
-        problems += [f"task {task}: repository {key[0]!r} at {snap.commit[:12]} holds the "
-                     f"task's own file ({files[task][0]} as {where}), so the agent's "
-                     "checkout shows it the answers it is graded on; pin a commit without "
-                     "the benchmark, or keep the benchmark outside the repository"
+        problems += [answers_message(task, key[0], snap.commit, files[task][0], where)
                      for task, where in sorted(found.items())]
     return problems
 

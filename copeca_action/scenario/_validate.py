@@ -39,6 +39,10 @@ class ValidationResult:
     controls: int = 0
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    runs_on: dict[Path, tuple[Corpus, dict[str, tuple[Task, Path]]]] = field(
+        default_factory=dict)
+    """Per corpus (its folder): the valid tasks seen and the tasks the valid scenarios
+    select, id → (task, file), for the checks that need their repository (`answers_in_reach`)."""
 
     @property
     def ok(self) -> bool:
@@ -199,6 +203,8 @@ def check_scenario(scenario: Scenario, doc: YamlDoc, corpus: Corpus,
         result.errors.append(doc.problem(("tasks",), "no task is left after include/exclude: the"
                                          f" scenario would run nothing ({len(ids)} tasks known)"))
     else:
+        taken = result.runs_on.setdefault(corpus.root, (corpus, {}))[1]
+        taken.update({i: (corpus.tasks[i], corpus.task_files[i]) for i in selected})
         from copeca_action.plan import build_plan, unreachable_min_runs
 
         try:
@@ -332,7 +338,21 @@ def validate_paths(paths: list[Path], corpus_root: Path | None = None) -> Valida
         for path in files:
             result.files += 1
             _validate_file(path, context, seen_ids, result)
+    answers_in_reach(result)
     return result
+
+
+def answers_in_reach(result: ValidationResult) -> None:
+    """The tasks seen (and the tasks of the scenarios seen) whose repository a run takes
+    from a `local:` pin whose clone holds the task's own file: refused here as `run` would
+    refuse them, before any snapshot or run (`workspace.local_pin_answers`)."""
+    from copeca_action.workspace import local_pin_answers
+
+    for corpus, files in result.runs_on.values():
+        pairs = [files[i] for i in sorted(files)]
+        for hit in local_pin_answers(corpus.root, corpus.repos, pairs):
+            result.errors.append(load_yaml(files[hit.task_id][1]).problem(("repo",),
+                                                                          hit.message))
 
 
 def _validate_file(path: Path, context: Corpus, seen_ids: dict[str, Path],
@@ -366,6 +386,8 @@ def _validate_file(path: Path, context: Corpus, seen_ids: dict[str, Path],
                 result.errors.append(doc.problem(("id",), f"duplicate task id {model.id!r} "
                                                  f"(also in {known})"))
         check_task(model, path, doc, context, result)
+        if model.repo in context.repos:
+            result.runs_on.setdefault(context.root, (context, {}))[1][model.id] = (model, path)
     elif isinstance(model, Scenario):
         check_scenario(model, doc, context, result)
     elif isinstance(model, Mode):

@@ -13,6 +13,7 @@ if _typing.TYPE_CHECKING:
     )
     from copeca_action.workspace._content import folder_content_id
     from copeca_action.workspace._pool import WorktreePool, reset_worktree
+    from copeca_action.workspace._reach import InReach, answers_message, local_pin_answers
     from copeca_action.workspace._snapshot import (
         ORIGIN_ORDER,
         Origin,
@@ -40,12 +41,14 @@ if _typing.TYPE_CHECKING:
 __all__ = [
     "INSTRUCTION_FILES",
     "ORIGIN_ORDER",
+    "InReach",
     "Origin",
     "Snapshot",
     "SnapshotStore",
     "Worktree",
     "WorktreePool",
     "add_worktree",
+    "answers_message",
     "cache_dir_for",
     "capture_patch",
     "check_mutations",
@@ -57,6 +60,7 @@ __all__ = [
     "folder_content_id",
     "head_of",
     "instruction_files",
+    "local_pin_answers",
     "origin_of",
     "plant",
     "prune_worktrees",
@@ -69,6 +73,7 @@ __all__ = [
 
 _LAZY: dict[str, str] = {
     "INSTRUCTION_FILES": "copeca_action.workspace._worktree",
+    "InReach": "copeca_action.workspace._reach",
     "ORIGIN_ORDER": "copeca_action.workspace._snapshot",
     "Origin": "copeca_action.workspace._snapshot",
     "Snapshot": "copeca_action.workspace._snapshot",
@@ -76,6 +81,7 @@ _LAZY: dict[str, str] = {
     "Worktree": "copeca_action.workspace._worktree",
     "WorktreePool": "copeca_action.workspace._pool",
     "add_worktree": "copeca_action.workspace._worktree",
+    "answers_message": "copeca_action.workspace._reach",
     "cache_dir_for": "copeca_action.workspace._buildcache",
     "capture_patch": "copeca_action.workspace._worktree",
     "check_mutations": "copeca_action.workspace._worktree",
@@ -87,6 +93,7 @@ _LAZY: dict[str, str] = {
     "folder_content_id": "copeca_action.workspace._content",
     "head_of": "copeca_action.workspace._worktree",
     "instruction_files": "copeca_action.workspace._worktree",
+    "local_pin_answers": "copeca_action.workspace._reach",
     "origin_of": "copeca_action.workspace._snapshot",
     "plant": "copeca_action.workspace._worktree",
     "prune_worktrees": "copeca_action.workspace._worktree",

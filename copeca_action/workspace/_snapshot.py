@@ -17,7 +17,7 @@ from copeca_action._util.hashing import sha256_json
 from copeca_action._util.model import RecordModel
 from copeca_action._util.paths import corpus_dir
 from copeca_action.errors import WorkspaceError
-from copeca_action.scenario import RepoSpec
+from copeca_action.scenario import LocalPin, RepoSpec
 from copeca_action.workspace._debian import download_orig, find_local_orig, snapshot_debian
 from copeca_action.workspace._git import git, has_commit, rev_parse
 from copeca_action.workspace._lock import file_lock
@@ -204,12 +204,7 @@ class SnapshotStore:
     def _fetch_local(self, repo: str, spec: RepoSpec) -> Snapshot:
         pin = spec.local
         assert pin is not None
-        src = Path(os.path.expanduser(pin.path))
-        if not src.is_absolute() and self.repos_dir is not None:
-            src = self.repos_dir / src
-        if not (src / ".git").exists() and not (src / "HEAD").exists():
-            raise WorkspaceError(f"local pin {pin.path} of {repo!r} ({src.resolve()}) is not a "
-                                 "git repository")
+        src = local_clone(repo, pin, self.repos_dir)
         head = rev_parse("HEAD", cwd=src)
         git_dir = self.git_dir(repo, "local")
         if not git_dir.is_dir():
@@ -344,6 +339,19 @@ class SnapshotStore:
                                          f"{(proc.stderr or proc.stdout).strip()[-500:]}")
             stamp.write_text(json.dumps({"commands": log, "at": _now().isoformat()}) + "\n")
         return folder
+
+
+def local_clone(repo: str, pin: LocalPin, repos_dir: Path | None) -> Path:
+    """The clone a `local:` pin names: a relative path is read from `repos_dir` (the folder
+    of repos.yaml; None: the current folder). Raises WorkspaceError when it is no git
+    repository."""
+    src = Path(os.path.expanduser(pin.path))
+    if not src.is_absolute() and repos_dir is not None:
+        src = repos_dir / src
+    if not (src / ".git").exists() and not (src / "HEAD").exists():
+        raise WorkspaceError(f"local pin {pin.path} of {repo!r} ({src.resolve()}) is not a "
+                             "git repository")
+    return src
 
 
 def _is_local_url(url: str) -> bool:

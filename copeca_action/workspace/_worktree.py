@@ -190,18 +190,20 @@ def instruction_files(worktree: Path) -> list[str]:
     return [name for name in INSTRUCTION_FILES if (worktree / name).exists()]
 
 
-def files_in_tree(git_dir: Path, commit: str, files: Mapping[str, tuple[Path, str]]
-                  ) -> dict[str, str]:
+def files_in_tree(git_dir: Path | None, commit: str, files: Mapping[str, tuple[Path, str]],
+                  *, cwd: Path | None = None) -> dict[str, str]:
     """Which of `files` (name → (file on disk, its path relative to the benchmark)) the
     commit's tree holds: the same content anywhere, or a file at that relative path (an
     older version of it). Name → the path in the tree. A repository that holds the
-    benchmark's task files shows the agent the answers it is graded on."""
+    benchmark's task files shows the agent the answers it is graded on. `git_dir`: a
+    snapshot; else `cwd`, the user's clone of a `local:` pin (`validate`, before any
+    snapshot is taken)."""
     if not files:
         return {}
     names = list(files)
-    hashed = git(["hash-object", "--no-filters", "--stdin-paths"], git_dir=git_dir,
+    hashed = git(["hash-object", "--no-filters", "--stdin-paths"], git_dir=git_dir, cwd=cwd,
                  input_text="".join(f"{files[n][0]}\n" for n in names)).stdout.split()
-    listing = git(["ls-tree", "-r", "-z", commit], git_dir=git_dir).stdout
+    listing = git(["ls-tree", "-r", "-z", commit], git_dir=git_dir, cwd=cwd).stdout
     by_blob: dict[str, str] = {}
     paths: list[str] = []
     for entry in listing.split("\0"):
