@@ -32,6 +32,9 @@ class InReach:
     task_id: str
     repo: str
     message: str
+    unreadable: bool = False
+    """The pin could not be read (no git repository, no such commit): a run would fail on
+    it, but nothing is known about the answers."""
 
 
 def local_pin_answers(root: Path, repos: Mapping[str, RepoSpec],
@@ -64,7 +67,7 @@ def local_pin_answers(root: Path, repos: Mapping[str, RepoSpec],
                      for t, p in pairs if p.resolve().is_relative_to(root.resolve())}
             held = files_in_tree(None, at, files, cwd=src)
         except WorkspaceError as exc:
-            found += [InReach(t.id, repo, f"task {t.id}: {exc}")
+            found += [InReach(t.id, repo, f"task {t.id}: {exc}", unreadable=True)
                       for t, _ in pairs]
             continue
         found += [InReach(task, repo, answers_message(task, repo, at, files[task][0], where))

@@ -98,8 +98,12 @@ def test_a_benchmark_beside_the_pinned_clone_is_valid(tmp_path: Path) -> None:
 
 
 def test_a_local_pin_that_is_no_repository_is_named(tmp_path: Path) -> None:
+    """A warning, not an error: the checkout may live elsewhere on this machine (validate
+    --deep --repos-dir); `run` refuses it where it cannot read it."""
     bench = benchmark_in_its_repository(tmp_path / "tool", pin="../../nowhere")
     result = validate_paths([bench / "tasks" / "app" / "committed.yaml"])
-    assert [str(e).split(": ", 1)[1] for e in result.errors] == [
+    assert result.ok
+    assert [str(e).split(": ", 1)[1] for e in result.warnings
+            if "local pin" in str(e)] == [
         f"repo: task app/committed: local pin ../../nowhere of 'app' "
         f"({(tmp_path / 'nowhere').resolve()}) is not a git repository"]
