@@ -177,8 +177,10 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
         del rows  # the columns hold what is needed; free the rows before the bootstrap
     _give_back_freed_memory()  # before the report forks its power child: less to share
     carried = {name for name, _ in table.pricing}
-    report = build_report(table, settings(args, scenario, [
-        n for n in table.runner.names if n not in carried]), source_format=fmt)
+    chosen = settings(args, scenario, [n for n in table.runner.names if n not in carried])
+    if args.format != "json":  # only report.json holds the minimum detectable effects
+        chosen = dataclasses.replace(chosen, power_experiments=0)  # (`Comparison.power`)
+    report = build_report(table, chosen, source_format=fmt)
     return _emit(args, report, points, curves,
                  args.scenario.read_text() if args.scenario else None)
 

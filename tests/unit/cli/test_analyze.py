@@ -178,3 +178,27 @@ def test_the_gate_fails_on_one_tools_regression_beside_anothers_improvement(
     assert code == 1 and out.startswith("## copeca-action") and "### 🔴 regression" in out
     assert ("gate failed: verdict regression (fail-on regression): toolB vs baseline: "
             "regression") in err
+
+
+def test_md_and_html_are_the_full_reports_though_the_power_is_not_simulated_for_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`analyze --format md|html` leaves out the minimum detectable effects (report.json's
+    `power`, a simulation), because neither shows them: each is the rendering of the full
+    report. Should a renderer start to show `power`, this fails."""
+    from copeca_action.render import render_html, render_markdown
+    from copeca_action.report import Settings, build_report, table_from_rows
+
+    rows = make_rows(Population(cost_ratio=0.7), 20, 3, np.random.default_rng(1))
+    results = write(tmp_path / "results.jsonl", rows)
+    full = build_report(table_from_rows(rows), Settings(resamples=500))
+    assert all(c.power is not None for c in full.comparisons)
+    bare = full.model_copy(update={"comparisons": [
+        c.model_copy(update={"power": None}) for c in full.comparisons]})
+    assert render_markdown(bare) == render_markdown(full)
+    assert render_html(bare) == render_html(full)
+    assert main(["analyze", str(results), "--resamples", "500"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.strip() == render_markdown(full).strip()
+    assert main(["analyze", str(results), "--resamples", "500", "--format", "json"]) == 0
+    assert Report.model_validate_json(capsys.readouterr().out).comparisons[0].power == \
+        full.comparisons[0].power
