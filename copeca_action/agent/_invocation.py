@@ -37,7 +37,8 @@ PROXY_ENV = ("HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "https_proxy", "http_proxy
 """Also inherited for vendor runs (no base_url), so runs work behind a corporate proxy."""
 PLACEHOLDER_KEY = "copeca-scripted-no-key"
 """Credential value set when a base_url is given and the host has no key (the scripted
-server accepts any key; a real proxy would need the real one from the host)."""
+server accepts any key). Real runs behind the key forwarder hold its per-job placeholder
+instead (keyproxy.PLACEHOLDER_PREFIX)."""
 CLAUDE_PARSER = "stream_json"
 CODEX_PARSER = "codex_json"
 GEMINI_PARSER = "gemini_json"
@@ -109,12 +110,16 @@ def _fresh_dir(path: Path) -> Path:
 def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_dir: Path,
                 mode: Mode | None, max_turns: int, run_budget_usd: float | None,
                 base_url: str | None, tool_dir: Path | None,
-                host_env: Mapping[str, str], run_key: str | None = None) -> AgentInvocation:
+                host_env: Mapping[str, str], run_key: str | None = None,
+                forwarded: bool = False) -> AgentInvocation:
     """Build one run's command and environment, and write its fresh config dir and HOME.
 
     With `base_url` and `run_key`, every model request carries the run key in a header (the
     scripted server draws a run's variation from it, so a run is reproducible whatever its
-    worktree path or the order runs arrive in).
+    worktree path or the order runs arrive in). `forwarded`: `base_url` is the harness's key
+    forwarder (keyproxy/) standing in for a real endpoint, and `host_env` holds its
+    placeholder key; the corporate proxy settings are kept for the agent's other traffic,
+    with the loopback forwarder exempted (NO_PROXY).
 
     Raises:
         InfraError: the runner's binary is not installed.
@@ -148,7 +153,7 @@ def prepare_run(runner: Runner, *, model: str, prompt: str, workdir: Path, run_d
     if mode is not None and mode.wrapper:
         argv = [*(expand(a, values) for a in mode.wrapper), *argv]
     env = _env(runner, host_env, base_url=base_url, config_dir=config_dir, home_dir=home_dir,
-               tmp_dir=tmp_dir)
+               tmp_dir=tmp_dir, forwarded=forwarded)
     if headers and runner.parser == CLAUDE_PARSER:
         env["ANTHROPIC_CUSTOM_HEADERS"] = "\n".join(f"{k}: {v}" for k, v in headers.items())
     elif headers and runner.parser == GEMINI_PARSER:
@@ -222,10 +227,20 @@ def _argv(runner: Runner, binary: Path, values: Mapping[str, str], *, max_turns:
     return [str(binary), *(expand(a, values) for a in template)]
 
 
+LOOPBACK = ("127.0.0.1", "localhost")
+"""Hosts a forwarded agent must reach without the corporate proxy (its key forwarder)."""
+
+
 def _env(runner: Runner, host_env: Mapping[str, str], *, base_url: str | None,
-         config_dir: Path, home_dir: Path, tmp_dir: Path) -> dict[str, str]:
-    inherit = BASE_ENV + (() if base_url else PROXY_ENV)
+         config_dir: Path, home_dir: Path, tmp_dir: Path,
+         forwarded: bool = False) -> dict[str, str]:
+    inherit = BASE_ENV + (() if base_url and not forwarded else PROXY_ENV)
     env = {k: host_env[k] for k in inherit if k in host_env}
+    if forwarded and any(k in env for k in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy",
+                                             "http_proxy")):
+        for name in ("NO_PROXY", "no_proxy"):
+            have = [h for h in env.get(name, "").split(",") if h.strip()]
+            env[name] = ",".join([*have, *(h for h in LOOPBACK if h not in have)])
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     for key in runner.credential_env:
         if host_env.get(key, "").strip():  # an empty variable is no key ("Not logged in")

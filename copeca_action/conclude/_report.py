@@ -116,6 +116,20 @@ def isolation_note(records: Iterable[RunRecord]) -> str | None:
     return "; ".join(notes) + ". The grades stand, but that code was not confined."
 
 
+def key_note(records: Iterable[RunRecord]) -> str | None:
+    """Runs whose agent held the harness's real model key (`COPECA_KEY_PROXY=off`, or a
+    runner the key forwarder cannot stand in front of): say so, it is the reader's risk."""
+    final = list(latest_by_run_id(records).values())
+    held = [r for r in final if "key_in_agent_env" in r.flags]
+    if not held:
+        return None
+    return (f"{len(held)} of {len(final)} agent run(s) held the real model key in their "
+            "environment (COPECA_KEY_PROXY=off, or a runner the key forwarder cannot point "
+            "at): anything they started could read it, and a copy in a form the scrubber "
+            "does not decode (compressed, encrypted) would be published with the run's "
+            "files (docs/security.md).")
+
+
 def redaction_note(redactions: int) -> str | None:
     if not redactions:
         return None
@@ -129,7 +143,8 @@ def report_of(records: list[RunRecord], settings: Settings, scenario: str,
     warnings."""
     table = table_from_records(records)
     notes = [*notes, *(n for n in (reuse_note(records), isolation_note(records),
-                                   redaction_note(redactions)) if n is not None)]
+                                   key_note(records), redaction_note(redactions))
+                       if n is not None)]
     if notes:
         table = dataclasses.replace(table, extra_warnings=(*table.extra_warnings, *notes))
     report = build_report(table, settings, scenario=scenario)

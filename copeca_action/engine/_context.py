@@ -19,6 +19,7 @@ from copeca_action.engine._outdir import OutputDir
 from copeca_action.engine._reuse import ReuseOffer
 from copeca_action.errors import ConfigError, WorkspaceError
 from copeca_action.evaluate import Sandbox, make_sandbox
+from copeca_action.keyproxy import KeyForwarder
 from copeca_action.plan import RunPlan
 from copeca_action.records import Endpoint
 from copeca_action.scenario import Corpus, Mode, Runner, Scenario, Task
@@ -84,6 +85,9 @@ class Resolved:
     """Run id → fingerprint (engine/_fingerprint.py), recorded in each RunRecord."""
     pool: WorktreePool | None = None
     """Set by the scheduler when worktrees are reused."""
+    forwarder: KeyForwarder | None = None
+    """The job's key forwarder (engine/_keys.py), set by the scheduler for real endpoints:
+    its runners' agents hold a placeholder, never the key."""
     _sandboxes: dict[str, Sandbox] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -98,6 +102,9 @@ class Resolved:
         for sandbox in self._sandboxes.values():
             sandbox.close()
         self._sandboxes.clear()
+        if self.forwarder is not None:
+            self.forwarder.close()
+            self.forwarder = None
 
     def snapshot_for(self, task: Task) -> Snapshot:
         return self.snapshots[(task.repo, task.commit)]

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from copeca_action.agent import AgentInvocation, AgentResult, prepare_run, run_a
 from copeca_action.agent._hooks import HOOK_EXITS, hook_exits
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
+from copeca_action.engine._keys import KEY_IN_AGENT_ENV, key_in_agent_env
 from copeca_action.engine._outdir import write_atomic
 from copeca_action.engine._validity import tool_adopted, tool_failed
 from copeca_action.errors import CopecaError, InfraError
@@ -121,15 +123,30 @@ def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -
         tool_dir = cfg.base_tool_dir if run.arm.endswith("@base") else cfg.tool_dir
         _run_mode_setup(cfg, mode.setup, workdir, run_dir, tool_dir)
         runner = res.runners[run.runner]
-        host_env = cfg.host_env if cfg.endpoint_kind == "real" else {
-            k: v for k, v in cfg.host_env.items() if k not in runner.credential_env}
-        # the scripted model takes any key: the agent (and the tool beside it) gets the
-        # placeholder, never a real key it does not need
+        keyless = {k: v for k, v in cfg.host_env.items() if k not in runner.credential_env}
+        base_url, forwarded = cfg.base_url, False
+        forwarder = res.forwarder
+        if cfg.endpoint_kind != "real":
+            # the scripted model takes any key: the agent (and the tool beside it) gets the
+            # placeholder, never a real key it does not need
+            host_env: Mapping[str, str] = keyless
+        elif forwarder is not None and run.runner in forwarder.routes:
+            # the key stays in the harness: the agent talks to the forwarder with its
+            # placeholder, the forwarder to the endpoint with the key
+            host_env = {**keyless, **dict.fromkeys(runner.credential_env,
+                                                   forwarder.placeholder)}
+            base_url, forwarded = forwarder.agent_url(run.runner), True
+            forwarder.take_failure(run.run_id)  # an earlier attempt's, if any
+        else:
+            host_env = cfg.host_env
         inv = prepare_run(runner, model=run.model, prompt=task.prompt,
                           workdir=workdir, run_dir=run_dir, mode=mode,
                           max_turns=cfg.scenario.max_turns,
-                          run_budget_usd=cfg.scenario.run_budget_usd, base_url=cfg.base_url,
-                          tool_dir=tool_dir, host_env=host_env, run_key=run.run_id)
+                          run_budget_usd=cfg.scenario.run_budget_usd, base_url=base_url,
+                          tool_dir=tool_dir, host_env=host_env, run_key=run.run_id,
+                          forwarded=forwarded)
+        if cfg.endpoint_kind == "real" and key_in_agent_env(inv.env, runner, cfg.host_env):
+            prep.flags.append(KEY_IN_AGENT_ENV)  # COPECA_KEY_PROXY=off, or not forwardable
         prep.invocation = inv
         prep.timings["provision_s"] = t1 - t0
         prep.timings["arm_s"] = time.perf_counter() - t1
@@ -348,6 +365,9 @@ def _record(cfg: EngineConfig, res: Resolved, prep: Prepared, agent: AgentOutcom
     started = _tool_start_failure(res.modes[prep.run.arm], result, transcript)
     if started is not None:  # the tool under test never ran: not the agent's answer
         outcome, error = "infra_error", started
+    unreachable = res.forwarder.take_failure(prep.run.run_id) if res.forwarder else None
+    if unreachable is not None and outcome != "ok":  # the endpoint, not the agent
+        outcome, error = "infra_error", f"{ENDPOINT_ERROR}: {unreachable}"
     workdir = Path(prep.worktree.path)
     run_dir = cfg.out.run_dir(prep.run.run_id)
     patch_text = capture_patch(workdir, prep.worktree.commit, Path(prep.worktree.git_dir))

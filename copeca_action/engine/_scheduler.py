@@ -45,6 +45,7 @@ from copeca_action.engine._execute import (
     start_agent,
 )
 from copeca_action.engine._fingerprint import fingerprints, tool_arms
+from copeca_action.engine._keys import start_forwarder
 from copeca_action.engine._outdir import FINISHED
 from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.engine._reuse import ReuseResult, adopt
@@ -471,6 +472,8 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         todo = [r for r in plan.runs if r.run_id not in finished]
         if cfg.reuse_worktrees:
             res.pool = WorktreePool(out.worktrees)
+        if cfg.endpoint_kind == "real" and todo:  # the key stays here (closed by res.close)
+            res.forwarder = start_forwarder(res.runners, cfg.host_env, cfg.base_url)
         correct = sum(1 for rid in finished if latest[rid].correct)
         progress.start(len(plan.runs), len(plan.runs) - len(todo), budget.spent, correct)
         try:

@@ -254,13 +254,16 @@ def test_a_mode_set_up_command_cannot_read_the_harness(tmp_path: Path,
         assert "PLANTED" not in seen
 
 
-@pytest.mark.parametrize("kind", ["scripted", "dry_run", "real"])
+@pytest.mark.parametrize("kind", ["scripted", "dry_run", "real", "real, COPECA_KEY_PROXY=off"])
 def test_against_the_scripted_model_the_agent_never_gets_the_real_key(
         tmp_path: Path, kind: str) -> None:
     """The scripted model takes any key: in a dry run the agent, and the tool under test
     beside it, get the placeholder even when the job holds the real key. A real endpoint
-    (`--base-url`, a proxy that needs the key) still gets it."""
+    (`--base-url`, a proxy that needs the key) gets it from the key forwarder: the agent
+    holds the forwarder's placeholder and talks to it on loopback. `COPECA_KEY_PROXY=off`
+    gives the agent the key itself, and its record says so."""
     from copeca_action.agent._invocation import PLACEHOLDER_KEY
+    from copeca_action.keyproxy import PLACEHOLDER_PREFIX
 
     corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42", env_file="env.json")}})
     path = tmp_path / "runners" / "fake.yaml"
@@ -268,11 +271,20 @@ def test_against_the_scripted_model_the_agent_never_gets_the_real_key(
     data.update(credential_env=["FAKE_KEY"], base_url_env="FAKE_BASE_URL")
     path.write_text(yaml.safe_dump(data))
     cfg = config(tmp_path, corpus, scenario())
-    cfg.host_env = {**ENV, "FAKE_KEY": "the-real-key-0123456789"}
-    cfg.base_url, cfg.endpoint_kind = "http://127.0.0.1:9", kind
+    off = {"COPECA_KEY_PROXY": "off"} if "off" in kind else {}
+    cfg.host_env = {**ENV, "FAKE_KEY": "the-real-key-0123456789", **off}
+    cfg.base_url, cfg.endpoint_kind = "http://127.0.0.1:9", kind.split(",")[0]  # type: ignore[assignment]
     run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
              scenario_text="name: t\n")
     [seen] = cfg.out.root.glob("runs/*/home/env.json")  # the agent's HOME, in its run folder
     env = json.loads(seen.read_text())
+    [record] = read_records(cfg.out.results)
+    if kind == "real":
+        assert env["FAKE_BASE_URL"].startswith("http://127.0.0.1:")
+        assert env["FAKE_BASE_URL"] != "http://127.0.0.1:9"
+        assert env["FAKE_KEY"].startswith(PLACEHOLDER_PREFIX)
+        assert "key_in_agent_env" not in record.flags
+        return
     assert env["FAKE_BASE_URL"] == "http://127.0.0.1:9"
-    assert env["FAKE_KEY"] == ("the-real-key-0123456789" if kind == "real" else PLACEHOLDER_KEY)
+    assert env["FAKE_KEY"] == ("the-real-key-0123456789" if "off" in kind else PLACEHOLDER_KEY)
+    assert ("key_in_agent_env" in record.flags) == ("off" in kind)

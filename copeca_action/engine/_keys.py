@@ -1,0 +1,66 @@
+"""Which runs get the real model key, and how: behind the key forwarder (keyproxy/) the agent
+holds a placeholder and only the harness the key; with `COPECA_KEY_PROXY=off`, or for a
+runner the forwarder cannot stand in front of, the agent holds the key itself and its
+record says so (`key_in_agent_env`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from copeca_action.agent._invocation import CONFIG_URL_PARSERS
+from copeca_action.keyproxy import FAMILIES, FAMILY_OF_PARSER, KeyForwarder, Route
+from copeca_action.scenario import Runner
+
+KEY_PROXY_ENV = "COPECA_KEY_PROXY"
+"""`off` (or `0`, `false`, `no`): agents of real runs get the real key in their environment,
+as before the forwarder existed; every such record is flagged and the report warns."""
+KEY_IN_AGENT_ENV = "key_in_agent_env"
+"""Flag of a run whose agent held the harness's real model key in its environment."""
+
+
+def key_proxy_off(env: Mapping[str, str]) -> bool:
+    return env.get(KEY_PROXY_ENV, "").strip().lower() in ("off", "0", "false", "no")
+
+
+def real_key(runner: Runner, env: Mapping[str, str]) -> str | None:
+    """The harness's key for `runner`: its first `credential_env` variable that is set."""
+    return next((env[k] for k in runner.credential_env if env.get(k, "").strip()), None)
+
+
+def forwardable(runner: Runner) -> bool:
+    """The runner's CLI can be pointed at another endpoint and speaks a known family."""
+    return runner.parser in FAMILY_OF_PARSER and bool(
+        runner.base_url_env or runner.parser in CONFIG_URL_PARSERS)
+
+
+def routes_for(runners: Mapping[str, Runner], env: Mapping[str, str],
+               base_url: str | None) -> list[Route]:
+    """A route per runner that has a real key and a CLI the forwarder can stand in front of:
+    to `base_url` (the user's endpoint) or else the vendor's API."""
+    routes = []
+    for name, runner in sorted(runners.items()):
+        key = real_key(runner, env)
+        if key is None or not forwardable(runner):
+            continue
+        family = FAMILIES[FAMILY_OF_PARSER[runner.parser]]
+        routes.append(Route(name=name, family=family,
+                            upstream=base_url or family.default_upstream, key=key,
+                            vendor=base_url is None))
+    return routes
+
+
+def start_forwarder(runners: Mapping[str, Runner], env: Mapping[str, str],
+                    base_url: str | None) -> KeyForwarder | None:
+    """The job's key forwarder (None: nothing to forward, or `COPECA_KEY_PROXY=off`).
+    Only for a real endpoint: the scripted model needs no key at all."""
+    if key_proxy_off(env):
+        return None
+    routes = routes_for(runners, env, base_url)
+    return KeyForwarder(routes, env) if routes else None
+
+
+def key_in_agent_env(agent_env: Mapping[str, str], runner: Runner,
+                     host_env: Mapping[str, str]) -> bool:
+    """The agent's environment holds the harness's real key for `runner`."""
+    return any(host_env.get(k, "").strip() and agent_env.get(k) == host_env[k]
+               for k in runner.credential_env)
