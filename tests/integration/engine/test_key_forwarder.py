@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from engine_helpers import write
 
 from copeca_action._util.paths import runners_dir
