@@ -124,8 +124,9 @@ def key_note(records: Iterable[RunRecord]) -> str | None:
     if not held:
         return None
     return (f"{len(held)} of {len(final)} agent run(s) held the real model key in their "
-            "environment (COPECA_KEY_PROXY=off, or a runner the key forwarder cannot point "
-            "at): anything they started could read it, and a copy in a form the scrubber "
+            "environment (the vendor's own API, where the key forwarder stands in front "
+            "only with COPECA_KEY_PROXY=on; COPECA_KEY_PROXY=off; or a runner it cannot "
+            "point at): anything they started could read it, and a copy in a form the scrubber "
             "does not decode (compressed, encrypted) would be published with the run's "
             "files (docs/security.md).")
 

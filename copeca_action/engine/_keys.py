@@ -1,7 +1,14 @@
 """Which runs get the real model key, and how: behind the key forwarder (keyproxy/) the agent
-holds a placeholder and only the harness the key; with `COPECA_KEY_PROXY=off`, or for a
-runner the forwarder cannot stand in front of, the agent holds the key itself and its
-record says so (`key_in_agent_env`)."""
+holds a placeholder and only the harness the key; otherwise the agent holds the key itself
+and its record says so (`key_in_agent_env`).
+
+When the forwarder stands in front (`forwarder_wanted`): by default only for a job with a
+`--base-url`, whose agents already talk to an endpoint that is not the vendor's. For the
+vendor's own API it would change what is measured: a CLI pointed at another host than its
+vendor's behaves otherwise (Claude Code turns its MCP tool search off for any
+`ANTHROPIC_BASE_URL` that is not Anthropic's, since 2.1.70, so every MCP tool's schema
+enters the context; Codex is moved from its built-in OpenAI provider to a custom one), so
+it is there only when asked for (`COPECA_KEY_PROXY=on`)."""
 
 from __future__ import annotations
 
@@ -12,14 +19,26 @@ from copeca_action.keyproxy import FAMILIES, FAMILY_OF_PARSER, KeyForwarder, Rou
 from copeca_action.scenario import Runner
 
 KEY_PROXY_ENV = "COPECA_KEY_PROXY"
-"""`off` (or `0`, `false`, `no`): agents of real runs get the real key in their environment,
-as before the forwarder existed; every such record is flagged and the report warns."""
+"""`on` (or `1`, `true`, `yes`): the forwarder for every real run, the vendor's API too;
+`off` (or `0`, `false`, `no`): for none; unset (or `auto`): for a `--base-url` job only.
+A run whose agent holds the real key is flagged and the report warns."""
 KEY_IN_AGENT_ENV = "key_in_agent_env"
 """Flag of a run whose agent held the harness's real model key in its environment."""
 
 
 def key_proxy_off(env: Mapping[str, str]) -> bool:
     return env.get(KEY_PROXY_ENV, "").strip().lower() in ("off", "0", "false", "no")
+
+
+def key_proxy_on(env: Mapping[str, str]) -> bool:
+    return env.get(KEY_PROXY_ENV, "").strip().lower() in ("on", "1", "true", "yes")
+
+
+def forwarder_wanted(env: Mapping[str, str], base_url: str | None) -> bool:
+    """The forwarder stands in front of this job's real runs (see the module's note)."""
+    if key_proxy_off(env):
+        return False
+    return key_proxy_on(env) or base_url is not None
 
 
 def real_key(runner: Runner, env: Mapping[str, str]) -> str | None:
@@ -51,9 +70,9 @@ def routes_for(runners: Mapping[str, Runner], env: Mapping[str, str],
 
 def start_forwarder(runners: Mapping[str, Runner], env: Mapping[str, str],
                     base_url: str | None) -> KeyForwarder | None:
-    """The job's key forwarder (None: nothing to forward, or `COPECA_KEY_PROXY=off`).
+    """The job's key forwarder (None: nothing to forward, or not wanted: `forwarder_wanted`).
     Only for a real endpoint: the scripted model needs no key at all."""
-    if key_proxy_off(env):
+    if not forwarder_wanted(env, base_url):
         return None
     routes = routes_for(runners, env, base_url)
     return KeyForwarder(routes, env) if routes else None

@@ -1,0 +1,36 @@
+"""When the key forwarder stands in front of real runs: by default only behind a --base-url
+(a vendor's own API would see its CLI pointed elsewhere, which changes what it does)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from copeca_action.engine._keys import forwarder_wanted, start_forwarder
+from copeca_action.scenario import load_runner
+
+URL = "http://127.0.0.1:9"
+
+
+@pytest.mark.parametrize(("setting", "base_url", "wanted"), [
+    ("", None, False),  # the vendor's API: the CLI keeps its first-party host
+    ("auto", None, False),
+    ("", URL, True),  # the user's endpoint: nothing changes for the CLI
+    ("on", None, True), ("TRUE", None, True), ("1", URL, True),
+    ("off", URL, False), ("no", None, False),
+])
+def test_the_forwarder_is_wanted(setting: str, base_url: str | None, wanted: bool) -> None:
+    env = {"COPECA_KEY_PROXY": setting} if setting else {}
+    assert forwarder_wanted(env, base_url) is wanted
+
+
+def test_a_vendor_job_starts_no_forwarder_unless_asked() -> None:
+    runner = load_runner(Path(__file__).parents[3] / "runners" / "claude.yaml")
+    env = {"ANTHROPIC_API_KEY": "sk-ant-test-0123456789"}
+    assert start_forwarder({"claude": runner}, env, None) is None
+    with start_forwarder({"claude": runner}, {**env, "COPECA_KEY_PROXY": "on"}, None) as fwd:
+        assert fwd is not None and fwd.routes == ["claude"]
+        assert fwd.upstream("claude") == "https://api.anthropic.com"
+    with start_forwarder({"claude": runner}, env, URL) as fwd:
+        assert fwd is not None and fwd.upstream("claude") == URL
