@@ -41,8 +41,10 @@ from copeca_action.report._model import (
 from copeca_action.report._retrieval import retrieval_section
 from copeca_action.report._spend import (
     MAX_RUN_COST_USD,
-    judge_costs,
-    judge_spend,
+    cost_over,
+    invalidate,
+    judge_unknowns,
+    spend_unknown,
     spend_warnings,
 )
 from copeca_action.report._spending import current_look, look_alpha, schedule, spent
@@ -172,6 +174,10 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
                   | _breakdowns(table, tool, base, s) for kind, tool, base in pairs]
         comparisons = [Comparison(**f, power=power)
                        for f, power in zip(fields, powers.result(), strict=True)]
+    # an unknown cost, or one that is no price, makes its arms' comparisons invalid before
+    # the verdict sums them up: the headline and each tool's reason are the judged ones
+    unknowns = [u for u in (spend_unknown(table.spend), cost_over(largest)) if u is not None]
+    comparisons = invalidate(unknowns, comparisons)
     headline = _headline(comparisons)
     if headline is None:
         verdict: Verdict = "skipped"
@@ -181,9 +187,10 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
         verdict, reasons = _summary(comparisons, headline)
     hidden = not pairs and bool(_pairs(tuple(sorted({*table.arm.names,
                                                      *table.spend.unknown_arms}))))
-    verdict, reasons, comparisons = judge_spend(table.spend, verdict, reasons, comparisons,
-                                                unknown_hid_a_comparison=hidden)
-    verdict, reasons, comparisons = judge_costs(largest, verdict, reasons, comparisons)
+    verdict, reasons = judge_unknowns(
+        unknowns, verdict, reasons, comparisons, unknown_hid_a_comparison=hidden,
+        regressions=[comparisons[i].name for i in _deciding(comparisons)
+                     if comparisons[i].verdict == "regression"])
     warnings += spend_warnings(table.spend)
     warnings += _run_warnings(table, arms, s)
     infra = table.outcome == INFRA

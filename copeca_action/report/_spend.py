@@ -1,6 +1,7 @@
 """Spend the statistics do not see: attempts that were excluded or retried (their money was
 still spent), and counted runs whose cost is unknown (left out of the statistics, never
-counted as 0, and the verdict is then `invalid`)."""
+counted as 0: the comparisons of their arms are then `invalid`, and so is the verdict unless
+a comparison they take no part in is a regression)."""
 
 from __future__ import annotations
 
@@ -146,33 +147,68 @@ def unknown_cost_reason(account: SpendAccount) -> str | None:
             f"established; {'; '.join(account.unknown_reasons)}")
 
 
-def judge_spend(account: SpendAccount, verdict: Verdict, reasons: list[str],
-                comparisons: list[Comparison], *, unknown_hid_a_comparison: bool = False
-                ) -> tuple[Verdict, list[str], list[Comparison]]:
-    """Any comparison with an unknown-cost run in one of its arms is `invalid`, and so is
-    the headline verdict when any counted run has no known cost. With nothing compared,
-    the verdict stays `skipped` unless the unknown-cost runs are what left a comparison out
-    (`unknown_hid_a_comparison`: an arm whose every cost is unknown): then it is
-    `invalid`, not "no tool arm"."""
+@dataclass(frozen=True)
+class CostUnknown:
+    """A reason the costs of some arms cannot be established (an unknown cost, or one that is
+    no price): every comparison of those arms is `invalid` for it."""
+
+    why: str
+    arms: frozenset[str]
+
+
+def spend_unknown(account: SpendAccount) -> CostUnknown | None:
+    """The counted runs of unknown cost, if any."""
     why = unknown_cost_reason(account)
-    if why is None:
-        return verdict, reasons, comparisons
-    return _invalid(why, set(account.unknown_arms), verdict, reasons, comparisons,
-                    # "no tool arm" would be untrue when the unknown costs are what hid it
-                    hid_a_comparison=unknown_hid_a_comparison)
+    return None if why is None else CostUnknown(why, frozenset(account.unknown_arms))
 
 
-def _invalid(why: str, arms: set[str], verdict: Verdict, reasons: list[str],
-             comparisons: list[Comparison], hid_a_comparison: bool = False
-             ) -> tuple[Verdict, list[str], list[Comparison]]:
-    """The comparisons of `arms` and the headline verdict made `invalid` for `why`; with
-    nothing compared the verdict stays `skipped`, unless `why` is what left a comparison
-    out."""
-    out = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
-           if {c.tool, c.base} & arms else c for c in comparisons]
+def invalidate(unknowns: Sequence[CostUnknown], comparisons: list[Comparison]
+               ) -> list[Comparison]:
+    """Each comparison with an arm in an unknown's `arms` made `invalid` for its `why`
+    (the first of several unknowns is the last reason prepended)."""
+    for u in unknowns:
+        comparisons = [c.model_copy(update={"verdict": "invalid", "reasons": [u.why, *c.reasons]})
+                       if {c.tool, c.base} & u.arms else c for c in comparisons]
+    return comparisons
+
+
+def judge_unknowns(unknowns: Sequence[CostUnknown], verdict: Verdict, reasons: list[str],
+                   comparisons: list[Comparison], *, regressions: Sequence[str] = (),
+                   unknown_hid_a_comparison: bool = False) -> tuple[Verdict, list[str]]:
+    """The report's verdict beside costs that cannot be established, once `invalidate` made
+    the comparisons of their arms `invalid` and the verdict was summed up from the
+    comparisons (`verdict`, `reasons`).
+
+    A regression of a deciding comparison (`regressions`: their names) stands: its arms'
+    costs are all known, so it does not depend on the unknown, and it outranks `invalid`
+    (another tool's unpriced run must not pass the gate for it); the reasons then say which
+    comparisons the unknown made invalid. Any other verdict is `invalid`: spend is not
+    established and an improvement needs every tool's. With nothing compared the verdict
+    stays `skipped`, unless the unknown-cost runs are what left a comparison out
+    (`unknown_hid_a_comparison`: an arm whose every cost is unknown): then it is `invalid`,
+    not "no tool arm"."""
+    if not unknowns:
+        return verdict, reasons
+    whys = [u.why for u in reversed(unknowns)]
     if verdict == "skipped" and not comparisons:
-        return ("invalid", [why], out) if hid_a_comparison else (verdict, reasons, out)
-    return "invalid", [why, *reasons], out
+        # "no tool arm" would be untrue when the unknown costs are what hid it
+        return ("invalid", whys) if unknown_hid_a_comparison else (verdict, reasons)
+    if verdict == "regression" and regressions:
+        return verdict, [*reasons, *(_beside(u, comparisons, regressions) for u in unknowns)]
+    return "invalid", [*(w for w in whys if w not in reasons), *reasons]
+
+
+def _beside(unknown: CostUnknown, comparisons: list[Comparison],
+            regressions: Sequence[str]) -> str:
+    """The line that says what `unknown` made invalid, beside a regression it is no part
+    of."""
+    hit = [c.name for c in comparisons if {c.tool, c.base} & unknown.arms]
+    made = (f"so {', '.join(hit)} {'is' if len(hit) == 1 else 'are'} invalid; " if hit
+            else "")
+    one = len(regressions) == 1
+    return (f"{unknown.why}: {made}the regression{'' if one else 's'} of "
+            f"{', '.join(regressions)} do{'es' if one else ''} not depend on it "
+            f"({'its' if one else 'their'} arms' costs are all known)")
 
 
 MAX_RUN_COST_USD = 1e9
@@ -181,19 +217,17 @@ statistics on it would rest on sums and squares that overflow the largest float 
 from about 1e154): an arm with such a run has no spend or cost per correct to judge."""
 
 
-def judge_costs(largest_by_arm: Mapping[str, float], verdict: Verdict, reasons: list[str],
-                comparisons: list[Comparison]
-                ) -> tuple[Verdict, list[str], list[Comparison]]:
-    """The comparisons of an arm with a run above `MAX_RUN_COST_USD` are `invalid`, and so
-    is the headline verdict, as with an unknown cost: ∞ or a bound from an overflowed sum
-    would be an invented number."""
+def cost_over(largest_by_arm: Mapping[str, float]) -> CostUnknown | None:
+    """The arms with a run above `MAX_RUN_COST_USD`, if any: their comparisons are `invalid`
+    as with an unknown cost (∞ or a bound from an overflowed sum would be an invented
+    number)."""
     over = {arm: cost for arm, cost in largest_by_arm.items() if not cost <= MAX_RUN_COST_USD}
     if not over:
-        return verdict, reasons, comparisons
-    why = (f"a run of arm(s) {', '.join(sorted(over))} costs ${max(over.values()):.3g}; above "
-           f"${MAX_RUN_COST_USD:,.0f} a run is no price, and the sums and squares of such "
-           "costs overflow: spend and cost per correct cannot be established")
-    return _invalid(why, set(over), verdict, reasons, comparisons)
+        return None
+    return CostUnknown(
+        f"a run of arm(s) {', '.join(sorted(over))} costs ${max(over.values()):.3g}; above "
+        f"${MAX_RUN_COST_USD:,.0f} a run is no price, and the sums and squares of such "
+        "costs overflow: spend and cost per correct cannot be established", frozenset(over))
 
 
 def spend_warnings(account: SpendAccount) -> list[str]:

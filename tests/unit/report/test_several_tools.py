@@ -143,3 +143,91 @@ def test_under_adaptive_sampling_the_looks_alpha_is_split_and_the_look_says_so()
     alone = build_report(several_tools({"toolA": 0.4}), settings)
     assert alone.look is not None and alone.look_note == alone.look.note
     assert f"judged at alpha {alone.look.alpha_look:.4g}" in alone.look_note
+
+
+def _unpriced(records: list[RunRecord], arm: str) -> list[RunRecord]:
+    """`records` with one run of `arm` of unknown cost (a model with no price)."""
+    i = next(i for i, r in enumerate(records) if r.arm == arm)
+    out = list(records)
+    out[i] = out[i].model_copy(update={"cost_usd": None,
+                                       "cost_unknown_reason": "no price for gpt-9"})
+    return out
+
+
+def test_a_regression_with_known_costs_is_not_hidden_by_another_tools_unknown_cost() -> None:
+    """toolA has one unpriced run, toolB's arms are all priced and regress: the verdict was
+    `invalid` (which passes the default gate, fail-on: regression); it is toolB's
+    regression, and the reasons say that toolA's comparison is invalid and why."""
+    report = build_report(_unpriced(several_tools({"toolA": 1.0, "toolB": 2.5}), "toolA"),
+                          FAST)
+    assert [c.verdict for c in report.comparisons] == ["invalid", "regression"]
+    assert report.verdict == "regression"
+    head = report.headline_comparison
+    assert head is not None and head.name == "toolB vs baseline"
+    reasons = report.verdict_reasons
+    assert reasons[0].startswith("toolB vs baseline: regression (the interval's lower bound")
+    assert reasons[1].startswith("toolA vs baseline: invalid (1 counted run(s) have no known "
+                                 "cost (models: m)")  # was "inconclusive": judged before
+    assert reasons[2] == ("1 counted run(s) have no known cost (models: m): spend and cost "
+                          "per correct cannot be established; no price for gpt-9: so "
+                          "toolA vs baseline is invalid; the regression of toolB vs "
+                          "baseline does not depend on it (its arms' costs are all known)")
+    # what depends on the unknown stays so: toolA's comparison, and a spend total that
+    # says it is a lower bound
+    sp = report.spend
+    assert sp is not None and sp.unknown_attempts == 1
+    assert "(the total is a lower bound)" in render_markdown(report)
+
+
+@pytest.mark.parametrize("arm", ["baseline", "toolB"])
+def test_an_unknown_cost_in_the_regressions_arms_leaves_the_report_invalid(arm: str) -> None:
+    report = build_report(_unpriced(several_tools({"toolA": 1.0, "toolB": 2.5}), arm), FAST)
+    verdicts = [c.verdict for c in report.comparisons]
+    assert verdicts == (["invalid", "invalid"] if arm == "baseline" else ["inconclusive",
+                                                                          "invalid"])
+    assert report.verdict == "invalid"
+    assert report.verdict_reasons[0].startswith("1 counted run(s) have no known cost")
+    assert report.headline_comparison is not None
+    assert report.headline_comparison.verdict == "invalid"
+
+
+def test_an_unknown_cost_beside_improvements_is_invalid() -> None:
+    """No regression: the unknown cost decides, as with one tool (an improvement needs every
+    tool's, and toolA's is not established)."""
+    report = build_report(_unpriced(several_tools({"toolA": 0.4, "toolB": 0.35}), "toolA"),
+                          FAST)
+    assert [c.verdict for c in report.comparisons] == ["invalid", "improvement"]
+    assert report.verdict == "invalid" and report.headline == 0
+    assert report.verdict_reasons[0].startswith("1 counted run(s) have no known cost")
+    assert report.verdict_reasons[1].startswith("toolA vs baseline: invalid (1 counted run")
+    assert report.verdict_reasons[2].startswith("toolB vs baseline: improvement (")
+
+
+def test_a_run_that_costs_no_price_in_another_tool_does_not_hide_a_regression() -> None:
+    records = several_tools({"toolA": 1.0, "toolB": 2.5})
+    i = next(i for i, r in enumerate(records) if r.arm == "toolA")
+    records[i] = records[i].model_copy(update={"cost_usd": 1e160})
+    report = build_report(records, FAST)
+    assert [c.verdict for c in report.comparisons] == ["invalid", "regression"]
+    assert report.verdict == "regression"
+    assert report.verdict_reasons[-1].startswith("a run of arm(s) toolA costs $1e+160")
+    assert report.verdict_reasons[-1].endswith("so toolA vs baseline is invalid; the "
+                                               "regression of toolB vs baseline does not "
+                                               "depend on it (its arms' costs are all known)")
+
+
+def test_one_tools_regression_vs_base_stands_beside_an_unknown_cost_in_the_baseline() -> None:
+    """compare: both with one tool: head vs base decides; an unpriced baseline run makes
+    tool vs baseline invalid, not the regression it does not take part in."""
+    records = several_tools({"tool": 1.0})
+    bases = [r.model_copy(update={"arm": "tool@base", "run_id": r.run_id + "@base",
+                                  "cost_usd": r.cost_usd / 2.5})
+             for r in records if r.arm == "tool"]
+    report = build_report(_unpriced(records, "baseline") + bases, FAST)
+    assert [(c.name, c.verdict) for c in report.comparisons] == [
+        ("tool vs tool@base", "regression"), ("tool vs baseline", "invalid")]
+    assert report.verdict == "regression" and report.headline == 0
+    assert report.verdict_reasons[:-1] == report.comparisons[0].reasons
+    assert report.verdict_reasons[-1].endswith(
+        "so tool vs baseline is invalid; the regression of tool vs tool@base does not depend "
+        "on it (its arms' costs are all known)")
