@@ -21,7 +21,14 @@ from copeca_action.plan import (
     unreachable_min_runs,
 )
 from copeca_action.records import read_rows
-from copeca_action.report import Design, Pilot, PowerResult, pilot_from_rows, power
+from copeca_action.report import (
+    Design,
+    Pilot,
+    PowerResult,
+    alpha_shares,
+    pilot_from_rows,
+    power,
+)
 from copeca_action.scenario import (
     Scenario,
     check_references,
@@ -144,8 +151,12 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
                           "use fewer --experiments (at least 200) or plan fewer repetitions",
                           file="--power")
     pilot = load_pilot(args.pilot) if args.pilot else None
+    # several tool arms: the report splits the alpha between their comparisons (Bonferroni),
+    # so each is sized at its share, never at the whole alpha (which overstates the power)
+    shares = max(1, alpha_shares(plan.arms))
     kw = {"fail": scenario.thresholds.fail, "adaptive": adaptive, "pilot": pilot,
-          "experiments": args.experiments, "resamples": 1000, "seed": scenario.seed}
+          "experiments": args.experiments, "resamples": 1000, "seed": scenario.seed,
+          "comparisons": shares}
     n, c = len(tasks), len(control)
     results = {"planned": power(Design(n, reps, arms, c, models), **kw)}
     results["2x tasks"] = power(Design(2 * n, reps, arms, c, models),
@@ -160,9 +171,19 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
         print(json.dumps({k: _as_json(v) for k, v in results.items()}, indent=2))
         return 0
     head = results["planned"]
-    looks = (f"adaptive looks at {adaptive.min_repetitions}..{adaptive.max_repetitions} "
-             f"repetitions, alpha {adaptive.alpha} spent over them" if adaptive
-             else f"alpha {head.alpha} (two-sided)")
+    # said beside the alpha: the effects shown are at each comparison's share of it
+    bonferroni = (f"split between {shares} tool comparisons (Bonferroni, as the report will "
+                  "judge them)")
+    if adaptive:
+        looks = (f"adaptive looks at {adaptive.min_repetitions}..{adaptive.max_repetitions} "
+                 f"repetitions, alpha {adaptive.alpha} spent over them")
+        if shares > 1:
+            looks += f", {bonferroni}: each look's share divided by {shares}"
+    elif shares > 1:
+        looks = (f"alpha {head.alpha_family} {bonferroni}: each at alpha {head.alpha:.4g} "
+                 "(two-sided)")
+    else:
+        looks = f"alpha {head.alpha} (two-sided)"
     print(f"{scenario.name}: {len(tasks)} tasks (+{len(control)} control) × {reps} "
           f"repetition(s) × {models} model(s) × {arms} arm(s); {looks}; fail "
           "threshold "
@@ -211,4 +232,7 @@ def _as_json(r: PowerResult) -> dict[str, object]:
             "expected_runs": r.expected_runs, "expected_spend_usd": r.expected_spend_usd,
             "cost_per_run_usd": r.cost_per_run_usd, "cost_source": r.cost_source,
             "alpha": r.alpha, "adaptive": r.adaptive, "experiments": r.experiments,
-            "power": 0.8}
+            "power": 0.8,
+            # several tools: the alpha each comparison is judged at, and the split
+            **({"comparisons": r.comparisons, "alpha_family": r.alpha_family}
+               if r.comparisons > 1 else {})}

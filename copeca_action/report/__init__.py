@@ -5,7 +5,7 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from copeca_action.report._adaptive import Decision, alpha_for, decide
-    from copeca_action.report._build import Settings, build_report
+    from copeca_action.report._build import Settings, alpha_shares, build_report
     from copeca_action.report._model import (
         VERDICTS,
         WORST_FIRST,
@@ -89,6 +89,7 @@ __all__ = [
     "Verdict",
     "accuracy_interval",
     "alpha_for",
+    "alpha_shares",
     "arm_bootstrap",
     "build_report",
     "cost_per_correct",
@@ -140,6 +141,7 @@ _LAZY: dict[str, str] = {
     "Verdict": "copeca_action.report._model",
     "accuracy_interval": "copeca_action.report._stats",
     "alpha_for": "copeca_action.report._adaptive",
+    "alpha_shares": "copeca_action.report._build",
     "arm_bootstrap": "copeca_action.report._stats",
     "build_report": "copeca_action.report._build",
     "cost_per_correct": "copeca_action.report._stats",

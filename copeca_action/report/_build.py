@@ -136,11 +136,18 @@ def split_alpha(table: RecordTable, s: Settings) -> tuple[Settings, Multiplicity
     a kind at alpha / k (Bonferroni), so that the worst-case verdict (`_summary`) calls a
     false regression or improvement among them with probability at most alpha. The one
     place the split is made: every interval of the report is then at 1 − alpha / k."""
-    k = max(Counter(kind for kind, _, _ in _pairs(table.arm.names)).values(), default=0)
+    k = alpha_shares(table.arm.names)
     if k < 2:
         return s, None
     m = Multiplicity(comparisons=k, alpha_family=s.alpha, alpha=s.alpha / k)
     return dataclasses.replace(s, alpha=m.alpha), m
+
+
+def alpha_shares(arms: Iterable[str]) -> int:
+    """How many comparisons of arms `arms` share the alpha (`split_alpha`): the tool arms
+    compared with one base, the most of a kind (0 or 1: no split). `plan --power` sizes a
+    design at the alpha the report will judge it with."""
+    return max(Counter(kind for kind, _, _ in _pairs(tuple(arms))).values(), default=0)
 
 
 @dataclass(frozen=True)
@@ -167,7 +174,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     quiet = (np.errstate(over="ignore", invalid="ignore")
              if max(largest.values(), default=0.0) > MAX_RUN_COST_USD
              else contextlib.nullcontext())
-    with quiet, Beside(functools.partial(_powers, table, pairs, s),
+    with quiet, Beside(functools.partial(_powers, table, pairs, s, multiplicity),
                        fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as powers:
         arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
         fields = [_compare(table, kind, tool, base, s, warnings)
@@ -478,7 +485,7 @@ def _breakdowns(t: RecordTable, tool: str, base: str, s: Settings) -> dict[str, 
 
 
 def _powers(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
-            s: Settings) -> list[Power | None]:
+            s: Settings, multiplicity: Multiplicity | None = None) -> list[Power | None]:
     """Each comparison's minimum detectable effects (`_power`), in order: what is computed
     beside the rest of the report (`Beside`)."""
     out = []
@@ -486,7 +493,7 @@ def _powers(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
     for _, tool, base in pairs:
         tool_rows, base_rows = _main_rows(t, tool, base)
         st, sb = (_sums(t, r, t.task.codes, n_tasks) for r in (tool_rows, base_rows))
-        out.append(_power(t, base_rows, st, sb, s))
+        out.append(_power(t, base_rows, st, sb, s, multiplicity))
     return out
 
 
@@ -513,9 +520,10 @@ here."""
 
 
 def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
-           s: Settings) -> Power | None:
+           s: Settings, multiplicity: Multiplicity | None = None) -> Power | None:
     """The design's minimum detectable effects, with this report's base-arm runs (on the
-    paired tasks) as the population."""
+    paired tasks) as the population, at the alpha the report judges with: split between
+    the tools (`multiplicity`) at each look of an adaptive design too."""
     paired = (st.runs > 0) & (sb.runs > 0)
     if s.power_experiments <= 0 or int(paired.sum()) < 2:
         return None
@@ -533,7 +541,8 @@ def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
     from copeca_action.report._power import Design, Pilot, power  # its simulation code
 
     r = power(Design(int(paired.sum()), reps, models=models), fail=s.thresholds.fail,
-              alpha=s.alpha,
+              alpha=multiplicity.alpha_family if multiplicity else s.alpha,
+              comparisons=multiplicity.comparisons if multiplicity else 1,
               adaptive=s.adaptive if s.adaptive is not None and s.adaptive.enabled else None,
               pilot=Pilot(cost=cost, correct=correct, source="this report's base arm"),
               experiments=s.power_experiments, resamples=POWER_RESAMPLES, seed=s.seed)

@@ -84,21 +84,31 @@ class PowerResult:
     """"pilot: …" or "assumed default …"."""
     experiments: int
     alpha: float
+    """What each comparison is judged at: `alpha_family / comparisons` (under adaptive
+    sampling each look's share is split the same way)."""
     adaptive: bool
+    comparisons: int = 1
+    """Comparisons that share the alpha (several tool arms: Bonferroni, as the report splits
+    it; docs/methodology.md, "Several tools")."""
+    alpha_family: float | None = None
+    """The alpha before the split (None: no split)."""
 
 
 def _upper_lower(pop: Population | None, pilot: Pilot | None, design: Design,
                  alpha: float, adaptive: Adaptive | None, experiments: int, resamples: int,
-                 rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
+                 rng: np.random.Generator, comparisons: int = 1
+                 ) -> tuple[FloatArray, FloatArray]:
     """Per experiment under no effect: the smallest 1+high and the largest 1+low over the
-    looks (one look without adaptive sampling)."""
+    looks (one look without adaptive sampling), each look judged at its alpha split between
+    `comparisons`."""
     looks = [r * design.models for r in (schedule(adaptive) if adaptive is not None
                                            and adaptive.enabled else [design.repetitions])]
     looked = _look_sums(pop, pilot, design.tasks, looks, experiments, rng)
     best_high = np.full(experiments, np.inf)
     best_low = np.full(experiments, -np.inf)
     for k, (reps, sums) in enumerate(zip(looks, looked, strict=True), 1):
-        a = look_alpha(adaptive, k) if adaptive is not None and adaptive.enabled else alpha
+        a = (look_alpha(adaptive, k) if adaptive is not None and adaptive.enabled
+             else alpha) / comparisons
         runs = np.full(sums[0].shape, float(reps))
         bs = paired_bootstrap(*sums, alpha=a, resamples=resamples, seed=rng, runs_t=runs,
                               runs_b=runs, task_means=True)
@@ -168,11 +178,15 @@ def _pilot_sums(pilot: Pilot, effect_sd: float, tasks: int, looks: list[int],
 def power(design: Design, *, fail: float = 0.10, alpha: float = 0.05,
           adaptive: Adaptive | None = None, pilot: Pilot | None = None,
           population: Population | None = None, experiments: int = 1000,
-          resamples: int = 1000, seed: int = 0) -> PowerResult:
-    """Minimum detectable effects at 80% power and expected spend of `design`."""
+          resamples: int = 1000, seed: int = 0, comparisons: int = 1) -> PowerResult:
+    """Minimum detectable effects at 80% power and expected spend of `design`, for one of
+    `comparisons` tool comparisons that share the alpha (the report splits it between them:
+    each is judged at alpha / comparisons, every adaptive look's share too)."""
+    if comparisons < 1:
+        raise ValueError(f"comparisons: {comparisons}: expected at least 1")
     rng = np.random.default_rng(seed)
     high, low = _upper_lower(population, pilot, design, alpha, adaptive, experiments,
-                             resamples, rng)
+                             resamples, rng, comparisons)
     # improvement at true ratio c iff c·high < 1, i.e. c < 1/high: power(c) ≥ 80% for
     # c ≤ the 20% quantile of 1/high; regression iff c·low > 1+fail.
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -190,7 +204,10 @@ def power(design: Design, *, fail: float = 0.10, alpha: float = 0.05,
                        regression=c_regress - 1 if math.isfinite(c_regress) else math.inf,
                        expected_runs=runs, expected_spend_usd=runs * cost,
                        cost_per_run_usd=cost, cost_source=source, experiments=experiments,
-                       alpha=alpha, adaptive=adaptive is not None and adaptive.enabled)
+                       alpha=alpha / comparisons if comparisons > 1 else alpha,
+                       adaptive=adaptive is not None and adaptive.enabled,
+                       comparisons=comparisons,
+                       alpha_family=alpha if comparisons > 1 else None)
 
 
 def pilot_from_rows(rows: list[dict[str, object]], source: str) -> Pilot:

@@ -133,3 +133,61 @@ def test_a_flag_that_would_do_nothing_is_refused_by_name(
     folder given as the pilot was "no such file"."""
     assert main(["plan", str(DEMO), *args]) == 2
     assert said in capsys.readouterr().err
+
+
+def _two_tools(tmp_path: Path, extra: str = "") -> Path:
+    """The demo corpus with a second tool mode, and the demo scenario comparing both."""
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(DEMO.parents[1], corpus)
+    mode = (corpus / "modes" / "codesearch.yaml").read_text()
+    (corpus / "modes" / "codesearch2.yaml").write_text(
+        mode.replace("name: codesearch\n", "name: codesearch2\n"))
+    scenario = corpus / "scenarios" / "two.yaml"
+    scenario.write_text(DEMO.read_text().replace(
+        "modes: [baseline, codesearch]", "modes: [baseline, codesearch, codesearch2]"
+    ).replace("repetitions: 2\n", "repetitions: 2\n" + extra))
+    return scenario
+
+
+def test_several_tools_are_sized_at_the_alpha_the_report_splits_between_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two tool arms: the report judges each comparison at alpha 0.025 (Bonferroni), and
+    plan --power sized them at 0.05, overstating what the design detects."""
+    scenario = _two_tools(tmp_path)
+    assert main(["plan", str(scenario), "--power", "--experiments", "300", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["planned"]
+    assert (planned["alpha"], planned["comparisons"], planned["alpha_family"]) == (0.025, 2,
+                                                                                  0.05)
+    assert planned["arms"] == 3
+    # the same design of one tool, at the whole alpha, detects smaller effects: the split
+    # is what the numbers above carry (same seed, same draws)
+    one = power(Design(7, 2, 3, 5, 2), fail=0.10, experiments=300, resamples=1000, seed=7)
+    two = power(Design(7, 2, 3, 5, 2), fail=0.10, experiments=300, resamples=1000, seed=7,
+                comparisons=2)
+    assert planned["min_detectable_improvement"] == two.improvement
+    assert planned["min_detectable_regression"] == two.regression
+    assert two.improvement < one.improvement and two.regression > one.regression
+    assert main(["plan", str(scenario), "--power", "--experiments", "300"]) == 0
+    text = capsys.readouterr().out
+    assert ("alpha 0.05 split between 2 tool comparisons (Bonferroni, as the report will judge "
+            "them): each at alpha 0.025 (two-sided)") in text
+
+
+def test_one_tools_power_is_unchanged_and_written_without_a_split(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", str(DEMO), "--power", "--experiments", "200", "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["planned"]
+    assert planned["alpha"] == 0.05 and "comparisons" not in planned
+    assert main(["plan", str(DEMO), "--power", "--experiments", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "alpha 0.05 (two-sided)" in text and "Bonferroni" not in text
+
+
+def test_an_adaptive_design_of_several_tools_splits_each_looks_share(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scenario = _two_tools(tmp_path, "adaptive: {min_repetitions: 2, max_repetitions: 4}\n")
+    assert main(["plan", str(scenario), "--power", "--experiments", "200"]) == 0
+    assert ("alpha 0.05 spent over them, split between 2 tool comparisons (Bonferroni, as the "
+            "report will judge them): each look's share divided by 2") in capsys.readouterr().out

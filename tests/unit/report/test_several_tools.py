@@ -231,3 +231,21 @@ def test_one_tools_regression_vs_base_stands_beside_an_unknown_cost_in_the_basel
     assert report.verdict_reasons[-1].endswith(
         "so tool vs baseline is invalid; the regression of tool vs tool@base does not depend "
         "on it (its arms' costs are all known)")
+
+
+def test_the_power_of_an_adaptive_design_of_several_tools_is_at_the_split_alpha() -> None:
+    """Each comparison's minimum detectable effects simulate the looks at the alpha the
+    report judges them with: each look's share / k (they used the whole share)."""
+    def settings(alpha: float) -> Settings:
+        return Settings(resamples=200, breakdown_resamples=100, power_experiments=200,
+                        adaptive=Adaptive(min_repetitions=2, step=2, max_repetitions=4,
+                                          alpha=alpha))
+
+    records = several_tools({"toolA": 1.0, "toolB": 1.0}, tasks=12)
+    both = build_report(records, settings(0.05)).comparisons[0].power
+    whole = build_report([r for r in records if r.arm != "toolB"], settings(0.05))
+    half = build_report([r for r in records if r.arm != "toolB"], settings(0.025))
+    assert both is not None and whole.comparisons[0].power is not None
+    assert both == half.comparisons[0].power  # alpha 0.05 / 2 tools at every look
+    assert both.regression is not None and whole.comparisons[0].power.regression is not None
+    assert both.regression > whole.comparisons[0].power.regression
