@@ -32,7 +32,9 @@ def _finite(value: float | None) -> float | None:
 
 
 def summary_of(report: Report) -> Summary:
-    """The signed headline: verdict, delta with its interval, control delta, cpc per arm."""
+    """The signed headline: verdict, delta with its interval, control delta, cpc per arm;
+    with several tool arms, the deciding comparison (`comparison`) and the alpha split
+    (`multiplicity`, as report.json has it: its `level` is 1 − the split alpha)."""
     head = report.headline_comparison
     extra: dict[str, object] = {"records": report.records, "verdict_reasons":
                                 report.verdict_reasons}
@@ -53,6 +55,8 @@ def summary_of(report: Report) -> Summary:
                                 head.base: _finite(head.overall.cpc_base)}
     if report.look is not None:
         extra["look"] = report.look.model_dump(mode="json")
+    if report.multiplicity is not None:  # several tools: the alpha split the level carries
+        extra["multiplicity"] = report.multiplicity.model_dump(mode="json")
     return Summary(verdict=report.verdict, delta=_finite(delta.estimate), delta_ci=ci,
                    control_delta=_finite(head.control_delta.estimate)
                    if head.control_delta else None,

@@ -4,6 +4,8 @@ redactions), so `verify` can require it and `analyze` of a bundle prints it."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 import zipfile
 from pathlib import Path
@@ -17,7 +19,9 @@ from bundle_support import demo_plan, record_for
 from copeca_action.bundle import verify_bundle
 from copeca_action.cli import main
 from copeca_action.conclude import Recompute, conclude
+from copeca_action.plan import build_plan
 from copeca_action.records import write_records
+from copeca_action.scenario import load_corpus, load_scenario
 
 
 @pytest.fixture
@@ -60,3 +64,43 @@ def test_analyze_of_a_bundle_prints_its_report_with_the_writers_notes(
     for fmt, name in (("json", "report.json"), ("md", "report.md")):
         assert main(["analyze", str(path), "--format", fmt]) == 0
         assert capsys.readouterr().out.encode() == published[name]
+
+
+def test_the_signed_summary_of_several_tools_records_the_alpha_split(
+        tmp_path: Path, corpus_root: Path) -> None:
+    """Two tool arms: every interval is at 1 − alpha / 2, and the signed summary said the
+    level (0.975) without the split behind it; it now signs report.json's `multiplicity`,
+    and verify, which recomputes the summary, finds it."""
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus_root, root)
+    mode = (root / "modes" / "codesearch.yaml").read_text()
+    (root / "modes" / "codesearch2.yaml").write_text(
+        mode.replace("name: codesearch\n", "name: codesearch2\n"))
+    scenario_path = root / "scenarios" / "two.yaml"
+    scenario_path.write_text((root / "scenarios" / "demo.yaml").read_text().replace(
+        "modes: [baseline, codesearch]", "modes: [baseline, codesearch, codesearch2]"))
+    scenario, corpus = load_scenario(scenario_path), load_corpus(root)
+    plan = build_plan(scenario, corpus.tasks)
+    out = tmp_path / "out"
+    out.mkdir()
+    write_records(out / "results.jsonl", [record_for(plan, i) for i in range(len(plan.runs))])
+    key = Ed25519PrivateKey.generate()
+    conclude(out, scenario_path, scenario, plan, runners=corpus.runners, tasks=corpus.tasks,
+             key=key, bundle_path=out / "two.copeca")
+    check = Recompute()
+    result = verify_bundle(out / "two.copeca", key.public_key(), report=check)
+    assert "the signed summary match" in result.report_checked
+    with zipfile.ZipFile(out / "two.copeca") as archive:
+        published = json.loads(archive.read("report.json"))
+    summary = result.statement.predicate.summary
+    assert summary is not None
+    assert summary.extra["multiplicity"] == published["multiplicity"] == {
+        "method": "bonferroni", "comparisons": 2, "alpha_family": 0.05, "alpha": 0.025}
+    assert summary.extra["level"] == 0.975
+
+
+def test_one_tools_signed_summary_has_no_multiplicity(
+        concluded: tuple[Path, Ed25519PrivateKey]) -> None:
+    path, key = concluded
+    summary = verify_bundle(path, key.public_key()).statement.predicate.summary
+    assert summary is not None and "multiplicity" not in summary.extra
