@@ -202,3 +202,24 @@ def test_md_and_html_are_the_full_reports_though_the_power_is_not_simulated_for_
     assert main(["analyze", str(results), "--resamples", "500", "--format", "json"]) == 0
     assert Report.model_validate_json(capsys.readouterr().out).comparisons[0].power == \
         full.comparisons[0].power
+
+
+def test_the_gate_fails_on_one_tools_regression_beside_anothers_unpriced_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One run of toolA with no price made the whole report `invalid`, which the default
+    gate (fail-on: regression) passes: toolB's measured regression went through."""
+    rows: list[dict[str, object]] = []
+    for tool, ratio in (("toolA", 1.0), ("toolB", 2.5)):  # same seed: one shared baseline
+        drawn = make_rows(Population(cost_ratio=ratio), 30, 4, np.random.default_rng(0),
+                          tool=tool)
+        rows += [r for r in drawn if r["arm"] == tool or not rows]
+    unpriced = next(r for r in rows if r["arm"] == "toolA")
+    unpriced.update(cost_usd=None, cost_unknown_reason="no price for gpt-9")
+    results = write(tmp_path / "results.jsonl", rows)
+    code = main(["analyze", str(results), "--gate", "--resamples", "500"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "### 🔴 regression" in out
+    assert "| toolA vs baseline |" in out and "⚠️ invalid |" in out
+    assert "so toolA vs baseline is invalid; the regression of toolB vs baseline" in out
+    assert ("gate failed: verdict regression (fail-on regression): toolB vs baseline: "
+            "regression") in err
