@@ -17,7 +17,15 @@ from pathlib import Path
 
 from copeca_action.errors import CopecaError, InfraError
 from copeca_action.evaluate._apply import ApplyOptions, apply_patch
-from copeca_action.evaluate._git import BaseRepo, clone_tree, commit_all, git, reset_tree
+from copeca_action.evaluate._git import (
+    BaseRepo,
+    clone_tree,
+    commit_all,
+    git,
+    reset_tree,
+    union_attributes,
+    verify_tree,
+)
 from copeca_action.evaluate._models import (
     EvalResult,
     FeatureResult,
@@ -132,14 +140,8 @@ def _merge(tree: Path, base: str, first: str, second: str) -> tuple[MergeResult,
                             check=False).stdout.split())
     git(tree, "merge", "--abort", check=False)
     reset_tree(tree, first)
-    attributes = Path(git(tree, "rev-parse", "--git-path", "info/attributes").stdout.strip())
-    attributes = attributes if attributes.is_absolute() else tree / attributes
-    attributes.parent.mkdir(parents=True, exist_ok=True)
-    attributes.write_text("* merge=union\n")
-    try:
+    with union_attributes(tree):
         proc = git(tree, "merge", "--no-ff", "--no-edit", "-m", "union merge", second, check=False)
-    finally:
-        attributes.unlink(missing_ok=True)
     if proc.returncode != 0:
         git(tree, "merge", "--abort", check=False)
         return MergeResult(status="conflict", conflicted_files=conflicted), None
@@ -169,6 +171,7 @@ def _run_feature(tree: Path, head: str, base: str, feature: FeatureSpec,
                         + applied.log), []
     ran = sandbox.run(tree, feature.command, timeout_s=feature.timeout_s, env=feature.env,
                       collect=feature.junit)
+    verify_tree(tree)  # the graded code ran there: its git data must be as it was
     if ran.exit_code in NOT_RUNNABLE:
         raise InfraError(f"feature {feature.id}: {NOT_RUNNABLE[ran.exit_code]}: "
                            f"{' '.join(feature.command)}\n{cap_output(ran.output, 2000)}")

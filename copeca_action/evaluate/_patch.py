@@ -20,6 +20,7 @@ from unidiff.patch import PatchedFile, PatchSet
 from copeca_action._util.model import RecordModel
 from copeca_action.errors import InfraError
 from copeca_action.evaluate._testfiles import TestFileRules
+from copeca_action.workspace._content import checkout_view, find_checkout
 from copeca_action.workspace._git import HARDENING, git_env
 
 _GIT_HEADER = re.compile(r"^diff --git ")
@@ -54,19 +55,28 @@ class SanitizedPatch(RecordModel):
 def extract_patch(tree: Path, base_commit: str) -> str:
     """Everything that differs in `tree` from `base_commit`: edits, deletions, new files
     (ignored files excepted) and commits the agent made. Uses a scratch index, so the
-    run's own index and worktree are left as they are."""
-    with tempfile.TemporaryDirectory(prefix="copeca-index-") as scratch:
-        env = git_env({"GIT_INDEX_FILE": str(Path(scratch) / "index")})
+    run's own index and worktree are left as they are.
+
+    The tree is the agent's, its `.git` too: the repository is found without git and read
+    through a private view with the harness's config (`checkout_view`), so a `filter` driver,
+    an fsmonitor or an include planted in that `.git` never runs in the harness."""
+    found = find_checkout(tree.resolve())
+    if found is None:
+        raise InfraError(f"{tree}: not in a git checkout (no .git found), so it has no patch")
+    top, git_dir, common_dir = found
+    with checkout_view(git_dir, common_dir) as view, \
+            tempfile.TemporaryDirectory(prefix="copeca-index-") as scratch:
+        env = git_env({"GIT_DIR": str(view), "GIT_WORK_TREE": str(top),
+                       "GIT_INDEX_FILE": str(Path(scratch) / "index")})
         for argv in (["read-tree", base_commit], ["add", "-A", "."]):
             _git(tree, argv, env)
         return _git(tree, ["diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
-                           "-M", base_commit], env)
+                           "--no-textconv", "--ignore-submodules=all", "-M", base_commit], env)
 
 
-def _git(cwd: Path, argv: list[str], env: dict[str, str] | None = None) -> str:
+def _git(cwd: Path, argv: list[str], env: dict[str, str]) -> str:
     proc = subprocess.run(["git", *HARDENING, "-c", "core.quotepath=off", *argv], cwd=cwd,
-                          env=git_env() if env is None else env,
-                          capture_output=True, check=False)
+                          env=env, capture_output=True, check=False, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         raise InfraError(f"git {' '.join(argv)} failed in {cwd}: "
                          f"{proc.stderr.decode(errors='replace').strip()}")

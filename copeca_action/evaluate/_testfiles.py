@@ -6,6 +6,9 @@ file a runner would run is a test file whatever else it holds. Per-repository gl
 (`RepoSpec.test_patterns`) add rules; a glob starting with `!` exempts matching paths from every
 rule.
 
+Paths in or naming a `.git` are git data, never applied whatever the globs say
+(`protected:.git/`).
+
 Besides test files, **protected** files are never applied either: what configures or replaces
 the test runner (`pytest.ini`, `tox.ini`, `setup.cfg`, `pyproject.toml`, `package.json`, jest,
 mocha and vitest configs, `go.mod`, `Cargo.toml`, `.cargo/`) and what Python imports before any
@@ -53,6 +56,19 @@ ARTEFACTS: tuple[str, ...] = (
 )
 """What running tools leaves behind (an agent that ran the tests itself): never applied and
 not counted as a test change."""
+
+
+GIT_DATA = "protected:.git/"
+"""The rule of a path inside (or naming) a `.git`: git data, never a file of the tree. `git
+apply` refuses such paths; GNU patch, the ladder's last rung, would write them (a planted
+config, hooks). No `!glob` exempts it."""
+
+
+def _is_git_dir(segment: str) -> bool:
+    """`.git`, as git itself refuses it: any case, trailing dots and spaces (NTFS) ignored,
+    and NTFS's short name `git~1`."""
+    name = segment.lower().rstrip(". ")
+    return name in (".git", "git~1")
 
 
 @lru_cache(maxsize=256)
@@ -123,12 +139,14 @@ class TestFileRules:
     def classify(self, path: str) -> str | None:
         """The rule that makes `path` a test file, or None when it is not one."""
         path = path.replace("\\", "/").lstrip("/")
+        parts = path.split("/")
+        if any(_is_git_dir(segment) for segment in parts):
+            return GIT_DATA
         for glob in self.protected:
             if glob_to_regex(glob).match(path):
                 return f"protected:{glob}"
         if any(glob_to_regex(g).match(path) for g in self.exempt):
             return None
-        parts = path.split("/")
         for segment in parts[:-1]:
             if segment in TEST_DIRS:
                 return f"{segment}/"

@@ -41,7 +41,7 @@ def folder_content_id(folder: Path, exclude: Sequence[Path] = ()) -> str:
     if found is None:
         return "files:" + _hash_files(folder, _walk(folder, skip))
     top, git_dir, common_dir = found
-    with _checkout_view(git_dir, common_dir) as view:
+    with checkout_view(git_dir, common_dir) as view:
         env = {"GIT_DIR": str(view), "GIT_WORK_TREE": str(top)}
         status = git([*_SAFE, "status", "--porcelain", "--untracked-files=no",
                       "--ignore-submodules=all", "--", "."], cwd=folder, env=env, check=False)
@@ -89,7 +89,7 @@ _FORMAT = re.compile(r"^\s*objectformat\s*=\s*(sha1|sha256)\s*$", re.I | re.M)
 
 
 @contextlib.contextmanager
-def _checkout_view(git_dir: Path, common_dir: Path) -> Iterator[Path]:
+def checkout_view(git_dir: Path, common_dir: Path) -> Iterator[Path]:
     """A private GIT_DIR for the checkout: its objects, refs and packed-refs through links,
     HEAD and the index copied, the config the harness's own (the object format is the only
     setting taken over; read as text, never by git)."""

@@ -8,7 +8,7 @@ import pytest
 from evalrepo import CALC, FIXED_ADD, MakeDiff, run_git, write
 
 from copeca_action.evaluate import apply_patch
-from copeca_action.evaluate._git import base_repo, clone_tree
+from copeca_action.evaluate._git import base_repo, clone_tree, git
 
 DRIFTED = "# header line added upstream\n" + CALC.replace("def mul(a, b):",
                                                           "def mul(a, b):  # product")
@@ -63,7 +63,7 @@ def test_nothing_applies_and_tree_is_left_clean(repo: Path, tmp_path: Path) -> N
     assert [line.split(":")[0] for line in result.log.splitlines() if line.endswith(":") or
             line.startswith(("git-apply:", "git-apply-3way:", "patch-fuzz:"))][:3] == [
         "git-apply", "git-apply-3way", "patch-fuzz"]
-    assert run_git(tree, "status", "--porcelain") == ""
+    assert git(tree, "status", "--porcelain").stdout == ""
 
 
 def test_empty_patch_applies_trivially(repo: Path, tmp_path: Path) -> None:
