@@ -128,7 +128,7 @@ def section_paths(section: str) -> list[str]:
     """Old and new repository paths of one file section (one path when they are the same)."""
     parsed: list[PatchedFile]
     try:
-        parsed = list(PatchSet(section))
+        parsed = list(PatchSet(_header(section)))
     except UnidiffParseError:
         parsed = []
     paths: list[str] = []
@@ -139,6 +139,17 @@ def section_paths(section: str) -> list[str]:
         paths = _header_paths(section)
     unique = [p for p in dict.fromkeys(paths) if p and p != "/dev/null"]
     return unique
+
+
+def _header(section: str) -> str:
+    """The section up to its first hunk or binary payload: all its paths are there, and
+    parsing a large file's hunks only to read them took minutes and gigabytes."""
+    cut = len(section)
+    for marker in ("\n@@ ", "\nGIT binary patch"):
+        at = section.find(marker)
+        if at != -1:
+            cut = min(cut, at + 1)
+    return section[:cut]
 
 
 def _strip_prefix(raw: str) -> str:
