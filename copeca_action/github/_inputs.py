@@ -2,14 +2,18 @@
 
 `action.yml` maps each hyphenated input (`tool-dir`) to an underscore variable
 (`INPUT_TOOL_DIR`) in `runs.env`; a Docker action would set `INPUT_TOOL-DIR` instead, so
-both spellings are read. Booleans accept true/false/yes/no/1/0 in any case. Every problem
-names the input, the value given and what was expected, and all are reported at once.
+both spellings are read. Values are taken as written, as the scenario's are: booleans are
+GitHub's (`true`, `True`, `TRUE`, `false`, `False`, `FALSE`, what `core.getBooleanInput`
+takes), numbers plain ASCII decimals (no sign, exponent, `_`, hex or other digits), choices
+in any case. Every problem names the input, the value given (never a secret's) and what was
+expected, and all are reported at once; so is an input action.yml does not declare.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
 from pydantic import Field
@@ -25,9 +29,14 @@ CommentPolicy = Literal["always", "on-change", "never"]
 SOURCE = "action input"
 """What Problem.file says for an input: inputs come from the workflow, not a file."""
 
-_TRUE = {"true", "yes", "y", "on", "1"}
-_FALSE = {"false", "no", "n", "off", "0"}
-_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+_TRUE = {"true", "True", "TRUE"}
+_FALSE = {"false", "False", "FALSE"}
+"""YAML 1.2's booleans, which GitHub's workflow parser and `core.getBooleanInput` read: a
+workflow's `dry-run: true` arrives as the text `true`."""
+_YAML11_BOOLS = {"yes", "no", "y", "n", "on", "off", "1", "0"}
+_SHARD = re.compile(r"([0-9]+) */ *([0-9]+)", re.ASCII)
+_DECIMAL = re.compile(r"[0-9]+(?:\.[0-9]+)?|\.[0-9]+", re.ASCII)
+_DIGITS = re.compile(r"[0-9]+", re.ASCII)
 _COMMENT_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 
 
@@ -96,11 +105,13 @@ def raw_input(env: Mapping[str, str], name: str) -> str:
 
 
 def parse_bool(text: str) -> bool:
-    low = text.lower()
-    if low in _TRUE:
+    if text in _TRUE:
         return True
-    if low in _FALSE:
+    if text in _FALSE:
         return False
+    if text.lower() in _YAML11_BOOLS:
+        raise ValueError("expected true or false (GitHub's booleans: true, True, TRUE, false, "
+                         "False, FALSE; yes/no/on/off/1/0 are text to GitHub)")
     raise ValueError("expected true or false")
 
 
@@ -113,37 +124,59 @@ def parse_choice(choices: tuple[str, ...]) -> Callable[[str], str]:
     return parse
 
 
-def parse_number(lo: float, hi: float | None = None,
-                 threshold: bool = False) -> Callable[[str], float]:
-    """A number in [lo, hi]. `threshold`: a delta threshold, written `10%` or `0.10`
-    (`threshold_fraction`: a bare number of 1 or more is refused as ambiguous); else a plain
-    number (a budget in USD: `10%` of nothing is no amount)."""
+def decimal(text: str, what: str, example: str) -> float:
+    """`text` as a plain decimal (`25`, `2.50`, `.5`), else ValueError saying what to write:
+    Python's float() also reads `1e9`, `1_000`, `-0`, `inf`, `nan` and other scripts' digits,
+    which a person reading the workflow would not take for that number."""
+    if _DECIMAL.fullmatch(text):
+        return float(text)
+    try:
+        written = Decimal(text.replace("_", "x"))  # `1_000` stays refused
+    except InvalidOperation:
+        written = None
+    if written is not None and not written.is_finite():
+        raise ValueError(f"expected {what}, a finite number ({example})")
+    if text[:1] in "+-":
+        raise ValueError(f"expected {what} without a sign ({example})")
+    if written is not None and text.isascii() and "e" in text.lower():
+        digits = f"{written:f}"
+        shown = f"{digits} rather than {text}" if len(digits) <= 24 else example
+        raise ValueError(f"expected {what} written out in digits ({shown})")
+    raise ValueError(f"expected {what} in plain digits with at most one '.' ({example}; no "
+                     "exponent, '_', hex, or other scripts' digits)")
+
+
+def parse_number(lo: float, hi: float | None = None, threshold: bool = False,
+                 above: bool = False) -> Callable[[str], float]:
+    """A number in [lo, hi] (`above`: more than lo). `threshold`: a delta threshold, written
+    `10%` or `0.10` (`threshold_fraction`: a bare number of 1 or more is refused as
+    ambiguous); else a plain number (a budget in USD: `10%` of nothing is no amount)."""
     def parse(text: str) -> float:
         if threshold:
+            decimal(text[:-1] if text.endswith("%") else text, "a threshold",
+                    "a percentage such as 10% or a fraction such as 0.10")
             value = threshold_fraction(text)
         else:
-            try:
-                value = float(text)
-            except ValueError:
-                raise ValueError("expected a number") from None
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError("expected a finite number")
-        if value < lo or (hi is not None and value > hi):
+            if text.endswith("%"):
+                raise ValueError("expected a number of USD, not a percentage")
+            value = decimal(text, "a number of USD", "such as 25 or 2.50")
+        if value < lo or (above and value == lo) or (hi is not None and value > hi):
             if threshold:
                 raise ValueError(f"expected a threshold from {threshold_text(lo)} to "
                                  f"{threshold_text(hi or 0.0)}")
-            raise ValueError(f"expected a number from {lo:g}" + (f" to {hi:g}" if hi else " up"))
+            raise ValueError(f"expected a number of USD {'above' if above else 'from'} {lo:g}"
+                             + (f" to {hi:g}" if hi else ""))
         return value
     return parse
 
 
 def parse_shard(text: str) -> Shard:
-    match = _SHARD.match(text)
+    match = _SHARD.fullmatch(text)
     if not match:
         raise ValueError("expected i/n, e.g. 2/4")
     index, count = int(match.group(1)), int(match.group(2))
     if not 1 <= index <= count:
-        raise ValueError(f"expected 1 ≤ i ≤ n, got {index}/{count}")
+        raise ValueError("expected 1 ≤ i ≤ n")
     return Shard(index=index, count=count)
 
 
@@ -155,13 +188,16 @@ def parse_comment_id(text: str) -> str:
 
 
 def parse_list(text: str) -> list[str]:
-    """Newline- or comma-separated paths/globs."""
-    return [p.strip() for p in re.split(r"[\n,]", text) if p.strip()]
+    """Newline- or comma-separated paths/globs; blank lines and lines starting with `#` (a
+    comment, as in `actions/upload-artifact`'s `path`) are left out."""
+    lines = [line.strip() for line in text.splitlines()]
+    kept = "\n".join(line for line in lines if not line.startswith("#"))
+    return [p.strip() for p in re.split(r"[\n,]", kept) if p.strip()]
 
 
 def parse_pr_number(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise ValueError("expected a pull request number")
+    if not _DIGITS.fullmatch(text) or int(text) < 1:
+        raise ValueError("expected a pull request number (digits, 1 or more)")
     return int(text)
 
 
@@ -177,7 +213,7 @@ PARSERS: dict[str, Callable[[str], Any]] = {
     "github-token": _text,
     "anthropic-api-key": _text,
     "openai-api-key": _text,
-    "budget-usd": parse_number(0.0),
+    "budget-usd": parse_number(0.0, above=True),
     "alert-threshold": parse_number(0.0, 10.0, threshold=True),
     "fail-threshold": parse_number(0.0, 10.0, threshold=True),
     "fail-on": parse_choice(("regression", "inconclusive", "never")),

@@ -18,10 +18,16 @@ def test_defaults_and_both_spellings() -> None:
     assert inputs.comment == "always" and inputs.comment_id == "copeca"
 
 
-@pytest.mark.parametrize("text,expected", [("yes", True), ("No", False), ("1", True),
-                                           ("off", False), ("True", True)])
-def test_booleans_are_case_insensitive(text: str, expected: bool) -> None:
+@pytest.mark.parametrize("text,expected", [("true", True), ("False", False),
+                                           ("TRUE", True), ("FALSE", False)])
+def test_booleans_are_githubs(text: str, expected: bool) -> None:
     assert read_inputs({**BASE, "INPUT_CHECK_RUN": text}).check_run is expected
+
+
+@pytest.mark.parametrize("text", ["yes", "No", "1", "off", "y", "tRue"])
+def test_other_booleans_are_refused(text: str) -> None:
+    with pytest.raises(ConfigError, match="check-run: expected true or false"):
+        read_inputs({**BASE, "INPUT_CHECK_RUN": text})
 
 
 def test_every_bad_input_is_named_with_what_was_expected() -> None:
@@ -71,7 +77,7 @@ def test_every_design_input_has_a_parser() -> None:
 
 
 @pytest.mark.parametrize("name", ["fail-threshold", "alert-threshold"])
-@pytest.mark.parametrize("text", ["10", "1", "1.5", "1e3"])
+@pytest.mark.parametrize("text", ["10", "1", "1.5", "1000"])
 def test_a_bare_threshold_of_one_or_more_is_ambiguous_and_refused(name: str, text: str) -> None:
     """`fail-threshold: 10` meant 10% and was read as +1000%: the gate was off, silently."""
     env = {**BASE, f"INPUT_{name.upper().replace('-', '_')}": text}

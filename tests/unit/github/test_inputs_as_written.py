@@ -1,0 +1,111 @@
+"""The action's `with:` inputs as a workflow gives them, through the action's entry (`main`):
+values are taken as written (as the scenario's are), and a bad one stops the job with exit 2
+before the engine (the first paid run) starts, naming the input and what to write, never a
+secret's value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from gh_support import TOKEN, payload
+
+from copeca_action.github import ActionContext, Outcome, RetryPolicy, main, read_inputs
+
+SECRET = "sk-ant-api03-hidden-value-4242"
+
+
+def never_called(ctx: ActionContext) -> Outcome:
+    raise AssertionError("the engine ran: a bad input must stop the job before any run")
+
+
+def refused(env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run the action; it must exit 2 without starting the engine. Returns what it printed."""
+    code = main(env, never_called, policy=RetryPolicy(attempts=1, backoff_s=0.01),
+                sleep=lambda _: None)
+    printed = capsys.readouterr()
+    assert code == 2, printed.err
+    assert "Traceback" not in printed.err + printed.out
+    assert SECRET not in printed.err + printed.out
+    assert TOKEN not in printed.err + printed.out.replace(f"::add-mask::{TOKEN}", "")
+    return printed.err
+
+
+def push_env(actions_env: Any, **inputs: str) -> dict[str, str]:
+    env: dict[str, str] = actions_env("push", payload("push"))
+    env["INPUT_ANTHROPIC_API_KEY"] = SECRET
+    env.update(inputs)
+    return env
+
+
+@pytest.mark.parametrize(("var", "text", "expected"), [
+    ("INPUT_BUDGET_USD", "1e9", "written out in digits (1000000000 rather than 1e9)"),
+    ("INPUT_BUDGET_USD", "0x10", "in plain digits"),
+    ("INPUT_BUDGET_USD", "1_000", "in plain digits"),
+    ("INPUT_BUDGET_USD", "\uff15", "in plain digits"),  # a fullwidth 5: float() reads it
+    ("INPUT_BUDGET_USD", "5%", "not a percentage"),
+    ("INPUT_BUDGET_USD", "-0", "without a sign"),
+    ("INPUT_BUDGET_USD", "+5", "without a sign"),
+    ("INPUT_BUDGET_USD", "nan", "a finite number"),
+    ("INPUT_BUDGET_USD", "inf", "a finite number"),
+    ("INPUT_BUDGET_USD", "0", "above 0"),  # was a pydantic traceback in the engine
+    ("INPUT_FAIL_THRESHOLD", "-0", "without a sign"),
+    ("INPUT_FAIL_THRESHOLD", "1e-1", "written out in digits (0.1 rather than 1e-1)"),
+    ("INPUT_ALERT_THRESHOLD", "inf", "a finite number"),  # was "a bare inf is ambiguous"
+    ("INPUT_ALERT_THRESHOLD", "5 %", "in plain digits"),
+    ("INPUT_ALERT_THRESHOLD", "0x10%", "in plain digits"),
+    ("INPUT_SHARD", "\uff11/2", "expected i/n"),
+    ("INPUT_PULL_REQUEST", "\u0663", "digits, 1 or more"),  # an Arabic-Indic 3
+    ("INPUT_PULL_REQUEST", "+3", "digits, 1 or more"),
+    ("INPUT_DRY_RUN", "yes", "true, True, TRUE, false, False, FALSE"),
+    ("INPUT_DRY_RUN", "1", "true, True, TRUE, false, False, FALSE"),
+    ("INPUT_CHECK_RUN", "on", "true, True, TRUE, false, False, FALSE"),
+    ("INPUT_ALLOW_PULL_REQUEST_TARGET", "y", "true, True, TRUE, false, False, FALSE"),
+    ("INPUT_DRY_RUN", "tRUE", "expected true or false"),
+])
+def test_a_value_not_as_written_is_refused_naming_the_input(
+        actions_env: Any, capsys: pytest.CaptureFixture[str], var: str, text: str,
+        expected: str) -> None:
+    err = refused(push_env(actions_env, **{var: text}), capsys)
+    name = var.removeprefix("INPUT_").lower().replace("_", "-")
+    assert f"action input: {name}: " in err
+    assert expected in err
+    assert f"got {text!r}" in err
+
+
+@pytest.mark.parametrize(("var", "text", "attr", "value"), [
+    ("INPUT_BUDGET_USD", " 5", "budget_usd", 5.0),
+    ("INPUT_BUDGET_USD", "5 ", "budget_usd", 5.0),
+    ("INPUT_BUDGET_USD", "2.50\n", "budget_usd", 2.5),  # a `|` block ends in a newline
+    ("INPUT_BUDGET_USD", ".5", "budget_usd", 0.5),
+    ("INPUT_FAIL_THRESHOLD", "12.5%\n", "fail_threshold", 0.125),
+    ("INPUT_ALERT_THRESHOLD", "0%", "alert_threshold", 0.0),
+    ("INPUT_SHARD", "2/4\n", "shard", (2, 4)),
+    ("INPUT_PULL_REQUEST", "12\n", "pull_request", 12),
+    ("INPUT_DRY_RUN", "true", "dry_run", True),  # what GitHub passes for `dry-run: true`
+    ("INPUT_DRY_RUN", "True", "dry_run", True),
+    ("INPUT_DRY_RUN", "TRUE\n", "dry_run", True),
+    ("INPUT_CHECK_RUN", "False", "check_run", False),
+    ("INPUT_COMPARE", " Base-Ref\n", "compare", "base-ref"),
+    ("INPUT_FAIL_ON", "NEVER", "fail_on", "never"),
+])
+def test_values_as_a_workflow_writes_them(var: str, text: str, attr: str,
+                                          value: object) -> None:
+    got = getattr(read_inputs({"INPUT_SCENARIO": "s.yaml", var: text}), attr)
+    if attr == "shard":
+        got = (got.index, got.count)
+    assert got == value
+
+
+def test_merge_lists_skip_blank_lines_and_comments() -> None:
+    text = "# the shards of this run\nshards/a.copeca\n\n  # more\nshards/b.copeca, c.copeca\n"
+    assert read_inputs({"INPUT_MERGE": text}).merge == [
+        "shards/a.copeca", "shards/b.copeca", "c.copeca"]
+
+
+def test_every_bad_input_is_reported_at_once(actions_env: Any,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(push_env(actions_env, INPUT_BUDGET_USD="1e9", INPUT_DRY_RUN="yes",
+                           INPUT_SHARD="0/4"), capsys)
+    for name in ("budget-usd", "dry-run", "shard"):
+        assert f"action input: {name}: " in err
