@@ -11,6 +11,7 @@ expected, and all are reported at once; so is an input action.yml does not decla
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
@@ -102,6 +103,49 @@ def raw_input(env: Mapping[str, str], name: str) -> str:
         if var in env:
             return env[var].strip()
     return ""
+
+
+GIVEN_INPUTS = "COPECA_GIVEN_INPUTS"
+"""The names of the step's inputs, one a line, as the workflow wrote them: action.yml's run
+step reads them from `toJSON(inputs)`, which holds every `with:` key, also one action.yml
+does not declare. A composite action gets no `INPUT_*` variable for those (GitHub only
+warns, "Unexpected input(s)"), so without this a typo such as `budget_usd: 5` or `scenrio:`
+would be dropped without a word and the run would go on under the default."""
+
+
+def _did_you_mean(written: str) -> str:
+    name = written.lower().replace("_", "-")
+    if name in PARSERS:
+        return f"; did you mean `{name}`? (inputs are written with hyphens)"
+    close = difflib.get_close_matches(name, list(PARSERS), n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean `{close[0]}`?"
+    return "; the inputs are " + ", ".join(f"`{n}`" for n in PARSERS) + " (docs/action.md)"
+
+
+def unknown_inputs(env: Mapping[str, str]) -> list[Problem]:
+    """An input action.yml does not declare: a `with:` key (GIVEN_INPUTS), or an `INPUT_*`
+    variable that names no input (a Docker action gets one for every `with:` key; a job's
+    `env:` may set one). Named as written; its value is never shown (it may be a secret
+    given under a mistyped name)."""
+    problems: list[Problem] = []
+    reported: set[str] = set()
+    for line in env.get(GIVEN_INPUTS, "").splitlines():
+        written = line.strip()
+        if written and written.lower() not in PARSERS and written.lower() not in reported:
+            reported.add(written.lower())
+            reported.update(env_names(written))
+            problems.append(Problem(SOURCE, "unknown input: copeca-action has no such input, "
+                                    "so its value would be ignored" + _did_you_mean(written),
+                                    field=written))
+    known = {var for name in PARSERS for var in env_names(name)}
+    for var in sorted(env):
+        if var.startswith("INPUT_") and var not in known and var.upper() not in reported:
+            written = var.removeprefix("INPUT_").lower()
+            problems.append(Problem(SOURCE, f"unknown input (the variable {var}): "
+                                    "copeca-action has no such input, so its value would be "
+                                    "ignored" + _did_you_mean(written), field=written))
+    return problems
 
 
 def parse_bool(text: str) -> bool:
@@ -239,8 +283,13 @@ SECRET_INPUTS = frozenset({"github-token", "anthropic-api-key", "openai-api-key"
 def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     """All inputs from the environment; every bad one is reported, each by its name."""
     values: dict[str, Any] = {}
-    problems: list[Problem] = []
+    problems: list[Problem] = unknown_inputs(env)
     for name, parse in PARSERS.items():
+        given = {var: env[var].strip() for var in env_names(name) if var in env}
+        if len(set(given.values())) > 1:
+            problems.append(Problem(SOURCE, "given twice with different values, as "
+                                    + " and ".join(given) + "; give it once", field=name))
+            continue
         text = raw_input(env, name)
         if not text:
             continue

@@ -384,6 +384,41 @@ exit 3
     assert not any("sk-secret" in a for a in argv)  # values never on the command line
 
 
+def test_run_step_passes_the_names_of_every_given_input_but_no_value(tmp_path: Path) -> None:
+    """A composite action gets no `INPUT_*` variable for a `with:` key it does not declare
+    (GitHub only warns), so a typo such as `budget_usd` was dropped without a word; the step
+    now hands the container the names of `toJSON(inputs)` (as GitHub indents it), and never
+    that JSON, which holds the secrets."""
+    step = next(s for s in action()["runs"]["steps"] if s.get("id") == "run")
+    assert step["env"]["COPECA_INPUTS_JSON"] == "${{ toJSON(inputs) }}"
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "docker").write_text(f"""#!/bin/bash
+[ "$1" = run ] || exit 0
+printf '%s\\n' "$@" > {tmp_path}/argv
+printf '%s' "$COPECA_GIVEN_INPUTS" > {tmp_path}/given
+""")
+    (stub / "docker").chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "event.json").write_text("{}")
+    inputs = {"scenario": "s.yaml", "budget_usd": "5",
+              "anthropic-api-key": 'sk-secret\n  "evil": "x"', "Fail-On": "never"}
+    env = {"PATH": f"{stub}:/usr/bin:/bin", "GITHUB_WORKSPACE": str(ws),
+           "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+           "GITHUB_OUTPUT": str(tmp_path / "output"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "COPECA_IMAGE": "img:1",
+           "COPECA_INPUTS_JSON": json.dumps(inputs, indent=2)}
+    result = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True,
+                            text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "given").read_text().splitlines() == list(inputs)
+    argv = (tmp_path / "argv").read_text().splitlines()
+    passed = {argv[i + 1] for i, a in enumerate(argv) if a == "--env"}
+    assert "COPECA_GIVEN_INPUTS" in passed and "COPECA_INPUTS_JSON" not in passed
+    assert not any("sk-secret" in a for a in argv)
+
+
 def test_the_release_workflow_writes_a_lock_the_action_pulls_by(tmp_path: Path) -> None:
     """release.yml's lock step, run for real in a git checkout of a tiny action (a bare
     `origin` receives the tags): the lock it commits is one resolve-image.sh accepts for

@@ -109,3 +109,39 @@ def test_every_bad_input_is_reported_at_once(actions_env: Any,
                            INPUT_SHARD="0/4"), capsys)
     for name in ("budget-usd", "dry-run", "shard"):
         assert f"action input: {name}: " in err
+
+
+@pytest.mark.parametrize(("written", "hint"), [
+    ("fail_on", "did you mean `fail-on`? (inputs are written with hyphens)"),
+    ("scenrio", "did you mean `scenario`?"),
+    ("budget_usd", "did you mean `budget-usd`?"),
+    ("anthropic-key", "did you mean `anthropic-api-key`?"),
+    ("colour", "the inputs are `scenario`, `tool-dir`"),
+])
+def test_an_undeclared_with_key_is_refused_with_a_suggestion(
+        actions_env: Any, capsys: pytest.CaptureFixture[str], written: str,
+        hint: str) -> None:
+    """GitHub gives a composite action no variable for a `with:` key it does not declare
+    and only warns; action.yml passes the keys' names (COPECA_GIVEN_INPUTS)."""
+    given = "\n".join(["scenario", "github-token", "Anthropic-API-Key", written])
+    err = refused(push_env(actions_env, COPECA_GIVEN_INPUTS=given), capsys)
+    assert f"action input: {written}: unknown input" in err
+    assert hint in err
+    assert "Anthropic-API-Key" not in err  # a declared input in another case is known
+
+
+def test_an_unknown_input_variable_is_refused_without_its_value(
+        actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Docker action gets `INPUT_<KEY>` for every `with:` key (and a job's `env:` can set
+    one): a secret under a mistyped name is named, never shown."""
+    err = refused(push_env(actions_env, INPUT_ANTHROPIC_KEY=SECRET + "-typo"), capsys)
+    assert "action input: anthropic_key: unknown input (the variable INPUT_ANTHROPIC_KEY)" in err
+    assert "did you mean `anthropic-api-key`?" in err
+    assert SECRET not in err
+
+
+def test_one_input_given_twice_with_different_values_is_refused(
+        actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    err = refused(push_env(actions_env, **{"INPUT_FAIL_ON": "never",
+                                           "INPUT_FAIL-ON": "regression"}), capsys)
+    assert "action input: fail-on: given twice with different values" in err
