@@ -56,7 +56,7 @@ from copeca_action.github._history import (
     records_history,
     trend_runs,
 )
-from copeca_action.github._inputs import ActionInputs, read_inputs
+from copeca_action.github._inputs import ActionInputs, path_problems, read_inputs
 from copeca_action.github._markdown import code_block
 from copeca_action.github._render import escape_with_code, headline_text, render_comment
 from copeca_action.render import render_history_html
@@ -186,6 +186,8 @@ def prepare(env: Mapping[str, str]) -> ActionContext:
     if event.pr_number is None and inputs.pull_request is not None:
         event = event.model_copy(update={"pr_number": inputs.pull_request})
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    if problems := path_problems(inputs, workspace):
+        raise ConfigError(problems)
     return ActionContext(inputs, event, workspace, _output_dir(inputs, workspace))
 
 

@@ -12,9 +12,11 @@ expected, and all are reported at once; so is an input action.yml does not decla
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
@@ -314,3 +316,44 @@ def read_inputs(env: Mapping[str, str]) -> ActionInputs:
     if problems or inputs is None:
         raise ConfigError(problems)
     return inputs
+
+
+_GLOB = re.compile(r"[*?[]")
+
+
+def _fixed_part(pattern: str) -> str:
+    """A glob's folders before its first wildcard (`shards/*.copeca` → `shards`)."""
+    parts = pattern.split("/")
+    for i, part in enumerate(parts):
+        if _GLOB.search(part):
+            return "/".join(parts[:i]) or "."
+    return pattern
+
+
+def path_problems(inputs: ActionInputs, workspace: Path) -> list[Problem]:
+    """Every path input must stay inside the workspace, also through `..` and symbolic links:
+    the action's container sees only the workspace (at /github/workspace), so a scenario or
+    tool elsewhere is not the one the workflow means, and an `output-dir` elsewhere is lost
+    with the container while the upload step, which skips a missing folder, uploads nothing."""
+    root = workspace.resolve()
+    given: list[tuple[str, str]] = [("tool-dir", inputs.tool_dir),
+                                    ("output-dir", inputs.output_dir)]
+    if inputs.scenario and inputs.scenario != "demo":
+        given.insert(0, ("scenario", inputs.scenario))
+    if inputs.reuse:
+        given.append(("reuse", inputs.reuse))
+    given += [("merge", pattern) for pattern in inputs.merge]
+    problems: list[Problem] = []
+    for name, text in given:
+        fixed = _fixed_part(text) if name in ("reuse", "merge") else text
+        path = Path(os.path.normpath(workspace / fixed))  # an absolute `fixed` stays itself
+        real = path.resolve()
+        if real == root or real.is_relative_to(root):
+            continue
+        lexical = Path(os.path.normpath(workspace))
+        via = f" (through a link, to {real})" if path.is_relative_to(lexical) else ""
+        problems.append(Problem(SOURCE, f"{text!r} is outside the workspace {workspace}"
+                                f"{via}: the action's container sees only the workspace; "
+                                "expected a path inside it, relative to the workspace",
+                                field=name))
+    return problems

@@ -220,7 +220,7 @@ def test_the_actions_dry_run_plays_the_users_own_scripts_through_their_tool(
             "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": fake.url,
             "INPUT_SCENARIO": "benchmark/scenarios/pr.yaml", "INPUT_TOOL_DIR": ".",
             "INPUT_GITHUB_TOKEN": TOKEN, "INPUT_DRY_RUN": "true", "INPUT_FAIL_ON": "never",
-            "INPUT_CHECK_RUN": "true", "INPUT_OUTPUT_DIR": str(tmp_path / "out"),
+            "INPUT_CHECK_RUN": "true", "INPUT_OUTPUT_DIR": "out",
         }
         code = main(env, run_engine, policy=RetryPolicy(attempts=2, backoff_s=0.01),
                     sleep=lambda _: None)
@@ -232,7 +232,7 @@ def test_the_actions_dry_run_plays_the_users_own_scripts_through_their_tool(
     report = Report.model_validate_json(Path(out["report-path"]).read_text())
     assert report.verdict in ("improvement", "regression")
     requests = [json.loads(line) for line in
-                (tmp_path / "out" / "model-requests.jsonl").read_text().splitlines()]
+                (ws / "out" / "model-requests.jsonl").read_text().splitlines()]
     played = {r["script"] for r in requests if r.get("script")}
     assert "fastapi/locate-unique-id/my-tool" in played  # the user's script, not codesearch
     assert not any("codesearch" in s for s in played)

@@ -5,6 +5,7 @@ secret's value."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,8 +27,9 @@ def refused(env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> str:
     printed = capsys.readouterr()
     assert code == 2, printed.err
     assert "Traceback" not in printed.err + printed.out
-    assert SECRET not in printed.err + printed.out
-    assert TOKEN not in printed.err + printed.out.replace(f"::add-mask::{TOKEN}", "")
+    shown = printed.err + "\n".join(line for line in printed.out.splitlines()
+                                    if not line.startswith("::add-mask::"))
+    assert SECRET not in shown and TOKEN not in shown
     return printed.err
 
 
@@ -145,3 +147,59 @@ def test_one_input_given_twice_with_different_values_is_refused(
     err = refused(push_env(actions_env, **{"INPUT_FAIL_ON": "never",
                                            "INPUT_FAIL-ON": "regression"}), capsys)
     assert "action input: fail-on: given twice with different values" in err
+
+
+def _recording(seen: list[ActionContext]) -> Any:
+    from sample import sample_comment
+
+    def run(ctx: ActionContext) -> Outcome:
+        seen.append(ctx)
+        return Outcome(comment=sample_comment(ctx.inputs.comment_id))
+    return run
+
+
+@pytest.mark.parametrize(("var", "text"), [
+    ("INPUT_SCENARIO", "../benchmark/pr.yaml"),
+    ("INPUT_SCENARIO", "/etc/hostname"),
+    ("INPUT_TOOL_DIR", ".."),
+    ("INPUT_OUTPUT_DIR", "{outside}"),  # lost with the container; the upload finds nothing
+    ("INPUT_OUTPUT_DIR", "out/../../out"),
+    ("INPUT_REUSE", "../previous/*.copeca"),
+    ("INPUT_MERGE", "shards/*.copeca\n{outside}/*.copeca"),
+])
+def test_a_path_outside_the_workspace_is_refused(
+        actions_env: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path, var: str,
+        text: str) -> None:
+    text = text.format(outside=tmp_path / "elsewhere")
+    env = push_env(actions_env, **{var: text})
+    if var == "INPUT_MERGE":
+        env.pop("INPUT_SCENARIO")
+    err = refused(env, capsys)
+    name = var.removeprefix("INPUT_").lower().replace("_", "-")
+    assert f"action input: {name}: " in err and "is outside the workspace" in err
+
+
+@pytest.mark.parametrize("var", ["INPUT_OUTPUT_DIR", "INPUT_TOOL_DIR", "INPUT_SCENARIO"])
+def test_a_link_out_of_the_workspace_is_refused(
+        actions_env: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path,
+        var: str) -> None:
+    """A pull request can commit a link: `.copeca -> /somewhere` sent the bundle out of the
+    container's sight."""
+    env = push_env(actions_env, **{var: "linked"})
+    (tmp_path / "elsewhere").mkdir()
+    (Path(env["GITHUB_WORKSPACE"]) / "linked").symlink_to(tmp_path / "elsewhere")
+    err = refused(env, capsys)
+    assert "is outside the workspace" in err and "through a link" in err
+
+
+def test_paths_inside_the_workspace_are_taken(actions_env: Any, tmp_path: Path) -> None:
+    env = push_env(actions_env, INPUT_HISTORY="never")
+    ws = Path(env["GITHUB_WORKSPACE"])
+    (ws / "tools").mkdir()
+    (ws / "tool").symlink_to(ws / "tools")  # a link that stays inside
+    env.update(INPUT_SCENARIO=str(ws / "benchmark" / "pr.yaml"), INPUT_TOOL_DIR="tool",
+               INPUT_OUTPUT_DIR="a/../out", INPUT_REUSE="previous/**/*.copeca")
+    seen: list[ActionContext] = []
+    assert main(env, _recording(seen), policy=RetryPolicy(attempts=1, backoff_s=0.01),
+                sleep=lambda _: None) == 0
+    assert seen and seen[0].output_dir.resolve() == (ws / "out").resolve()
