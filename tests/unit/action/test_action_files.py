@@ -7,12 +7,13 @@ import re
 import shutil
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import pytest
 import yaml
 
-from copeca_action.github import OUTPUT_NAMES, PARSERS
+from copeca_action.github import OUTPUT_NAMES, PARSERS, ActionInputs, read_inputs
 from copeca_action.github._scaffold import KINDS, scaffold
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -115,6 +116,51 @@ def test_every_input_is_read_and_mapped_to_its_underscore_env_name() -> None:
     for name, spec in data["inputs"].items():
         assert spec.get("description"), name
         assert "default" in spec or spec.get("required"), name
+
+
+def _choices(name: str) -> tuple[str, ...]:
+    """The values a choice input takes (its field's Literal), () for any other input."""
+    annotation = ActionInputs.model_fields[name.replace("-", "_")].annotation
+    return tuple(getattr(annotation, "__args__", ())) if getattr(
+        annotation, "__origin__", None) is typing.Literal else ()
+
+
+def test_action_yml_defaults_are_the_parsers() -> None:
+    """GitHub passes action.yml's default when a workflow leaves an input out; the parser's
+    own default applies when the variable is absent (a test, `docker://`). Both must be the
+    same value."""
+    given: dict[str, str] = {}
+    for name, spec in action()["inputs"].items():
+        default = str(spec["default"])
+        if default.startswith("${{"):  # an expression GitHub evaluates (github-token)
+            assert name == "github-token"
+            continue
+        given[f"INPUT_{name.upper().replace('-', '_')}"] = default
+    parsed = read_inputs({**given, "INPUT_SCENARIO": "s.yaml"})
+    assert parsed == ActionInputs(scenario="s.yaml")
+
+
+def test_the_docs_input_table_is_action_yml() -> None:
+    """docs/action.md lists every input once, with action.yml's default and every choice."""
+    rows = {}
+    for line in (ROOT / "docs" / "action.md").read_text().splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and re.fullmatch(r"`[a-z-]+`", cells[0]):
+            name = cells[0].strip("`")
+            if name in PARSERS:
+                assert name not in rows, f"{name} is listed twice"
+                rows[name] = cells
+    spec = action()["inputs"]
+    assert set(rows) == set(spec)
+    for name, (_, default, meaning) in rows.items():
+        written = str(spec[name]["default"])
+        if written:
+            assert default == f"`{written}`", name
+        else:
+            assert default in ("empty", "scenario's", "(required unless `merge`)"), name
+        for choice in _choices(name):
+            assert f"`{choice}`" in meaning, (name, choice)
+            assert choice in spec[name]["description"], (name, choice)
 
 
 def test_outputs_are_those_of_the_design() -> None:
