@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from copeca_action._util.hashing import sha256_file
 from copeca_action._util.paths import corpus_dir
+from copeca_action._util.percent import threshold_text
 from copeca_action.bundle import keyid_of
 from copeca_action.bundle._sign import parse_private_key
 from copeca_action.conclude import merge_shards, shard_scenario
@@ -77,9 +78,13 @@ def scenario_overrides(ctx: ActionContext, path: Path) -> dict[str, object]:
     if inputs.fail_threshold is not None:
         thresholds["fail"] = inputs.fail_threshold
     if thresholds["fail"] < thresholds["alert"]:
-        raise ConfigError([Problem(SOURCE, f"fail threshold {thresholds['fail']:g} is below "
-                                   f"the alert threshold {thresholds['alert']:g} (the inputs "
-                                   "and the scenario together)", field="fail-threshold")])
+        fail_from = "" if inputs.fail_threshold is not None else " (the scenario's)"
+        alert_from = "" if inputs.alert_threshold is not None else " (the scenario's)"
+        field = "fail-threshold" if inputs.fail_threshold is not None else "alert-threshold"
+        fail, alert = threshold_text(thresholds["fail"]), threshold_text(thresholds["alert"])
+        raise ConfigError([Problem(SOURCE, f"the fail threshold {fail}{fail_from} is below the "
+                                   f"alert threshold {alert}{alert_from}; expected a fail "
+                                   "threshold at least the alert threshold", field=field)])
     if thresholds != scenario.thresholds.model_dump():
         changes["thresholds"] = thresholds
     return changes

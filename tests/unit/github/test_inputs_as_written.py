@@ -203,3 +203,25 @@ def test_paths_inside_the_workspace_are_taken(actions_env: Any, tmp_path: Path) 
     assert main(env, _recording(seen), policy=RetryPolicy(attempts=1, backoff_s=0.01),
                 sleep=lambda _: None) == 0
     assert seen and seen[0].output_dir.resolve() == (ws / "out").resolve()
+
+
+@pytest.mark.parametrize(("inputs", "message"), [
+    ({"INPUT_FAIL_THRESHOLD": "3%"}, "fail-threshold: the fail threshold 3% is below the "
+     "alert threshold 5% (the scenario's)"),
+    ({"INPUT_ALERT_THRESHOLD": "12.5%"}, "alert-threshold: the fail threshold 10% (the "
+     "scenario's) is below the alert threshold 12.5%"),
+])
+def test_thresholds_that_cross_the_scenarios_are_named_as_written(
+        actions_env: Any, capsys: pytest.CaptureFixture[str], inputs: dict[str, str],
+        message: str) -> None:
+    """Was `fail threshold 0.03 is below the alert threshold 0.05` for `3%`, always under
+    fail-threshold, also when only alert-threshold was given."""
+    from copeca_action.github import run_engine
+    from copeca_action.github._scaffold import scaffold
+
+    env = push_env(actions_env, INPUT_DRY_RUN="true", INPUT_HISTORY="never", **inputs)
+    scaffold(Path(env["GITHUB_WORKSPACE"]), "mcp", name="my-tool")
+    code = main(env, run_engine, policy=RetryPolicy(attempts=1, backoff_s=0.01),
+                sleep=lambda _: None)
+    err = capsys.readouterr().err
+    assert code == 2 and f"action input: {message}" in err
