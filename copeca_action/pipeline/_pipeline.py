@@ -25,7 +25,7 @@ from copeca_action.engine import (
     scripts_id,
 )
 from copeca_action.errors import ConfigError, CopecaError, InfraError
-from copeca_action.pipeline._preflight import preflight
+from copeca_action.pipeline._preflight import check_scripts, preflight
 from copeca_action.plan import (
     Compare,
     RunPlan,
@@ -158,6 +158,7 @@ def model_endpoint(prep: Prepared) -> Iterator[str | None]:
     scripts, why = scripts_folder(prep.scenario_path, cfg.scenario.scripts, cfg.corpus.root)
     if why:
         raise ConfigError(f"{prep.scenario_path}: scripts: {why}")
+    check_scripts(cfg, prep.plan, scripts)  # before the server starts or any run
     cfg.out.root.mkdir(parents=True, exist_ok=True)
     with ScriptedServer(scripts, seed=cfg.scenario.seed,
                         log_path=cfg.out.root / "model-requests.jsonl") as server:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from copeca_action.agent._probe import MCP_START_TIMEOUT_S, mode_start_problems
 from copeca_action.engine._context import EngineConfig, _resolve_mode
-from copeca_action.errors import ConfigError, InfraError
+from copeca_action.errors import ConfigError, InfraError, Problem
 from copeca_action.plan import RunPlan
 
 
@@ -53,6 +53,30 @@ def check_tools(cfg: EngineConfig, plan: RunPlan,
     if problems:
         raise InfraError("the tool under test does not start, so nothing was run and nothing "
                          "was charged: " + "; ".join(problems))
+
+
+def check_scripts(cfg: EngineConfig, plan: RunPlan, scripts: Path) -> None:
+    """Against the scripted model, every planned task and model has a script it can reach.
+    A task without one ran to HTTP 400 "no script matches" in each of its runs, recorded as
+    the agent's error and wrong answer: the usual first dry run after writing a new task."""
+    from copeca_action.scripted import load_scripts
+
+    matches = [s.match for s in load_scripts(scripts)]
+    missing: dict[str, set[str]] = {}
+    for run in plan.runs:
+        task = cfg.corpus.tasks.get(run.task_id)
+        if task is not None and not any(m.may_accept(model=run.model, prompt=task.prompt)
+                                        for m in matches):
+            missing.setdefault(run.task_id, set()).add(run.model)
+    if missing:
+        raise ConfigError([Problem(
+            str(cfg.corpus.task_files.get(task_id, task_id)),
+            f"no script in {scripts} can answer task {task_id!r} (model "
+            f"{', '.join(sorted(models))}): no `match.prompt_contains` is a phrase of its "
+            "prompt, so each of its runs would end in HTTP 400 \"no script matches\"; nothing "
+            "was run. Add a script for each arm (docs/dry-run.md, \"What a script says\") or "
+            "leave the task out of the scenario", field="prompt")
+            for task_id, models in sorted(missing.items())])
 
 
 def preflight(cfg: EngineConfig, plan: RunPlan) -> None:

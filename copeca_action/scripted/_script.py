@@ -208,6 +208,14 @@ class Match(InputModel):
     def specificity(self) -> int:
         return sum(getattr(self, k) is not None for k in type(self).model_fields)
 
+    def may_accept(self, *, model: str, prompt: str) -> bool:
+        """Whether a run of this model and task prompt can reach this script: the criteria
+        known before the run (`model`, `prompt_contains`) hold; the rest (tools offered, a
+        marker, the API) are only seen in the request and are taken as possible."""
+        if self.model is not None and not fnmatch.fnmatchcase(model, self.model):
+            return False
+        return self.prompt_contains is None or self.prompt_contains in prompt
+
     def accepts(self, *, api: str, model: str, prompt: str, everything: str,
                 tools: list[str]) -> bool:
         if self.api is not None and self.api != api:

@@ -55,3 +55,35 @@ def test_scripts_leading_out_of_the_benchmark_stop_plan_and_run(
     err = capsys.readouterr().err
     assert f"{scenario}:{line}: scripts: {tmp_path / 'elsewhere'} leads out of the corpus" in err
     assert "Traceback" not in err
+
+
+def test_a_task_no_script_can_answer_stops_the_dry_run_before_any_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new task (docs/task-authoring.md) added to the scenario without a script: each of its
+    runs reached the scripted model, got HTTP 400 "no script matches" and was recorded as the
+    agent's error and a wrong answer (6 of 72 runs after init). Now refused naming the task
+    file, before any run is recorded; the scaffold's own tasks all have scripts."""
+    from copeca_action.cli import main
+
+    scaffold(tmp_path, "mcp", name="my-tool")
+    bench = tmp_path / "benchmark"
+    task = bench / "tasks" / "fastapi" / "locate-mine.yaml"
+    task.write_text("id: fastapi/locate-mine\nrepo: fastapi\ntype: comprehension\n"
+                    "category: locate\nlanguage: python\n"
+                    "prompt: Which function turns a Pydantic model into JSON-compatible data, "
+                    "and in which file is it defined?\nsource: {origin: original}\n"
+                    "grading: {answer: {required: [jsonable_encoder, fastapi/encoders.py]}}\n")
+    scenario = bench / "scenarios" / "pr.yaml"
+    text = scenario.read_text()
+    head, rest = text.split("tasks:\n", 1)
+    rest = rest[rest.index("modes:"):].replace("repetitions: 3", "repetitions: 1")
+    scenario.write_text(head + "tasks:\n  include: [fastapi/locate-unique-id, "
+                        "fastapi/locate-mine]\n" + rest)
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--dry-run", "--tool-dir", str(tmp_path),
+                 "--out", str(out), "--cache", str(tmp_path / "cache")]) == 2
+    err = capsys.readouterr().err
+    assert f"{task}: prompt: no script in {bench / 'scripts'}" in err, err
+    assert "'fastapi/locate-mine'" in err and "nothing was run" in err
+    assert "locate-unique-id" not in err and "Traceback" not in err
+    assert not (out / "results.jsonl").exists() and not (out / "runs").exists()
