@@ -17,11 +17,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("list", help="list the corpus tasks",
                        description="List the tasks of a benchmark (a corpus folder: "
                        "`copeca-action list benchmark`; by default the one holding the current "
-                       "directory, else the bundled corpus): id, repository, category, type, "
-                       "control.")
+                       "directory or its benchmark/, else the bundled corpus): id, repository, "
+                       "category, type, control.")
     p.add_argument("folder", nargs="?", type=Path,
                    help="a benchmark or corpus folder (default: the one holding the current "
-                   "directory, else the bundled corpus)")
+                   "directory or its benchmark/, else the bundled corpus)")
     p.add_argument("--corpus", type=Path, help="the same as FOLDER (kept for scripts)")
     p.add_argument("--repo", help="only tasks of this repository (a repos.yaml name)")
     p.add_argument("--category", choices=["locate", "trace", "fix", "debug", "reason"],

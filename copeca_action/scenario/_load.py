@@ -126,13 +126,17 @@ class Corpus:
 
 
 def find_corpus_root(start: Path) -> Path | None:
-    """The nearest folder at or above `start` that holds a repos.yaml."""
+    """The nearest folder at or above `start` that holds a repos.yaml, or whose `corpus/` (a
+    checkout of copeca-action) or `benchmark/` (what `init` writes into a tool's repository)
+    does. Without `benchmark/`, `list` run where `init` leaves you listed the bundled corpus
+    instead of your tasks."""
     here = start if start.is_dir() else start.parent
     for candidate in (here, *here.parents):
         if (candidate / "repos.yaml").is_file():
             return candidate
-        if (candidate / "corpus" / "repos.yaml").is_file():
-            return candidate / "corpus"
+        for sub in ("corpus", "benchmark"):
+            if (candidate / sub / "repos.yaml").is_file():
+                return candidate / sub
     return None
 
 

@@ -4,6 +4,7 @@ walked the whole file system; `list /etc/passwd` listed "0 tasks" and exited 0).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,24 @@ def test_a_snapshot_cache_that_is_a_file_is_refused(tmp_path: Path,
     assert main(["snapshot", "list", "--corpus", str(DEMO.parents[1]),
                  "--cache", str(tmp_path / "cache")]) == 2
     assert "--cache" in capsys.readouterr().err
+
+
+def test_list_where_init_leaves_you_lists_the_benchmark(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # `init .` writes benchmark/ and prints its next commands from the repository's root;
+    # `list` there listed the bundled corpus (25 tasks, none of the author's) as if it were
+    # theirs. It now finds benchmark/ as it finds a checkout's corpus/.
+    assert main(["init", str(tmp_path), "--kind", "mcp"]) == 0
+    task = tmp_path / "benchmark" / "tasks" / "fastapi" / "locate-unique-id.yaml"
+    mine = task.with_name("locate-mine.yaml")
+    mine.write_text(task.read_text().replace("id: fastapi/locate-unique-id",
+                                             "id: fastapi/locate-mine"))
+    capsys.readouterr()
+    monkeypatch.chdir(tmp_path)
+    assert main(["list", "--repo", "fastapi", "--json"]) == 0
+    ids = {t["id"] for t in json.loads(capsys.readouterr().out)}
+    assert "fastapi/locate-mine" in ids and len(ids) == 13
+    monkeypatch.chdir(tmp_path / "benchmark" / "tasks")  # below it, as before
+    assert main(["list", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)) == 13
