@@ -41,3 +41,17 @@ def test_init_refuses_baseline_as_the_tools_name(tmp_path: Path) -> None:
         scaffold(tmp_path, "mcp", "baseline")
     assert "--name" in str(info.value) and "baseline" in str(info.value)
     assert not (tmp_path / "benchmark").exists()
+
+
+@pytest.mark.parametrize("kind", ["mcp", "hook", "wrapper", "env", "setup"])
+def test_init_says_which_kinds_dry_run_reads_invalid(
+        tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # `env` writes no stand-in and the `setup` stand-in writes no marker: their first dry run
+    # ended `invalid` (0% adoption) after init had promised "a first verdict", unexplained.
+    from copeca_action.cli import main
+
+    assert main(["init", str(tmp_path), "--kind", kind, "--name", "acme"]) == 0
+    out = capsys.readouterr().out
+    assert "a few minutes to a first verdict" in out
+    note = "note: nothing here writes .acme-used yet (benchmark/modes/acme.yaml, validity)"
+    assert (note in out) == (kind in ("env", "setup")), out
