@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from copeca_action._util.text import one_line
-from copeca_action.records import RunRecord
+from copeca_action.records import SIMULATED, RunRecord
 
 
 class ProgressSink(Protocol):
@@ -29,8 +29,15 @@ class _Tally:
     def __init__(self) -> None:
         self.total = self.done = self.correct = 0
         self.spent = 0.0
+        self.simulated = False
+        """Some run's spend was the scripted model's (a dry run, a scripted scenario)."""
+
+    @property
+    def spent_label(self) -> str:
+        return "simulated spend" if self.simulated else "spent"
 
     def add(self, record: RunRecord, final: bool) -> None:
+        self.simulated |= record.endpoint in SIMULATED
         if final:
             self.done += 1
             self.correct += record.correct
@@ -42,6 +49,11 @@ class _Tally:
 
 def _usd(cost: float | None) -> str:
     return "$?" if cost is None else f"${cost:.4f}"
+
+
+def _simulated(record: RunRecord) -> str:
+    """A simulated run's cost is labelled where it is printed (the scripted model's)."""
+    return " (simulated)" if record.endpoint in SIMULATED else ""
 
 
 class PlainProgress:
@@ -66,8 +78,9 @@ class PlainProgress:
         err = f" — {record.error}" if record.error and not record.correct else ""
         print(one_line(f"[{t.done:>{width}}/{t.total}] {record.task_id} {record.arm} "
                        f"{record.model} #{record.repetition}: {record.outcome} {verdict} "
-                       f"{_usd(record.cost_usd)} {record.duration_s:.1f}s{retry}{err[:200]} | "
-                       f"spent ${t.spent:.4f}, correct {t.correct}"),
+                       f"{_usd(record.cost_usd)}{_simulated(record)} {record.duration_s:.1f}s"
+                       f"{retry}{err[:200]} | {t.spent_label} ${t.spent:.4f}, "
+                       f"correct {t.correct}"),
               file=self.stream, flush=True)
 
     def close(self) -> None:
@@ -83,10 +96,11 @@ class RichProgress:
         self.tally = _Tally()
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("spent ${task.fields[spent]:.4f}"),
+            TextColumn("{task.fields[label]} ${task.fields[spent]:.4f}"),
             TextColumn("correct {task.fields[correct]}"), TimeRemainingColumn(),
             console=self.console, transient=False)
-        self._task = self.progress.add_task("runs", total=0, spent=0.0, correct=0)
+        self._task = self.progress.add_task("runs", total=0, spent=0.0, correct=0,
+                                            label="spent")
         self._t0 = time.monotonic()
 
     def start(self, total: int, done: int, spent: float, correct: int) -> None:
@@ -99,7 +113,8 @@ class RichProgress:
     def update(self, record: RunRecord, final: bool) -> None:
         self.tally.add(record, final)
         t = self.tally
-        self.progress.update(self._task, completed=t.done, spent=t.spent, correct=t.correct)
+        self.progress.update(self._task, completed=t.done, spent=t.spent, correct=t.correct,
+                             label=t.spent_label)
         if record.outcome not in ("ok", "budget_stop"):
             # escaped: an error quoting the CLI (`[/usr/bin]`) is no rich markup, and an
             # unmatched closing tag would raise MarkupError and stop the run

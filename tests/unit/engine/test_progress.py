@@ -65,3 +65,28 @@ def test_the_rich_bar_prints_an_error_as_text_not_markup() -> None:
     progress.close()
     out = buf.getvalue()
     assert "not found [/usr/bin] [bold]x[/bold]" in out and "model [/m] differs" in out
+
+
+def test_a_simulated_runs_spend_is_labelled_as_it_is_printed() -> None:
+    """A dry run's progress says whose money it counts: the scripted model's (none)."""
+    from rich.console import Console
+
+    stream = io.StringIO()
+    progress = PlainProgress(stream)
+    progress.start(total=2, done=0, spent=0.0, correct=0)
+    progress.update(_record(endpoint="dry_run"), final=True)
+    progress.update(_record(run_id="r2", endpoint="dry_run"), final=True)
+    lines = stream.getvalue().splitlines()
+    assert "ok correct $0.2500 (simulated) 1.5s" in lines[1]
+    assert lines[2].endswith("simulated spend $0.5000, correct 2")
+    real = io.StringIO()
+    plain = PlainProgress(real)
+    plain.start(total=1, done=0, spent=0.0, correct=0)
+    plain.update(_record(endpoint="real"), final=True)
+    assert "simulated" not in real.getvalue()
+    buf = io.StringIO()
+    bar = RichProgress(Console(file=buf, force_terminal=False, width=200))
+    bar.start(total=1, done=0, spent=0.0, correct=0)
+    bar.update(_record(endpoint="scripted"), final=True)
+    bar.close()
+    assert "simulated spend $0.2500" in buf.getvalue()
