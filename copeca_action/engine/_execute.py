@@ -22,7 +22,7 @@ from copeca_action.agent._hooks import HOOK_EXITS, hook_exits
 from copeca_action.engine._context import EngineConfig, Resolved, require_task
 from copeca_action.engine._flags import flags_for
 from copeca_action.engine._keys import KEY_IN_AGENT_ENV, key_in_agent_env
-from copeca_action.engine._outdir import write_atomic
+from copeca_action.engine._outdir import read_record, record_key, write_atomic
 from copeca_action.engine._validity import tool_adopted, tool_failed
 from copeca_action.errors import CopecaError, InfraError
 from copeca_action.evaluate import (
@@ -36,7 +36,6 @@ from copeca_action.grade import GradeResult, grade_answer, grade_test_clean
 from copeca_action.plan import PlannedRun, RunPlan
 from copeca_action.records import (
     AGENT_FILES_VISIBLE,
-    STORED,
     Outcome,
     RetrievalSummary,
     RunRecord,
@@ -102,10 +101,8 @@ def provision(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int) -
     t0 = time.perf_counter()
     try:
         task = prep.task = require_task(cfg, run.task_id)
-        run_dir = cfg.out.run_dir(run.run_id)
-        if run_dir.exists():
-            shutil.rmtree(run_dir)
-        run_dir.mkdir(parents=True)
+        # an earlier attempt's record and output are moved aside, never deleted
+        run_dir = cfg.out.new_attempt(run.run_id)
         snap = res.snapshot_for(task)
         mutations = task.grading.test.mutations if task.grading.test else []
         if res.pool is not None:
@@ -250,33 +247,32 @@ class Recovered:
 
 def recover_lost(cfg: EngineConfig, res: Resolved, plan: RunPlan,
                  recorded: list[RunRecord]) -> Recovered:
-    """The records a dead harness did not append, from the plan's run folders: a finished
-    run's record.json, or the output of an agent it was running (its tokens and cost, a
-    lower bound). Each killed attempt's record.json is written here, so a second resume
+    """The records a dead harness did not append (or lines removed by hand), from the plan's
+    run folders and the earlier attempts kept beside them (OUT/attempts/): a record.json
+    results.jsonl lacks, or the output of an agent it was running (its tokens and cost).
+    Each killed attempt's record.json is written where its output is, so a second resume
     finds it recorded (restored if the line was not appended), never counted twice."""
-    have = {(r.run_id, r.attempt, r.started_at) for r in recorded}
+    have = {record_key(r) for r in recorded}
     latest = latest_by_run_id(recorded)
     found = Recovered()
     for run in plan.runs:
-        run_dir = cfg.out.run_dir(run.run_id)
-        record_file = run_dir / "record.json"
-        stdout = run_dir / "stdout.jsonl"
-        if record_file.is_file():
-            try:
-                record = RunRecord.model_validate_json(record_file.read_bytes(), context=STORED)
-            except (ValueError, OSError):  # torn by the crash: read the agent's output
-                record = None
-            if record is not None:
-                if (record.run_id == run.run_id
-                        and (record.run_id, record.attempt, record.started_at) not in have):
-                    found.restored.append(record)
-                continue
-        if not stdout.is_file():  # the agent never started: nothing was spent
-            continue
         prev = latest.get(run.run_id)
-        killed = _killed_record(cfg, res, run, prev.attempt + 1 if prev else 1, stdout)
-        write_atomic(record_file, killed.model_dump_json(indent=2) + "\n")
-        found.killed.append(killed)
+        attempt = prev.attempt if prev else 0
+        for folder in cfg.out.attempt_folders(run.run_id):
+            record = read_record(folder / "record.json")  # None: absent, or torn by the crash
+            stdout = folder / "stdout.jsonl"
+            if record is not None:
+                if record.run_id == run.run_id and record_key(record) not in have:
+                    found.restored.append(record)
+                    have.add(record_key(record))
+                continue
+            if not stdout.is_file():  # the agent never started: nothing was spent
+                continue
+            attempt += 1
+            killed = _killed_record(cfg, res, run, attempt, stdout)
+            write_atomic(folder / "record.json", killed.model_dump_json(indent=2) + "\n")
+            have.add(record_key(killed))
+            found.killed.append(killed)
     return found
 
 

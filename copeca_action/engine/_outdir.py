@@ -4,6 +4,8 @@
 OUT/scenario.yaml   the scenario as run        OUT/plan.json      the RunPlan
 OUT/results.jsonl   one RunRecord per line     OUT/runs/<run_id>/ record.json, stdout.jsonl,
 OUT/.worktrees/     per-run checkouts (removed)                   stderr.txt, patch.diff, grade.json
+OUT/attempts/<run_id>/<attempt>-<started>/  each earlier attempt's record.json and output,
+                    kept (`new_attempt`), outside the run folder the next agent may write
 ```
 """
 
@@ -15,17 +17,19 @@ import fcntl
 import os
 import shutil
 from collections import Counter
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
 from copeca_action._util.hashing import sha256_bytes
+from copeca_action._util.scrub import scrub_bytes
 from copeca_action.errors import ConfigError
 from copeca_action.plan import RunPlan
 from copeca_action.records import (
     SIMULATED,
     STORED,
     RunRecord,
+    append_records,
     latest_by_run_id,
     read_records,
 )
@@ -36,6 +40,13 @@ FINISHED = ("ok", "agent_error", "timeout")
 START_OVER = ("--start-over moves this folder aside to {aside} (nothing is deleted: its "
               "results, run folders and spend stay there) and runs the plan from scratch")
 """What a refusal offers besides another --out; `{aside}` is where the folder would go."""
+
+
+RECORD = "record.json"
+STDOUT = "stdout.jsonl"
+AGENT_STATE = frozenset({"config", "home", "tmp", "grade-home"})
+"""The agent CLI's own state in a run folder (as bundle/_collect.AGENT_STATE_DIRS): no
+evidence, dropped when an attempt with its record is put aside."""
 
 
 class StaleResults(ConfigError):
@@ -58,6 +69,7 @@ class OutputDir:
         self.plan_path = self.root / "plan.json"
         self.scenario_path = self.root / "scenario.yaml"
         self.runs = self.root / "runs"
+        self.attempts = self.root / "attempts"
         tag = sha256_bytes(str(self.root).encode())[:12]
         self.worktrees = (self.root / ".worktrees" if work_dir is None
                           else work_dir.resolve() / f"copeca-{tag}")
@@ -67,6 +79,41 @@ class OutputDir:
 
     def run_dir(self, run_id: str) -> Path:
         return self.runs / run_id
+
+    def new_attempt(self, run_id: str) -> Path:
+        """The run folder, empty but for `attempts/`, for a new attempt of the run. What an
+        earlier attempt left (its record.json, its agent's output) is moved to
+        OUT/attempts/<run id>/<attempt>-<started>/ first, never deleted (and out of reach
+        of the next agent, which may write its run folder): results.jsonl can always be
+        restored from the run folders (`attempt_folders`), each attempt once, also after a
+        retried infra error whose line was lost. A folder with neither (a provisioning that
+        died) spent nothing and is cleared. Safe against a kill at any point: the record
+        is copied aside first, the output moved (one rename each), the record.json left
+        here removed last; a half-made `.<name>.partial` is finished by the next call."""
+        run_dir = self.run_dir(run_id)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        record = read_record(run_dir / RECORD)
+        if record is not None or (run_dir / STDOUT).is_file():
+            _put_aside(run_dir, self.attempts / run_id, record)
+        for entry in run_dir.iterdir():
+            if entry.name != RECORD:
+                _remove(entry)
+        (run_dir / RECORD).unlink(missing_ok=True)
+        return run_dir
+
+    def attempt_folders(self, run_id: str) -> list[Path]:
+        """The folders that may hold one attempt of the run: the run folder (its latest
+        attempt) and each earlier attempt kept in OUT/attempts/<run id>/ (a `.partial` one
+        too: the record is copied in first and the output moved by rename, so no attempt is
+        in two of them without its record, which names it)."""
+        run_dir, kept = self.run_dir(run_id), self.attempts / run_id
+        aside = sorted(p for p in kept.iterdir() if p.is_dir()) if kept.is_dir() else []
+        return [run_dir, *aside] if run_dir.is_dir() else aside
+
+    def holds_spend(self, run_id: str) -> bool:
+        """An agent of the run ran here: its output is in the run folder or is kept as an
+        earlier attempt's (what it spent is recorded, or recovered on resume)."""
+        return any((f / STDOUT).is_file() for f in self.attempt_folders(run_id))
 
     def acquire(self) -> None:
         """Hold OUT/.lock for the whole run: a second harness on the same folder is refused.
@@ -150,6 +197,30 @@ class OutputDir:
     def records(self) -> list[RunRecord]:
         return read_records(self.results) if self.results.is_file() else []
 
+    def restore(self, lost: Sequence[RunRecord]) -> None:
+        """Put records results.jsonl lacks (found in the run folders) back into it, each
+        where `merge_records` places it, so the last line of each run stays its latest
+        attempt. The lines there are kept byte for byte; the file is appended to when every
+        record goes at its end, else replaced whole (written aside, synced, renamed)."""
+        if not lost:
+            return
+        data = self.results.read_bytes() if self.results.is_file() else b""
+        lines = [line for line in data.split(b"\n") if line.strip()]
+        existing = [RunRecord.model_validate_json(line, context=STORED) for line in lines]
+        at = _positions(existing, lost)
+        if all(i == len(existing) for i in at):
+            append_records(self.results, sorted(lost, key=_started))
+            return
+        out = [*lines]
+        for i, record in _insertions(at, lost):
+            out.insert(i, scrub_bytes(record.model_dump_json().encode()))
+        tmp = self.results.with_name(self.results.name + ".tmp")
+        with tmp.open("wb") as handle:
+            handle.write(b"".join(line + b"\n" for line in out))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, self.results)
+
     def finished(self) -> dict[str, RunRecord]:
         """The final record of each run id that needs no rerun."""
         return {rid: r for rid, r in latest_by_run_id(self.records()).items()
@@ -226,7 +297,8 @@ class OutputDir:
 
     def holds_runs(self) -> bool:
         """The folder holds something of a run (a plan, results or run folders)."""
-        return any(p.exists() for p in (self.plan_path, self.results, self.runs))
+        return any(p.exists() for p in (self.plan_path, self.results, self.runs,
+                                        self.attempts))
 
     def simulated_only(self) -> bool:
         """Every record here was answered by the scripted model (a demo or a dry run, free):
@@ -238,21 +310,18 @@ class OutputDir:
         """Run folders holding an attempt results.jsonl lacks (a harness killed after the
         agent started, before the line was appended): what resume would recover (see
         engine/_execute.recover_lost), counted here without reading the CLI's output."""
-        if not self.runs.is_dir():
-            return 0
-        have = {(r.run_id, r.attempt, r.started_at) for r in self.records()}
+        have = {record_key(r) for r in self.records()}
         found = 0
-        for folder in self.runs.iterdir():
-            record_file = folder / "record.json"
-            if record_file.is_file():
-                try:
-                    r = RunRecord.model_validate_json(record_file.read_bytes(), context=STORED)
-                except (ValueError, OSError):
-                    found += (folder / "stdout.jsonl").is_file()
-                    continue
-                found += (r.run_id, r.attempt, r.started_at) not in have
-            elif (folder / "stdout.jsonl").is_file():
-                found += 1
+        ids = {p.name for root in (self.runs, self.attempts) if root.is_dir()
+               for p in root.iterdir() if p.is_dir()}
+        for run_id in sorted(ids):
+            for folder in self.attempt_folders(run_id):
+                record = read_record(folder / RECORD)
+                if record is not None:
+                    found += record_key(record) not in have
+                    have.add(record_key(record))
+                elif (folder / STDOUT).is_file():
+                    found += 1
         return found
 
     def move_aside(self) -> Path | None:
@@ -289,6 +358,91 @@ def _recorded_versions(stale: Collection[RunRecord], now: Mapping[str, str | Non
         if r.cli_version and r.cli_version != now.get(r.runner):
             seen.setdefault(r.runner, set()).add(r.cli_version)
     return ", ".join(f"{name} {' / '.join(sorted(was))}" for name, was in sorted(seen.items()))
+
+
+def merge_records(existing: Sequence[RunRecord],
+                  lost: Sequence[RunRecord]) -> list[RunRecord]:
+    """`existing` (results.jsonl's records, in order) with the `lost` ones restored: each
+    before the first record of its run that started after it (an earlier attempt kept in
+    OUT/attempts/ whose line was removed), else at the end; so the last record of each run
+    id stays its latest attempt (`latest_by_run_id`). As `OutputDir.restore` writes it."""
+    out = [*existing]
+    for i, record in _insertions(_positions(existing, lost), lost):
+        out.insert(i, record)
+    return out
+
+
+def _insertions(at: list[int], lost: Sequence[RunRecord]) -> list[tuple[int, RunRecord]]:
+    """(position, record) in the order to insert them one by one: from the end backwards,
+    and at one position the latest first, so that they end up in order of start."""
+    return sorted(zip(at, lost, strict=True), key=lambda p: (p[0], _started(p[1])),
+                  reverse=True)
+
+
+def _positions(existing: Sequence[RunRecord], lost: Sequence[RunRecord]) -> list[int]:
+    later: dict[str, list[tuple[int, dt.datetime]]] = {}
+    for i, r in enumerate(existing):
+        if r.started_at is not None:
+            later.setdefault(r.run_id, []).append((i, r.started_at))
+    out = []
+    for record in lost:
+        start = record.started_at
+        out.append(next((i for i, when in later.get(record.run_id, ())
+                         if start is not None and when > start), len(existing)))
+    return out
+
+
+def _started(record: RunRecord) -> tuple[bool, dt.datetime]:
+    """Sort key: by start, an undated record last."""
+    start = record.started_at
+    return start is None, start or dt.datetime.max.replace(tzinfo=dt.UTC)
+
+
+def record_key(record: RunRecord) -> tuple[str, int, dt.datetime | None]:
+    """What names one attempt across results.jsonl and the run folders."""
+    return record.run_id, record.attempt, record.started_at
+
+
+def read_record(path: Path) -> RunRecord | None:
+    """A run folder's record.json; None when absent or unreadable (torn by a crash)."""
+    try:
+        return RunRecord.model_validate_json(path.read_bytes(), context=STORED)
+    except (ValueError, OSError):
+        return None
+
+
+def _put_aside(run_dir: Path, kept: Path, record: RunRecord | None) -> None:
+    """Move the attempt in `run_dir` to `kept/<name>/` (see `OutputDir.new_attempt`)."""
+    kept.mkdir(parents=True, exist_ok=True)
+    if record is not None:
+        stamp = record.started_at
+        name = f"{record.attempt}-"
+    else:  # an agent's output without its record: recovered on resume from where it is
+        stamp = dt.datetime.fromtimestamp((run_dir / STDOUT).stat().st_mtime, dt.UTC)
+        name = "unrecorded-"
+    name += stamp.strftime("%Y%m%dT%H%M%S%fZ") if stamp is not None else "undated"
+    dest = kept / name
+    if dest.is_dir():  # put aside before a kill cut the clearing short
+        return
+    partial = kept / f".{name}.partial"
+    partial.mkdir(exist_ok=True)
+    if record is not None:  # first: every folder the output is in names its attempt
+        write_atomic(partial / RECORD, (run_dir / RECORD).read_text())
+    for entry in sorted(run_dir.iterdir(), key=lambda e: e.name != STDOUT):
+        if entry.name == RECORD:
+            continue
+        if record is not None and entry.name in AGENT_STATE:
+            _remove(entry)  # without a record, its config may be needed to read the output
+            continue
+        os.replace(entry, partial / entry.name)
+    os.rename(partial, dest)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -96,6 +96,10 @@ def _adopt_runs(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
         if why is not None or old is None:
             result.skipped[why or "not in the bundle"] += 1
             continue
+        if out.holds_spend(run.run_id):  # replacing its folder would drop the output of
+            # an agent that ran here (one a killed harness left unrecorded): it runs here
+            result.skipped["an agent of it already ran in this folder"] += 1
+            continue
         dest = out.run_dir(run.run_id)
         # Written aside and moved into place with its record.json: a harness killed
         # mid-copy leaves no run folder whose transcript would read as an agent it lost.

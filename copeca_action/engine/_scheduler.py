@@ -46,12 +46,12 @@ from copeca_action.engine._execute import (
 )
 from copeca_action.engine._fingerprint import fingerprints, tool_arms
 from copeca_action.engine._keys import start_forwarder
-from copeca_action.engine._outdir import FINISHED
+from copeca_action.engine._outdir import FINISHED, merge_records
 from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.engine._reuse import ReuseResult, adopt
 from copeca_action.errors import CopecaError, InfraError
 from copeca_action.plan import PlannedRun, RunPlan
-from copeca_action.records import RunRecord, append_record, append_records, latest_by_run_id
+from copeca_action.records import RunRecord, append_record, latest_by_run_id
 from copeca_action.records._io import repair_torn_tail
 from copeca_action.transcript import pricing_age_warning
 from copeca_action.workspace import WorktreePool, prune_worktrees
@@ -443,7 +443,8 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         recorded = out.records()  # read once: every record, superseded attempts included
         # what a harness that died left in the run folders but not in results.jsonl
         lost = recover_lost(cfg, res, plan, recorded)
-        latest = latest_by_run_id([*recorded, *lost.records])
+        # in place: an earlier attempt restored never passes for its run's latest
+        latest = latest_by_run_id(merge_records(recorded, lost.records))
         finished = {rid for rid, r in latest.items() if r.outcome in FINISHED}
         unchecked = out.check_conditions({rid: latest[rid] for rid in finished},
                                          res.fingerprints, cfg.endpoint_kind,
@@ -452,7 +453,7 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
             stats_warnings.append(unchecked)
             progress.warn(unchecked)
         if lost.records:
-            append_records(out.results, lost.records)
+            out.restore(lost.records)
             recorded += lost.records
             for text in _lost_warnings(out.results, lost.restored, lost.killed):
                 stats_warnings.append(text)

@@ -5,7 +5,9 @@ answer (str), cost (float), exit (int), sleep (s), garbage (bool: print non-JSON
 tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens (int),
 edit ([file, old, new]), piddir (str: write our pid there, when the folder is seen),
 touch (str: create this file),
-fail_once_dir (str: exit 1 without output the first time this key is seen),
+endpoint_error_once (str: a folder the agent can write; the first run that finds no marker
+there leaves one and ends as an endpoint failure does, HTTP 529 after its turns, having spent
+`failed_cost`, default `cost`: an infra_error the harness retries),
 mcp_failed (str: system/init lists this MCP server with status `failed`, as Claude Code does),
 env_file (str: write the environment there, as JSON; a relative path is in its HOME, which
 isolation keeps visible, in the run's folder), shell (str: run it with `sh -c` in the working
@@ -79,12 +81,26 @@ def main() -> int:
                 {"type": "tool_result", "tool_use_id": f"t{i}_{j}", "content": "ok"}
                 for j in range(len(calls))]}})
     code = int(spec.get("exit", 0))
+    cost = float(spec.get("cost", 0.01))
+    status = {}
+    if spec.get("endpoint_error_once") and _first(spec["endpoint_error_once"]):
+        code, cost = 1, float(spec.get("failed_cost", cost))
+        status = {"api_error_status": 529, "result": "API Error: 529 Overloaded"}
     emit({"type": "result", "subtype": "success" if code == 0 else "error_during_execution",
           "is_error": code != 0, "num_turns": len(turns), "duration_ms": 5,
-          "result": spec.get("answer", "done"), "total_cost_usd": float(spec.get("cost", 0.01))
+          "result": spec.get("answer", "done"), "total_cost_usd": cost
           * float(os.environ.get("FAKE_COST_SCALE", "1")),
-          "usage": total, "session_id": "s"})
+          "usage": total, "session_id": "s", **status})
     return code
+
+
+def _first(folder: str) -> bool:
+    """True once per folder: the run that creates its marker."""
+    try:
+        os.close(os.open(os.path.join(folder, "failed"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 if __name__ == "__main__":

@@ -217,3 +217,20 @@ def test_an_output_folder_inside_a_tool_folder_outside_git_is_not_the_tool(
     assert w.run("tool/out", "--resume") == 0
     again = {r.run_id: r for r in w.records("tool/out")}[dropped.run_id]
     assert again.fingerprint is not None and again.fingerprint == dropped.fingerprint
+
+
+def test_an_agent_a_killed_harness_left_is_not_replaced_by_a_reused_run(world: World) -> None:
+    """A folder whose harness died while an agent ran (its output there, no record), then
+    resumed with --reuse: copying the bundle's run over the folder dropped what that agent
+    spent. The run is not reused: its attempt is recorded and it runs again here."""
+    assert world.run("second") == 0
+    out = world.root / "second"
+    lost = world.records("second")[0]
+    lines = (out / "results.jsonl").read_text().splitlines(keepends=True)
+    (out / "results.jsonl").write_text("".join(lines[1:]))
+    (out / "runs" / lost.run_id / "record.json").unlink()  # as a kill mid-agent leaves it
+    assert world.run("second", "--resume", "--reuse", str(world.bundle("first"))) == 0
+    mine = [r for r in world.records("second") if r.run_id == lost.run_id]
+    assert [(r.outcome, r.reused_from, r.cost_usd) for r in mine] == [
+        ("infra_error", None, 0.5), ("ok", None, 0.5)]
+    assert sum(r.cost_usd or 0 for r in world.records("second")) == pytest.approx(2.5)
