@@ -182,17 +182,18 @@ def start_agent(cfg: EngineConfig, res: Resolved, prep: Prepared,
     except InfraError as exc:
         return AgentOutcome(skipped="infra_error", error=str(exc))
     prep.timings["agent_s"] = result.duration_s
-    if result.timed_out or result.cancelled:
-        # Stopped mid-run: a model request in flight was billed, but no CLI is told its usage
-        # (OpenAI, Gemini and Chat Completions state it only in their last event; Anthropic's
-        # stream states input first, output as it goes). The run's cost is a lower bound.
-        prep.flags.append(COST_LOWER_BOUND)
     # Parsed whatever happened (an interrupted run spent money too): from here on the
     # run's tokens and cost travel with it, into whichever record it ends as.
     t0 = time.perf_counter()
     runner = res.runners[prep.run.runner]
     prep.transcript = parse_transcript(runner.parser, result.stdout_path,
                                        prep.invocation.config_dir)
+    if (result.timed_out or result.cancelled) and not prep.transcript.ended:
+        # Stopped mid-run: a model request in flight was billed, but no CLI is told its usage
+        # (OpenAI, Gemini and Chat Completions state it only in their last event; Anthropic's
+        # stream states input first, output as it goes). The run's cost is a lower bound.
+        # (Stopped after the CLI's closing event: nothing was in flight, the cost is exact.)
+        prep.flags.append(COST_LOWER_BOUND)
     exits = hook_exits(prep.invocation.config_dir / HOOK_EXITS)
     if exits:  # hooks that failed without a word in the CLI's output (`watched_hooks`)
         prep.transcript = prep.transcript.model_copy(update={
@@ -237,8 +238,9 @@ class Recovered:
     harness died between the two writes, or the line was torn): the run is finished, never
     paid for again."""
     killed: list[RunRecord] = field(default_factory=list)
-    """Attempts whose agent was running when the harness died (its output is there, no
-    record): an `infra_error` with the spend its output shows, flagged `cost_lower_bound`."""
+    """Attempts whose agent was running, or finished but not yet graded, when the harness
+    died (its output is there, no record): an `infra_error` with the spend its output shows,
+    flagged `harness_died`, and `cost_lower_bound` unless the output is complete."""
 
     @property
     def records(self) -> list[RunRecord]:
@@ -271,6 +273,7 @@ def recover_lost(cfg: EngineConfig, res: Resolved, plan: RunPlan,
             attempt += 1
             killed = _killed_record(cfg, res, run, attempt, stdout)
             write_atomic(folder / "record.json", killed.model_dump_json(indent=2) + "\n")
+            scrub_tree(folder, shared_scrubber())  # the dead harness never scrubbed it
             have.add(record_key(killed))
             found.killed.append(killed)
     return found
@@ -279,11 +282,20 @@ def recover_lost(cfg: EngineConfig, res: Resolved, plan: RunPlan,
 KILLED = ("the harness died while the agent ran (SIGKILL, a crash or a lost machine); the "
           "spend its output shows is counted (a lower bound); --resume repeats the run")
 """The error of an attempt a dead harness left unrecorded (found on resume)."""
+KILLED_UNGRADED = (
+    "the harness died after the agent finished, before grading it (SIGKILL, a crash or a "
+    "lost machine); its output is complete, so the spend counted is exact; not graded from a "
+    "worktree the agent's processes outlived the harness in (removed on resume): --resume "
+    "repeats the run")
+"""The error of such an attempt whose CLI had printed its closing event (`Transcript.ended`):
+its cost is exact; it is run again, never graded late (see docs/running.md, Resume)."""
+HARNESS_DIED = "harness_died"
+"""Flag of an attempt the harness died during (recorded on resume from its output)."""
 
 
 def _killed_record(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int,
                    stdout: Path) -> RunRecord:
-    prep = Prepared(run=run, attempt=attempt, flags=[COST_LOWER_BOUND],
+    prep = Prepared(run=run, attempt=attempt, flags=[HARNESS_DIED],
                     started_at=dt.datetime.fromtimestamp(stdout.stat().st_mtime, dt.UTC))
     runner = res.runners[run.runner]
     unreadable = None
@@ -292,7 +304,10 @@ def _killed_record(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: i
         prep.cost = cost_of(prep.transcript, runner, run.model)
     except (CopecaError, OSError, ValueError) as exc:
         unreadable = f"the output of an agent the harness lost could not be read: {exc}"
-    record = _base_record(cfg, res, prep, "infra_error", KILLED)
+    ended = prep.transcript is not None and prep.transcript.ended
+    if not ended:  # a request may have been in flight: billed, reported to no one
+        prep.flags.append(COST_LOWER_BOUND)
+    record = _base_record(cfg, res, prep, "infra_error", KILLED_UNGRADED if ended else KILLED)
     if unreadable is not None:  # it spent something nobody knows: unknown, never $0
         record = record.model_copy(update={"cost_usd": None,
                                            "cost_unknown_reason": unreadable})
@@ -445,7 +460,8 @@ def _size(path: Path) -> int:
 
 
 COST_LOWER_BOUND = "cost_lower_bound"
-"""Flag of a run the harness stopped (timeout, interrupt): its counted cost may be low."""
+"""Flag of a run the harness stopped (timeout, interrupt) or died during, before the CLI's
+closing event: its counted cost may be low."""
 INTERRUPTED = "interrupted (SIGINT/SIGTERM); the run is repeated by --resume"
 """The error of a run whose agent a signal stopped."""
 ENDPOINT_ERROR = "the model endpoint failed"

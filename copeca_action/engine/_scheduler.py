@@ -34,6 +34,7 @@ from copeca_action.engine._adaptive import adaptive_of, run_rounds
 from copeca_action.engine._budget import Budget
 from copeca_action.engine._context import EngineConfig, Resolved, resolve
 from copeca_action.engine._execute import (
+    COST_LOWER_BOUND,
     ENDPOINT_ERROR,
     INTERRUPTED,
     AgentOutcome,
@@ -335,13 +336,21 @@ def _lost_warnings(results: Path, restored: list[RunRecord],
                    "the ledger of what was spent: a missing line comes back from its run "
                    "folder, never paid for twice; to measure the runs again, use another --out "
                    "or --start-over (the folder is moved aside, kept)")
-    if killed:
-        spent = sum(r.cost_usd or 0.0 for r in killed)
-        unknown = sum(r.cost_usd is None for r in killed)
-        out.append(f"{results}: {len(killed)} run(s) were in flight when the harness died; "
-                   f"recorded as infra errors with the spend their output shows "
-                   f"(${spent:.4f}" + (f", {unknown} of unknown cost" if unknown else "")
-                   + "; a lower bound, flag cost_lower_bound), and run again")
+    running = [r for r in killed if COST_LOWER_BOUND in r.flags]
+    ungraded = [r for r in killed if COST_LOWER_BOUND not in r.flags]
+    for group, what, bound in (
+            (running, "were in flight when the harness died", "a lower bound, flag "
+             "cost_lower_bound: a request in flight is billed but reported to no one"),
+            (ungraded, "had finished their agent but were not graded when the harness died",
+             "exact: each output is complete")):
+        if not group:
+            continue
+        spent = sum(r.cost_usd or 0.0 for r in group)
+        unknown = sum(r.cost_usd is None for r in group)
+        out.append(f"{results}: {len(group)} run(s) {what}; recorded as infra errors "
+                   f"(flag harness_died) with the spend their output shows (${spent:.4f}"
+                   + (f", {unknown} of unknown cost" if unknown else "")
+                   + f"; {bound}), and run again")
     return out
 
 

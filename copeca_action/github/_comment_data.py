@@ -154,7 +154,12 @@ class RunFacts(RecordModel):
     unknown_attempts: int = 0
     """Attempts of unknown cost, not in `spend_usd` (then a lower bound)."""
     lower_bound_attempts: int = 0
-    """Attempts stopped mid-run (timeout, interrupt): `spend_usd` may be low."""
+    """Attempts stopped mid-run (timeout, interrupt) or running when the harness died:
+    `spend_usd` may be low."""
+    died_attempts: int = 0
+    """Attempts the harness died during (flag `harness_died`), counted from their output."""
+    died_lower_bound: int = 0
+    """Of `died_attempts`, those whose agent was still running (in `lower_bound_attempts`)."""
     duration_s: float | None
     """Agent time summed over runs; None when a run did not report its duration."""
     runs: int

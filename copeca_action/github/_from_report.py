@@ -220,6 +220,8 @@ def run_facts(report: Report, commits: list[tuple[str, str]]) -> RunFacts:
                     excluded_attempts=sp.excluded_attempts if sp is not None else 0,
                     unknown_attempts=sp.unknown_attempts if sp is not None else 0,
                     lower_bound_attempts=sp.lower_bound_attempts if sp is not None else 0,
+                    died_attempts=sp.died_attempts if sp is not None else 0,
+                    died_lower_bound=sp.died_lower_bound if sp is not None else 0,
                     # a run that did not report its duration: agent time unknown, not 0
                     duration_s=None if any(a.duration_s is None for a in report.arms)
                     else sum(a.duration_s or 0.0 for a in report.arms),

@@ -169,9 +169,15 @@ def run_text(data: CommentData) -> Safe:
             spent += "and tasks)"
         if r.unknown_attempts:
             spent += f", plus {r.unknown_attempts:,} attempts of unknown cost"
-        if r.lower_bound_attempts:
-            spent += (f" ({r.lower_bound_attempts:,} attempts stopped mid-run may have been "
-                      "billed more than counted)")
+        stopped = r.lower_bound_attempts - r.died_lower_bound
+        low = [f"{stopped:,} attempts stopped mid-run"] if stopped else []
+        if r.died_lower_bound:
+            low.append(f"{r.died_lower_bound:,} running when the harness died")
+        if low:
+            spent += f" ({' and '.join(low)} may have been billed more than counted)"
+        if ungraded := r.died_attempts - r.died_lower_bound:
+            spent += (f"; {ungraded:,} attempts finished but not graded when the harness died "
+                      "were counted and run again")
         parts.append(f"{spent}, {_duration(r.duration_s)} of agent time" if r.duration_s
                      is not None else f"{spent}; agent time not reported")
         if r.models:

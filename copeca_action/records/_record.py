@@ -114,9 +114,10 @@ class RunRecord(RecordModel):
     viewed_spans: list[ViewedSpan] = []
     flags: list[str] = []
     """Behaviour flags: token_snowball, talkative_failure, tool_storm, budget_exhausted,
-    timeout, cost_divergence, cost_lower_bound (stopped by the harness mid-run: a request in
-    flight may be billed beyond the counted cost), instruction_files, tool_failed (every
-    call to the tool under test errored), ..."""
+    timeout, cost_divergence, cost_lower_bound (stopped by the harness mid-run, or running
+    when it died: a request in flight may be billed beyond the counted cost), harness_died
+    (the harness died during the attempt; recorded on resume from its output),
+    instruction_files, tool_failed (every call to the tool under test errored), ..."""
     error: str | None = None
     started_at: dt.datetime | None = None
     run_dir: str | None = None

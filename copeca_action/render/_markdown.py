@@ -211,10 +211,18 @@ def spend_text(report: Report) -> str:
     if sp.unknown_attempts:
         text += (f"; {sp.unknown_attempts} attempt(s) of unknown cost are not in it "
                  "(the total is a lower bound)")
-    if sp.lower_bound_attempts:
-        text += (f"; {sp.lower_bound_attempts} attempt(s) were stopped mid-run (timeout or "
-                 "interrupt), and a request in flight then is billed but reported to no CLI "
-                 "(the total may be low)")
+    if stopped := sp.lower_bound_attempts - sp.died_lower_bound:
+        text += (f"; {stopped} attempt(s) were stopped mid-run (timeout or interrupt), and a "
+                 "request in flight then is billed but reported to no CLI (the total may be "
+                 "low)")
+    if sp.died_lower_bound:
+        text += (f"; {sp.died_lower_bound} attempt(s) were running when the harness died "
+                 "(SIGKILL, a crash or a lost machine; counted from their output and run "
+                 "again), and a request in flight then is billed but reported to no CLI (the "
+                 "total may be low)")
+    if ungraded := sp.died_attempts - sp.died_lower_bound:
+        text += (f"; {ungraded} attempt(s) had finished their agent but were not graded when "
+                 "the harness died (their cost is exact, counted; run again)")
     basis = [f"{n} {_BASIS.get(source, source)}" for source, n in sorted(sp.cost_sources.items())
              if source != "none"]
     if basis:

@@ -208,7 +208,9 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
                   excluded_attempts=table.spend.excluded_attempts,
                   unknown_attempts=len(table.spend.unknown_runs) + table.spend.excluded_unknown,
                   cost_sources=dict(table.spend.sources),
-                  lower_bound_attempts=table.spend.lower_bound_attempts)
+                  lower_bound_attempts=table.spend.lower_bound_attempts,
+                  died_attempts=table.spend.died_attempts,
+                  died_lower_bound=table.spend.died_lower_bound)
     return Report(
         scenario=scenario or table.scenario, records=len(table), verdict=verdict,
         verdict_reasons=reasons, headline=headline, comparisons=comparisons, arms=arms,

@@ -248,9 +248,16 @@ class Spend(ReportModel):
     """Counted runs by where their cost came from: `computed` (tokens × the runner's price
     table), `vendor` (the CLI's own figure), `none` (nothing spent, e.g. no usage)."""
     lower_bound_attempts: int = 0
-    """Attempts (counted or not) the harness stopped mid-run: a timeout or an interrupt
-    (flag `cost_lower_bound`). A model request in flight then is billed by the vendor but
-    reported to no CLI, so `total_usd` may be lower than what was billed."""
+    """Attempts (counted or not) the harness stopped mid-run (a timeout or an interrupt) or
+    died during while their agent ran (flag `cost_lower_bound`). A model request in flight
+    then is billed by the vendor but reported to no CLI, so `total_usd` may be lower than
+    what was billed."""
+    died_attempts: int = 0
+    """Attempts the harness died during (SIGKILL, a crash, a lost machine; flag
+    `harness_died`): recorded on resume from their output, run again."""
+    died_lower_bound: int = 0
+    """Of `died_attempts`, those whose agent was still running (in `lower_bound_attempts`
+    too); the others had finished their agent (exact cost) and were not graded."""
 
 
 class RetrievalArm(ReportModel):

@@ -33,12 +33,28 @@ class SpendAccount:
     sources: tuple[tuple[str, int], ...] = ()
     """(cost_source, counted runs) over the counted runs."""
     lower_bound_attempts: int = 0
-    """Attempts, counted or not, that the harness stopped mid-run (timeout, interrupt; flag
-    `cost_lower_bound`): a model request in flight when they stopped is billed by the vendor
-    but was reported to no CLI, so their cost, and the total, may be low."""
+    """Attempts, counted or not, that the harness stopped mid-run (timeout, interrupt) or
+    died during (flag `cost_lower_bound`): a model request in flight when they stopped is
+    billed by the vendor but was reported to no CLI, so their cost, and the total, may be
+    low."""
+    died_attempts: int = 0
+    """Attempts the harness died during (SIGKILL, a crash, a lost machine; flag
+    `harness_died`), recorded on resume from their output and run again."""
+    died_lower_bound: int = 0
+    """Of those, the ones whose agent was still running (also `cost_lower_bound`); the
+    others had finished their agent (their cost is exact) and were not graded."""
 
 
 LOWER_BOUND_FLAG = "cost_lower_bound"
+DIED_FLAG = "harness_died"
+
+
+def _died(flag_sets: Mapping[tuple[str, ...], int]) -> tuple[int, int]:
+    """(attempts flagged harness_died, of them flagged cost_lower_bound)."""
+    died = sum(n for flags, n in flag_sets.items() if DIED_FLAG in flags)
+    low = sum(n for flags, n in flag_sets.items()
+              if DIED_FLAG in flags and LOWER_BOUND_FLAG in flags)
+    return died, low
 
 
 def _spent(row: Mapping[str, Any]) -> bool:
@@ -53,6 +69,7 @@ def account_spend(rows: Sequence[Mapping[str, Any]],
     final = {id(r) for r in latest.values()}
     excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
     stopped = sum(1 for row in rows if LOWER_BOUND_FLAG in (row.get("flags") or ()))
+    died, died_low = _died(Counter(tuple(row.get("flags") or ()) for row in rows))
     for row in rows:
         counted = id(row) in final and row.get("outcome") not in _NOT_COUNTED
         if counted or not _spent(row):
@@ -84,7 +101,8 @@ def account_spend(rows: Sequence[Mapping[str, Any]],
         unknown_arms=tuple(sorted({str(r.get("arm")) for r in unknown})),
         unknown_reasons=tuple(sorted({str(r.get("cost_unknown_reason") or "no reason given")
                                       for r in unknown})),
-        sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped)
+        sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped,
+        died_attempts=died, died_lower_bound=died_low)
 
 
 def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
@@ -115,7 +133,9 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
         if n:
             key = str(source or "none")
             sources[key] = sources.get(key, 0) + n
-    stopped = sum(n for flags, n in count_values(c.flags).items() if LOWER_BOUND_FLAG in flags)
+    flag_sets = count_values(c.flags)
+    stopped = sum(n for flags, n in flag_sets.items() if LOWER_BOUND_FLAG in flags)
+    died, died_low = _died(flag_sets)
     keep = None
     if unknown:
         skip = set(unknown)
@@ -128,7 +148,8 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
         unknown_arms=tuple(sorted({c.arm[i] for i in unknown})),
         unknown_reasons=tuple(sorted({str(c.cost_unknown_reason[i] or "no reason given")
                                       for i in unknown})),
-        sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped)
+        sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped,
+        died_attempts=died, died_lower_bound=died_low)
 
 
 def count_values(values: list[Any]) -> Counter[Any]:
@@ -241,11 +262,22 @@ def spend_warnings(account: SpendAccount) -> list[str]:
     if account.unknown_runs:
         out.append(f"{len(account.unknown_runs)} run(s) left out of the statistics: cost "
                    f"unknown ({', '.join(account.unknown_models)})")
-    if account.lower_bound_attempts:
-        out.append(f"{account.lower_bound_attempts} attempt(s) were stopped mid-run (timeout "
-                   "or interrupt): a model request in flight is billed by the vendor but was "
-                   "reported to no CLI, so their cost, and the spend, may be higher than "
-                   "counted (flag cost_lower_bound)")
+    stopped = account.lower_bound_attempts - account.died_lower_bound
+    if stopped:
+        out.append(f"{stopped} attempt(s) were stopped mid-run (timeout or interrupt): a "
+                   "model request in flight is billed by the vendor but was reported to no "
+                   "CLI, so their cost, and the spend, may be higher than counted (flag "
+                   "cost_lower_bound)")
+    if account.died_lower_bound:
+        out.append(f"{account.died_lower_bound} attempt(s) were running when the harness "
+                   "died (SIGKILL, a crash or a lost machine; recorded on resume from their "
+                   "output, flag harness_died, and run again): a model request in flight is "
+                   "billed by the vendor but was reported to no CLI, so their cost, and the "
+                   "spend, may be higher than counted (flag cost_lower_bound)")
+    if ungraded := account.died_attempts - account.died_lower_bound:
+        out.append(f"{ungraded} attempt(s) had finished their agent but were not graded when "
+                   "the harness died (flag harness_died): their output is complete and their "
+                   "cost exact, counted; they were run again")
     sources = dict(account.sources)
     if sources.get("vendor") and sources.get("computed"):
         out.append(f"cost basis differs between runs: {sources['computed']} priced from the "

@@ -177,6 +177,7 @@ def _from_stdout(out: _Stdout) -> Transcript:
     return Transcript(parser="codex_json", turns=turns, tool_calls=calls, tokens=tokens,
                       usage_complete=usage_complete,
                       answer=answer, num_turns=len(turns), is_error=not completed,
+                      ended=bool(out.turn_tokens) or out.failed,
                       api_error_status=_status(error, None), error=error,
                       session_id=out.thread_id, problems=problems)
 
@@ -268,6 +269,7 @@ def _from_rollout(out: _Stdout, path: Path) -> Transcript:
         duration_ms=as_int(duration) if duration is not None else None,
         num_turns=len(turns),
         is_error=not finished,
+        ended=complete is not None and not pending,
         api_error_status=_status(error, error_info.get("codex_error_info")),
         stop_reason=_reason(error_info.get("codex_error_info"))
         or ("completed" if finished else None),

@@ -170,6 +170,7 @@ def parse_gemini_json(stdout_path: Path, config_dir: Path | None = None) -> Tran
                       tool_calls=tool_calls, tokens=tokens, tokens_by_model=by_model,
                       answer=answer, duration_ms=as_int(stats.get("duration_ms")) or None,
                       num_turns=len(turns), is_error=failed, api_error_status=code,
-                      max_turns_reached=max_turns, stop_reason=as_str(status),
+                      ended=result is not None, max_turns_reached=max_turns,
+                      stop_reason=as_str(status),
                       error=error if failed else None, session_id=as_str(init.get("session_id")),
                       problems=problems)

@@ -56,6 +56,12 @@ class Transcript(RecordModel):
     num_turns: int = 0
     """Model responses parsed (requests that returned), the same measure for every CLI."""
     is_error: bool = False
+    ended: bool = False
+    """The CLI's closing event is in its output (Claude Code's, Qwen Code's and Gemini's
+    `result`; Codex's `task_complete`, or without its rollout `turn.completed`/`turn.failed`;
+    OpenCode's last `step_finish` with reason `stop`): the CLI had finished, no model
+    request was in flight, so the usage it states is the run's whole (a harness stopped or
+    killed after it counts an exact cost, not a lower bound)."""
     api_error_status: int | None = None
     max_turns_reached: bool = False
     budget_exhausted: bool = False

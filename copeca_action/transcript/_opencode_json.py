@@ -116,5 +116,6 @@ def parse_opencode_json(stdout_path: Path, config_dir: Path | None = None) -> Tr
     return Transcript(parser=PARSER, turns=turns, tool_calls=tool_calls, tokens=tokens,
                       answer=answer, vendor_cost_usd=vendor, duration_ms=duration,
                       num_turns=len(turns), is_error=bool(errors) or answer is None,
+                      ended=bool(turns) and not open_step and last_reason == "stop",
                       api_error_status=status, error="; ".join(errors) or None,
                       stop_reason=last_reason, session_id=session, problems=problems)

@@ -146,6 +146,6 @@ def parse_qwen_json(stdout_path: Path, config_dir: Path | None = None) -> Transc
                       answer=answer or None,
                       duration_ms=as_int(res.get("duration_ms")) or None,
                       num_turns=len(turns), is_error=failed, api_error_status=code,
-                      max_turns_reached=max_turns,
+                      ended=result is not None, max_turns_reached=max_turns,
                       stop_reason=subtype, error=error if failed else None,
                       session_id=as_str(init.get("session_id")), problems=problems)

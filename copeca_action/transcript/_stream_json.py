@@ -235,6 +235,7 @@ def _finish(state: _State) -> Transcript:
         duration_ms=as_int(duration) if duration is not None else None,
         num_turns=len(turns),
         is_error=is_error or (state.result is None),
+        ended=state.result is not None,
         api_error_status=status if isinstance(status, int) and status > 0 else None,
         max_turns_reached=subtype == "error_max_turns"
         or result.get("terminal_reason") == "max_turns",

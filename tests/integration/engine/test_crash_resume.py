@@ -5,6 +5,7 @@ stop (records flushed, worktrees removed, agent processes gone)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -145,3 +146,76 @@ def test_sigint_stops_cleanly(tmp_path: Path) -> None:
                            text=True)
     assert again.returncode == 0, again.stderr
     assert len(latest_by_run_id(read_records(out / "results.jsonl"))) == 2 * N_TASKS
+
+
+def _run_dirs_by_task(out: Path) -> dict[str, Path]:
+    plan = json.loads((out / "plan.json").read_text())
+    return {run["task_id"]: out / "runs" / run["run_id"] for run in plan["runs"]}
+
+
+def test_kill9_names_an_agent_in_flight_and_counts_a_finished_ungraded_one_exactly(
+        tmp_path: Path) -> None:
+    """SIGKILL while one agent waits for its last model request (its output has turns, no
+    closing `result` line) and another agent has finished but is being graded (a slow test
+    command). On resume both are recorded as harness_died infra errors and run again; only
+    the first is a lower bound. The report names them as what they are: attempts the
+    harness died during, never "stopped mid-run (timeout or interrupt)"."""
+    grade = ["{python}", "-c",
+             "import time; time.sleep(6); print('# tests 1\\n# pass 1\\n# fail 0')"]
+    corpus = make_corpus(tmp_path, {
+        "flying": {"prompt": fake(answer="42", cost=0.02, sleep_before_result=6)},
+        "grading": {"type": "edit", "category": "fix", "prompt": fake(
+            answer="fixed", cost=0.03, edit=["app.py", "return 40", "return 42"]),
+                    "grading": {"test": {"command": grade, "mutations": [
+                        {"file": "app.py", "search": "return 42", "replace": "return 40"}]}}}})
+    scenario = write(corpus / "scenarios" / "t.yaml", {
+        "name": "t", "tasks": {"include": ["app/*"]}, "modes": ["baseline"],
+        "models": ["fake-model"], "model_runner_map": {"fake-model": "fake"},
+        "repetitions": 1, "timeout_s": 60, "workers": 2})
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(_cmd(scenario, out, cache), env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while True:
+        assert time.monotonic() < deadline and proc.poll() is None, "never reached the kill"
+        dirs = _run_dirs_by_task(out) if (out / "plan.json").is_file() else {}
+        if dirs and all((d / "stdout.jsonl").is_file() for d in dirs.values()):
+            flying = (dirs["app/flying"] / "stdout.jsonl").read_text()
+            graded = (dirs["app/grading"] / "stdout.jsonl").read_text()
+            if '"assistant"' in flying and '"result"' in graded:
+                break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (out / "results.jsonl").is_file() or not read_records(out / "results.jsonl")
+    assert '"result"' not in (dirs["app/flying"] / "stdout.jsonl").read_text()
+
+    resumed = subprocess.run(_cmd(scenario, out, cache, "--resume"), env=env,
+                             capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    said = " ".join((resumed.stdout + resumed.stderr).split())
+    assert "1 run(s) were in flight when the harness died" in said, said[-3000:]
+    assert "1 run(s) had finished their agent but were not graded" in said
+    records = read_records(out / "results.jsonl")
+    by_task: dict[str, list[tuple[str, set[str], float | None]]] = {}
+    for r in records:  # (a vendor figure far from the tokens' price: cost_divergence too)
+        by_task.setdefault(r.task_id, []).append(
+            (r.outcome, set(r.flags) & {"harness_died", "cost_lower_bound"}, r.cost_usd))
+    assert by_task["app/grading"] == [("infra_error", {"harness_died"}, 0.03),
+                                      ("ok", set(), 0.03)]
+    (died, again) = by_task["app/flying"]
+    assert died[:2] == ("infra_error", {"harness_died", "cost_lower_bound"})
+    assert died[2] is not None and 0 < died[2] < 0.02  # its turns' tokens, no result line
+    assert again == ("ok", set(), 0.02)
+    assert {r.task_id: r.correct for r in latest_by_run_id(records).values()} == {
+        "app/flying": True, "app/grading": True}
+    report = " ".join((out / "report.md").read_text().split())
+    spend = sum(r.cost_usd or 0.0 for r in records)
+    assert f"**Spend**: ${spend:,.4f} in all" in report, report[:3000]
+    assert "stopped mid-run" not in report
+    assert ("1 attempt(s) were running when the harness died (SIGKILL, a crash or a lost "
+            "machine; counted from their output and run again), and a request in flight then "
+            "is billed but reported to no CLI (the total may be low)") in report
+    assert ("1 attempt(s) had finished their agent but were not graded when the harness "
+            "died (their cost is exact, counted; run again)") in report

@@ -4,7 +4,8 @@ read from a JSON object after `FAKE` in its prompt (`-p PROMPT`):
 answer (str), cost (float), exit (int), sleep (s), garbage (bool: print non-JSON only),
 tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens (int),
 edit ([file, old, new]), piddir (str: write our pid there, when the folder is seen),
-touch (str: create this file),
+touch (str: create this file), sleep_before_result (s: sleep after the turns are printed,
+before the closing `result` line, as a CLI waiting for its last model request),
 endpoint_error_once (str: a folder the agent can write; the first run that finds no marker
 there leaves one and ends as an endpoint failure does, HTTP 529 after its turns, having spent
 `failed_cost`, default `cost`: an infra_error the harness retries),
@@ -80,6 +81,8 @@ def main() -> int:
             emit({"type": "user", "message": {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": f"t{i}_{j}", "content": "ok"}
                 for j in range(len(calls))]}})
+    if spec.get("sleep_before_result"):
+        time.sleep(float(spec["sleep_before_result"]))
     code = int(spec.get("exit", 0))
     cost = float(spec.get("cost", 0.01))
     status = {}

@@ -14,7 +14,7 @@ import pytest
 from engine_helpers import config, fake, make_corpus, scenario
 
 from copeca_action.engine import _scheduler, run_plan
-from copeca_action.engine._execute import KILLED
+from copeca_action.engine._execute import KILLED, KILLED_UNGRADED
 from copeca_action.errors import InfraError
 from copeca_action.plan import build_plan
 from copeca_action.records import read_records
@@ -107,21 +107,40 @@ def test_a_finished_run_the_harness_died_before_appending_is_restored_not_paid_a
     assert {r.run_id: r for r in records}[lost] == first[lost]
 
 
-def test_the_spend_of_an_agent_the_harness_lost_is_counted_once(tmp_path: Path) -> None:
-    """Killed while an agent ran: its output is in its run folder, no record anywhere.
-    Resume records that attempt (an infra error with the spend its output shows, flagged a
-    lower bound) before running it again; a second resume does not count it again."""
+@pytest.mark.parametrize("cut", [False, True], ids=["ungraded", "in-flight"])
+def test_the_spend_of_an_agent_the_harness_lost_is_counted_once(tmp_path: Path,
+                                                                 cut: bool) -> None:
+    """Killed while an agent ran (`cut`: its output stops before the CLI's closing event),
+    or after it finished but before it was graded: its output is in its run folder, no
+    record anywhere. Resume records that attempt (an infra error with the spend its output
+    shows, flagged harness_died; a lower bound only when the output is cut) before running
+    it again; a second resume does not count it again."""
     cfg = config(tmp_path, _corpus(tmp_path), scenario())
     plan = build_plan(cfg.scenario, cfg.corpus.tasks)
     run_plan(cfg, plan, scenario_text="name: t\n")
     lost = plan.runs[0].run_id
     _drop_line(cfg.out.results, lost)
-    (cfg.out.run_dir(lost) / "record.json").unlink()  # as a kill mid-agent leaves it
+    run_dir = cfg.out.run_dir(lost)
+    (run_dir / "record.json").unlink()  # as a kill before the record leaves it
+    for name in ("grade.json", "patch.diff"):
+        (run_dir / name).unlink(missing_ok=True)
+    if cut:  # the `result` line not yet printed: the usage of its turns only
+        stdout = run_dir / "stdout.jsonl"
+        stdout.write_text("".join(line for line in stdout.read_text().splitlines(True)
+                                  if '"type": "result"' not in line))
     stats = run_plan(cfg, plan, resume=True, scenario_text="name: t\n")
-    assert any("1 run(s) were in flight" in w and "$0.0100" in w for w in stats.warnings)
+    said = ("1 run(s) were in flight" if cut else
+            "1 run(s) had finished their agent but were not graded")
+    assert any(said in w for w in stats.warnings), stats.warnings
     mine = [r for r in read_records(cfg.out.results) if r.run_id == lost]
     assert [r.outcome for r in mine] == ["infra_error", "ok"]
-    assert mine[0].error == KILLED and "cost_lower_bound" in mine[0].flags
+    assert mine[0].error == (KILLED if cut else KILLED_UNGRADED)
+    assert ("cost_lower_bound" in mine[0].flags) is cut
+    assert "harness_died" in mine[0].flags
+    if cut:  # priced from its one turn's tokens: 100 in, 20 out at $1/$2 per million
+        assert mine[0].cost_usd == pytest.approx(140e-6)
+        return
+    assert any("$0.0100" in w and "exact" in w for w in stats.warnings)
     assert mine[0].cost_usd == pytest.approx(0.01)
     assert sum(r.cost_usd or 0 for r in read_records(cfg.out.results)) == pytest.approx(0.05)
     again = run_plan(cfg, plan, resume=True, scenario_text="name: t\n")

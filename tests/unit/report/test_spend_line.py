@@ -101,6 +101,53 @@ def test_runs_stopped_mid_run_say_the_total_may_be_low() -> None:
     assert "stopped mid-run" not in render_markdown(clean)
 
 
+def test_attempts_the_harness_died_during_are_named_as_such() -> None:
+    """Attempts recorded on resume after the harness died (flag harness_died) are not
+    "stopped mid-run (timeout or interrupt)": the one whose agent was running keeps the
+    lower-bound note, the one whose agent had finished is counted at its exact cost; every
+    place a person reads the spend says which."""
+    runs = _runs()
+    runs[0] = record(task_id="a", arm="baseline", cost_usd=0.10, correct=False,
+                     outcome="timeout", flags=["timeout", "cost_lower_bound"])
+    runs.insert(1, record(task_id="b", arm="tool", cost_usd=0.02, outcome="infra_error",
+                          correct=False, attempt=1, error="the harness died while ...",
+                          flags=["harness_died", "cost_lower_bound"]))
+    runs.insert(1, record(task_id="c", arm="tool", cost_usd=0.04, outcome="infra_error",
+                          correct=False, attempt=1, error="the harness died after ...",
+                          flags=["harness_died"]))
+    report = build_report(runs)
+    sp = report.spend
+    assert sp is not None
+    assert (sp.lower_bound_attempts, sp.died_attempts, sp.died_lower_bound) == (2, 2, 1)
+    assert sp.total_usd == pytest.approx(0.60)
+    assert any(w.startswith("1 attempt(s) were stopped mid-run (timeout or interrupt)")
+               for w in report.warnings), report.warnings
+    assert any(w.startswith("1 attempt(s) were running when the harness died")
+               and "cost_lower_bound" in w for w in report.warnings)
+    assert any(w.startswith("1 attempt(s) had finished their agent but were not graded")
+               and "exact" in w for w in report.warnings)
+    md = render_markdown(report)
+    assert ("; 1 attempt(s) were stopped mid-run (timeout or interrupt), and a request in "
+            "flight then is billed but reported to no CLI (the total may be low); 1 "
+            "attempt(s) were running when the harness died (SIGKILL, a crash or a lost "
+            "machine; counted from their output and run again), and a request in flight "
+            "then is billed but reported to no CLI (the total may be low); 1 attempt(s) had "
+            "finished their agent but were not graded when the harness died (their cost is "
+            "exact, counted; run again).") in md
+    from copeca_action.render import render_html
+
+    html = " ".join(render_html(report).split())
+    assert "1 attempt(s) were stopped mid-run (timeout or interrupt)" in html
+    assert "1 attempt(s) were running when the harness died" in html
+    assert "1 attempt(s) had finished their agent but were not graded" in html
+    line = str(run_text(CommentData(verdict=report.verdict, run=run_facts(report, []))))
+    assert ("(1 attempts stopped mid-run and 1 running when the harness died may have been "
+            "billed more than counted); 1 attempts finished but not graded when the harness "
+            "died were counted and run again") in line
+    only = build_report([r for r in runs if "timeout" not in r.flags])
+    assert "stopped mid-run" not in render_markdown(only)
+
+
 def test_a_remapped_model_is_named_in_the_warnings() -> None:
     runs = _runs()
     runs[1] = record(task_id="a", arm="tool", cost_usd=0.08, served_model="claude-haiku-4-5",
@@ -127,7 +174,8 @@ def test_the_columns_account_is_the_rows_account() -> None:
                  "cost_usd": rng.choice([None, 0.0, 0.5, 1.25, 2.0]),
                  "cost_source": rng.choice([None, "", "vendor", "computed"]),
                  "cost_unknown_reason": rng.choice([None, "no price"]),
-                 "flags": rng.choice([(), ("timeout", "cost_lower_bound"), ("tool_storm",)])}
+                 "flags": rng.choice([(), ("timeout", "cost_lower_bound"), ("tool_storm",),
+                                      ("harness_died",), ("harness_died", "cost_lower_bound")])}
                 for i in range(rng.randrange(0, 30))]
         columns = Columns(**{k: [r[k] for r in rows] for k in rows[0]} if rows else {})
         keep, account = account_columns(columns)
