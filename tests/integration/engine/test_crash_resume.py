@@ -219,3 +219,39 @@ def test_kill9_names_an_agent_in_flight_and_counts_a_finished_ungraded_one_exact
             "is billed but reported to no CLI (the total may be low)") in report
     assert ("1 attempt(s) had finished their agent but were not graded when the harness "
             "died (their cost is exact, counted; run again)") in report
+
+
+def test_a_retried_attempts_removed_line_comes_back_and_the_report_counts_both_once(
+        tmp_path: Path) -> None:
+    """Through `copeca-action run`: attempt 1 fails at the endpoint after spending $0.03
+    (an infra error, retried), attempt 2 spends $0.01 and answers. Its first line removed by
+    hand, `--resume` restores it from OUT/attempts/ in its place, runs nothing, and the
+    report's spend is $0.04: both attempts, each once; the bundle is made and verifies."""
+    once = tmp_path / "once"
+    once.mkdir()
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(
+        answer="42", cost=0.01, failed_cost=0.03, endpoint_error_once=str(once))}})
+    scenario = write(corpus / "scenarios" / "t.yaml", {
+        "name": "t", "tasks": {"include": ["app/*"]}, "modes": ["baseline"],
+        "models": ["fake-model"], "model_runner_map": {"fake-model": "fake"},
+        "repetitions": 1, "timeout_s": 60, "workers": 1})
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    # the fake agent marks its first attempt in a folder an isolated agent cannot see
+    env = {**os.environ, "COPECA_AGENT_ISOLATION": "none"}
+    first = subprocess.run(_cmd(scenario, out, cache), env=env, capture_output=True,
+                           text=True)
+    assert first.returncode == 0, first.stderr
+    results = out / "results.jsonl"
+    lines = results.read_text().splitlines(keepends=True)
+    assert [r.cost_usd for r in read_records(results)] == [0.03, 0.01]
+    results.write_text(lines[1])
+    resumed = subprocess.run(_cmd(scenario, out, cache, "--resume"), env=env,
+                             capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    said = " ".join((resumed.stdout + resumed.stderr).split())
+    assert "restored 1 record(s) (0 of finished runs" in said, said[-3000:]
+    assert "verified" in said
+    assert results.read_text().splitlines(keepends=True) == lines
+    report = " ".join((out / "report.md").read_text().split())
+    assert ("**Spend**: $0.0400 in all: $0.0100 on the runs the arms count, $0.0300 on 1 "
+            "excluded or retried attempt(s)") in report, report[:3000]
