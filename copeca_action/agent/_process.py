@@ -11,6 +11,7 @@ empty ones (`--ro-bind /dev/null KEY`); else, with
 `unshare`, in their own pid and mount namespaces with a fresh /proc, where the harness's
 files (the snapshot cache, its git views, its install, the output folder) are mounted
 read-only but for the agent's own and key files read empty (`harness-ro`, `keys-hidden`;
+the mounts are `copeca_action/_util/mountview.py`'s, shared with graded code;
 the output folder stays readable: recorded). `AgentResult.isolation` says which.
 
 No window leaves an agent behind a killed harness: the process starts as a gate (`sh`)
@@ -24,12 +25,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
@@ -39,14 +37,14 @@ from pydantic import Field
 
 from copeca_action._util.hidden import (
     bwrap_view,
-    home_credentials,
     interpreter_dirs,
     private_places,
     tool_roots,
 )
 from copeca_action._util.model import RecordModel
+from copeca_action._util.mountview import Mode, view_command, view_ops, view_works, was_ready
 from copeca_action._util.paths import PACKAGE_DIR
-from copeca_action._util.scrub import private_dirs, readable_dirs, secret_files
+from copeca_action._util.scrub import private_dirs, readable_dirs
 from copeca_action._util.text import one_line
 from copeca_action.agent._invocation import AgentInvocation
 from copeca_action.agent._watchdog import WATCHDOG
@@ -59,32 +57,6 @@ but a pid namespace of its own with its own /proc."""
 UNSHARE_AGENT = (("unshare", "--pid", "--fork", "--mount-proc", "--kill-child"),
                  ("unshare", "--user", "--map-current-user", "--pid", "--fork",
                   "--mount-proc", "--kill-child"))
-UNSHARE_VIEW = """\
-import os, subprocess, sys
-mount, fd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-cut = args.index("--")
-ops, argv = args[:cut], args[cut + 1:]
-for i in range(0, len(ops), 3):
-    op, path, opts = ops[i:i + 3]
-    steps = {"ro": [["--bind", path, path], ["-o", "remount,bind,ro" + opts, path]],
-             "rw": [["--bind", path, path], ["-o", "remount,bind,rw" + opts, path]],
-             "file": [["--bind", "/dev/null", path]],
-             "dir": [["-t", "tmpfs", "-o", "mode=0700", "copeca-masked", path]]}[op]
-    for step in steps:
-        if subprocess.run([mount, *step], stdin=subprocess.DEVNULL).returncode:
-            sys.stderr.write(f"copeca-action: agent sandbox: cannot mount {path} ({op})\\n")
-            sys.exit(112)
-if fd != "-":
-    os.write(int(fd), b"ready\\n")
-    os.close(int(fd))
-os.execvp(argv[0], argv)
-"""
-"""Run by the harness's interpreter inside the `unshare` fallback's own mount namespace,
-before the agent (its arguments: the `mount` program, the ready pipe's descriptor or `-`,
-then the operations): each `OP PATH MOUNT-OPTIONS` triple (see `unshare_view`) up to `--`, then,
-when its first argument is a file descriptor, `ready` written to it and closed (the agent
-never holds it), then the agent. A mount that fails stops it with exit 112, before the
-agent starts."""
 ISOLATION_ENV = "COPECA_AGENT_ISOLATION"
 """`auto` (default): bwrap, else unshare, else none; `none` turns it off (recorded)."""
 _GATE = 'IFS= read -r go && [ "$go" = go ] || exit 111; exec "$@" < /dev/null'
@@ -135,28 +107,26 @@ def agent_isolation(writable: Sequence[Path] = (), readable: Sequence[Path] = ()
             "bwrap", "pidns", "keys-hidden", "private-hidden"]
     for variant in UNSHARE_AGENT:
         if _works(variant):
-            if not _view_works(variant):
+            if not view_works(variant):
                 return [*variant], ["unshare", "pidns"]
-            ops = unshare_view(writable)
-            return [*variant, *_VIEW_PYTHON, UNSHARE_VIEW, _mount_program(),
-                    "-" if ready_fd is None else str(ready_fd), *ops, "--"], [
+            return [*variant, *view_command(unshare_view(writable), ready_fd)], [
                 "unshare", "pidns", "harness-ro", "keys-hidden"]
     return [], []
 
 
 def unshare_view(writable: Sequence[Path]) -> list[str]:
-    """`UNSHARE_VIEW`'s operations for the `unshare` fallback, which cannot blank folders
-    (the agent's own are inside them) but can make them read-only in the agent's mount
-    namespace: the snapshot cache and every folder of git views (the harness's git trusts
-    their config), the harness's interpreter and package, the output and worktree folders
-    (other runs' records, results.jsonl); writable again, deeper, the agent's folders and
-    the git data its own git writes (as under bubblewrap, `git_data_binds`); last, each key
-    file and home credential replaced by an empty file or folder. Mounted outermost first,
-    so none hides one made before it."""
+    """The agent's mounts under the `unshare` fallback (`view_ops`, the module shared with
+    graded code), which cannot blank folders (the agent's own are inside them) but can make
+    them read-only in the agent's mount namespace: the snapshot cache and every folder of
+    git views (the harness's git trusts their config), the harness's interpreter and
+    package, the output and worktree folders (other runs' records, results.jsonl); writable
+    again, deeper, the agent's folders and the git data its own git writes (as under
+    bubblewrap, `git_data_binds`); last, each key file and home credential replaced by an
+    empty file or folder."""
     from copeca_action.workspace._git import view_folders
 
     ro = {*readable_dirs(), *view_folders(), *interpreter_dirs(), PACKAGE_DIR, *private_dirs()}
-    mounts: dict[Path, str] = {p.resolve(): "ro" for p in ro}
+    mounts: dict[Path, Mode] = {p.resolve(): "ro" for p in ro}
     for path in writable:
         mounts[path.resolve()] = "rw"
     git = git_data_binds(writable)
@@ -165,69 +135,7 @@ def unshare_view(writable: Sequence[Path]) -> list[str]:
         mounts.setdefault(Path(target), "ro" if flag == "--ro-bind" else "rw")
         if flag == "--bind":
             mounts[Path(target)] = "rw"
-    order = sorted((len(p.parts), p) for p, _ in mounts.items() if p.exists()
-                   and p != Path("/"))
-    ops: list[str] = []
-    for _, path in order:
-        ops += [mounts[path], str(path), _locked_flags(path)]
-    for path in dict.fromkeys(p.resolve() for p in (*secret_files(), *home_credentials())):
-        if path.is_file():
-            ops += ["file", str(path), ""]
-        elif path.is_dir():
-            ops += ["dir", str(path), ""]
-    return ops
-
-
-_VIEW_PYTHON = (sys.executable, "-I", "-S", "-c")
-
-
-def _mount_program() -> str:
-    return shutil.which("mount") or "/bin/mount"
-
-
-_KEPT_FLAGS = ("nosuid", "nodev", "noexec", "noatime", "nodiratime", "relatime",
-               "strictatime")
-
-
-def _locked_flags(path: Path) -> str:
-    """The flags of the mount holding `path` that a remount must repeat (in a user
-    namespace they are locked: a remount dropping one is refused), as `,flag,...`."""
-    best: tuple[int, str] = (-1, "")
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        return ""
-    for line in lines:
-        fields = line.split()
-        if len(fields) < 6:
-            continue
-        point = Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[4]))
-        if path.is_relative_to(point) and len(point.parts) >= best[0]:
-            best = (len(point.parts), fields[5])
-    return "".join(f",{f}" for f in best[1].split(",") if f in _KEPT_FLAGS)
-
-
-@functools.cache
-def _view_works(variant: tuple[str, ...]) -> bool:
-    """Whether `UNSHARE_VIEW` can mount here (read-only, writable again inside, a file
-    masked) under `variant`, tried on a folder of its own."""
-    with tempfile.TemporaryDirectory(prefix="copeca-view-probe-") as tmp:
-        root = Path(tmp)
-        (root / "in").mkdir()
-        (root / "key").write_text("secret")
-        ops = ["ro", str(root), _locked_flags(root), "rw", str(root / "in"),
-               _locked_flags(root), "file", str(root / "key"), ""]
-        check = ('! touch "$1/no" 2>/dev/null && touch "$1/in/yes" && '
-                 '[ ! -s "$1/key" ]')
-        try:
-            done = subprocess.run(
-                [*variant, *_VIEW_PYTHON, UNSHARE_VIEW, _mount_program(), "-", *ops, "--",
-                 "/bin/sh", "-c", check, "sh", str(root)],
-                capture_output=True, timeout=10, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return False
-        return done.returncode == 0 and (root / "in" / "yes").is_file() and not (
-            root / "no").exists() and (root / "key").read_text() == "secret"
+    return view_ops(mounts)
 
 
 def git_data_binds(writable: Sequence[Path]) -> list[str]:
@@ -426,14 +334,10 @@ def run_agent(inv: AgentInvocation, timeout_s: float,
             os.close(ready_w)
             raise
         result = _run_gated(inv, timeout_s, cancel, prefix, isolation, ready_w)
-        os.set_blocking(ready_r, False)
-        try:
-            ready = os.read(ready_r, 64)
-        except BlockingIOError:
-            ready = b""
+        ready = was_ready(ready_r)
     finally:
         os.close(ready_r)
-    if "harness-ro" in isolation and ready != b"ready\n":
+    if "harness-ro" in isolation and not ready:
         said = one_line(_first_line(inv.stderr_path))
         raise InfraError(f"the agent's sandbox (unshare, read-only harness files) could not be "
                          f"made, so the agent never started (exit {result.exit_code}): "
