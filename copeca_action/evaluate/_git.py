@@ -9,8 +9,8 @@ own beside it (`<tree>.git`: the harness's config, HEAD, index, alternates), and
 call on the tree names it (`GIT_DIR`, `GIT_WORK_TREE`), so a `.git`, a config, hooks or
 attributes planted in the tree are never read by the harness (a planted `.git` is just a file
 of the tree, which git never tracks). The sandbox shows that folder to no graded code
-(`bwrap` blanks the temporary folders and the output folder; a container gets only the tree);
-where the file system is not isolated (the `unshare` and `none` levels) it is checked before
+(`bwrap` blanks the temporary folders and the output folder; a container gets only the tree),
+or read-only (`unshare`'s mounts, `harness-ro`); whatever the level it is checked before
 every git call and after every graded run: a change is a harness error of that evaluation
 (`GitDataTampered`), never the agent's wrong answer, and git is not run over it.
 """

@@ -160,12 +160,16 @@ def test_bwrap_view_hides_the_harness(tmp_path: Path, monkeypatch: pytest.Monkey
 
 
 def test_unshare_fallback_records_what_it_lacks(tmp_path: Path) -> None:
-    from copeca_action.evaluate._local import unshare_prefix
+    from copeca_action.evaluate._local import graded_view_works, unshare_prefix
 
     if unshare_prefix() is None:
         pytest.skip("unshare does not work here")
     result = LocalSandbox(network="unshare").run(tmp_path, ["true"], timeout_s=30)
-    assert "no-fs-isolation" in result.isolation and "ro-host" not in result.isolation
+    assert "ro-host" not in result.isolation and "private-hidden" not in result.isolation
+    if graded_view_works():  # the harness's files read-only, keys empty: nothing hidden
+        assert result.isolation[:4] == ["netns", "pidns", "harness-ro", "keys-hidden"]
+    else:
+        assert "no-fs-isolation" in result.isolation
 
 
 def test_docker_missing_image_is_an_infra_error_never_a_pull(docker_client: Any) -> None:

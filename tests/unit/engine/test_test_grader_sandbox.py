@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 from engine_helpers import config, fake, make_corpus, scenario
 
+from copeca_action.conclude._report import isolation_note
 from copeca_action.engine import run_plan
 from copeca_action.evaluate._local import BWRAP_PROBE, _works
 from copeca_action.plan import build_plan
@@ -32,3 +35,92 @@ def test_test_command_writes_only_its_tree_and_home(tmp_path: Path) -> None:
     assert record.correct, record.grading.get("output")
     assert "bwrap" in record.grading["isolation"]
     assert not (outside / "planted").exists()
+
+
+def test_under_unshare_graded_code_cannot_write_the_harness_files_or_read_its_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without bubblewrap, the test command (the agent's code) ran as the harness's user with
+    the host writable: it read the signing key, wrote the output folder, the snapshot cache,
+    the git views and the harness's interpreter, and read the harness's environment through
+    the host's /proc. Under `unshare` its mount namespace now makes those read-only (its tree
+    and HOME writable), the key file reads empty and /proc is its own."""
+    from copeca_action._util import scrub
+    from copeca_action.evaluate import _local
+    from copeca_action.workspace._git import views_root
+
+    if _local.unshare_prefix() is None:
+        pytest.skip("unshare does not work here")
+    monkeypatch.setattr(_local, "_works", lambda argv: argv[0] != "bwrap" and _works(argv))
+    if not _local.graded_view_works():
+        pytest.skip("unshare cannot mount here")
+    key = tmp_path / "signing.key"
+    key.write_text("PRIVATE KEY BYTES")
+    monkeypatch.setattr(scrub, "_SECRET_FILES", {key.resolve()})
+    venv = Path(sys.prefix).resolve()
+    probe = venv / f".graded-probe-{os.getpid()}"
+    cache, out = tmp_path / "cache", tmp_path / "out"
+    # each line passes a test only when the harness is protected; the tree and HOME stay
+    # writable (a test suite writes its own files)
+    checks = {"key": f'[ ! -s "{key}" ]',
+              "out": f'! touch "{out}/planted" 2>/dev/null',
+              "cache": f'! touch "{cache}/planted" 2>/dev/null',
+              "views": f'! touch "{views_root()}/planted" 2>/dev/null',
+              "venv": f'! touch "{probe}" 2>/dev/null',
+              "environ": f'! cat /proc/{os.getpid()}/environ >/dev/null 2>&1',
+              "tree": "touch ok-in-tree", "home": 'touch "$HOME/ok-in-home"'}
+    script = "".join(f"if {check}; then echo 'ok {i} - {name}'; p=$((p+1)); else echo "
+                     f"'not ok {i} - {name}'; f=$((f+1)); fi\n"
+                     for i, (name, check) in enumerate(checks.items(), 1))
+    test_cmd = ["sh", "-c", f"p=0; f=0\n{script}printf '# tests {len(checks)}\\n# pass %d"
+                "\\n# fail %d\\n' $p $f"]
+    mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
+    corpus = make_corpus(tmp_path, {"one": {
+        "type": "edit", "category": "fix",
+        "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="done"),
+        "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}}})
+    cfg = config(tmp_path, corpus, scenario(repetitions=1))
+    try:
+        run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), scenario_text="name: t\n")
+        assert not probe.exists()
+    finally:
+        probe.unlink(missing_ok=True)
+    (record,) = read_records(cfg.out.results)
+    output = record.grading.get("output")
+    assert "not ok" not in str(output), output
+    assert record.correct, output
+    assert record.grading["isolation"][:4] == ["netns", "pidns", "harness-ro", "keys-hidden"]
+    assert not (out / "planted").exists() and not (cache / "planted").exists()
+    assert "no-fs-isolation" not in record.grading["isolation"]
+    note = isolation_note(read_records(cfg.out.results))  # still not `ro-host`: still said
+    assert note is not None and "without file-system isolation" in note
+
+
+def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_tests_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graded code's view cannot be made: the harness's failure, named, never the agent's
+    wrong answer, and the test command never started (it would have run unprotected)."""
+    from copeca_action.evaluate import _local
+
+    if _local.unshare_prefix() is None:
+        pytest.skip("unshare does not work here")
+    monkeypatch.setattr(_local, "_works", lambda argv: argv[0] != "bwrap" and _works(argv))
+    if not _local.graded_view_works():
+        pytest.skip("unshare cannot mount here")
+    monkeypatch.setattr(_local, "graded_view", lambda tree, home, writable: [
+        "ro", str(tmp_path / "not-there"), ""])
+    started = tmp_path / "started"
+    mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
+    corpus = make_corpus(tmp_path, {"one": {
+        "type": "edit", "category": "fix",
+        "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="done"),
+        "grading": {"test": {"command": ["sh", "-c", f"touch {started}; echo '# pass 1'"],
+                             "mutations": [mutation]}}}})
+    cfg = config(tmp_path, corpus, scenario(repetitions=1))
+    run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), scenario_text="name: t\n")
+    records = read_records(cfg.out.results)  # an infra error is retried: each attempt
+    assert records and all(r.outcome == "infra_error" and r.correct is not True
+                           for r in records)
+    for record in records:
+        assert "sandbox" in (record.error or "") and "never ran" in (record.error or "")
+        assert "not-there" in (record.error or ""), record.error
+    assert not started.exists()

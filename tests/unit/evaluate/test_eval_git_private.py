@@ -27,7 +27,12 @@ from copeca_action.evaluate._git import (
     reset_tree,
     tree_git_dir,
 )
-from copeca_action.evaluate._local import BWRAP_PROBE, _works, unshare_prefix
+from copeca_action.evaluate._local import (
+    BWRAP_PROBE,
+    _works,
+    graded_view_works,
+    unshare_prefix,
+)
 
 
 def _filter_config(marker: Path) -> str:
@@ -86,6 +91,10 @@ def test_tests_that_plant_a_filter_never_run_it_in_the_harness(
     if network == "bwrap":  # the git data beside the tree is out of the tests' sight (what
         # they wrote "beside" went to the sandbox's own blank /tmp): checked and unchanged
         assert result.status == "pass", result
+    elif network == "unshare" and graded_view_works():  # read-only in the tests' mount
+        # namespace (`harness-ro`): their writes there were refused, checked and unchanged
+        assert result.status == "pass", result
+        assert "harness-ro" in result.isolation
     else:  # no file-system isolation: the tests wrote it, which is named, not graded
         assert result.status == "error" and result.feature1 is None
         assert "git data" in (result.error or "") and "config" in (result.error or "")
