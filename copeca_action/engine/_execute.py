@@ -622,6 +622,7 @@ def _grade_patch(cfg: EngineConfig, res: Resolved, task: Task, run_dir: Path, pa
         "timed_out": feature.timed_out if feature else False,
         "applied": {k: v.applied for k, v in result.patches.items()},
         "tests_modified": any(v.dropped for v in result.patches.values()),
+        "patch_too_large": any(v.too_large for v in result.patches.values()),
         "reason": feature.reason if feature else None,
         "backend": result.backend, "eval": "eval.json"})
 

@@ -101,6 +101,10 @@ def _fixed_step(sandbox: Sandbox, tree: Path, clean: str, mutated: str, test: Te
     name = "real fix, sanitised and applied"
     fix = git(tree, "diff", "--binary", "--no-color", mutated, clean).stdout
     sanitised = sanitize_patch(fix, rules)
+    if sanitised.too_large is not None:
+        return CheckStep(name=name, expect="pass", ok=False, detail=(
+            "the fix is beyond what grading reads, so no run could pass: "
+            + sanitised.too_large))
     if sanitised.dropped or sanitised.empty:
         dropped = ", ".join(f"{d.path} ({d.rule})" for d in sanitised.dropped)
         return CheckStep(name=name, expect="pass", ok=False, detail=(

@@ -1,7 +1,8 @@
 """Solo and coop evaluation: sanitised patches on a clean tree, hidden tests in a sandbox.
 
-Who is at fault decides the outcome. The agent's fault is a failure: its patch is empty after
-sanitising, does not apply, conflicts beyond repair, or the tests fail or time out. The
+Who is at fault decides the outcome. The agent's fault is a failure: its patch is beyond the
+bounds of `sanitize_patch` (not read), empty after sanitising, does not apply, conflicts beyond
+repair, or the tests fail or time out. The
 harness's fault is an error: the tests patch does not apply to the clean tree, the test
 command cannot be started, the sandbox or git broke. Errors are excluded from pass rates.
 """
@@ -58,6 +59,10 @@ def evaluate_solo(base: BaseRepo, features: Sequence[FeatureSpec], patch: str, s
     results: list[FeatureResult] = []
     error: str | None = None
     isolation: list[str] = []
+    if clean.too_large is not None:
+        return _result(repo, task_id, features, "solo", None,
+                       [_not_run(f, clean.too_large, reason=clean.too_large) for f in features],
+                       None, sandbox, isolation, {"solo": report}, start)
     with _scratch(work_dir) as scratch:
         try:
             tree = clone_tree(base, scratch)
@@ -96,6 +101,13 @@ def evaluate_coop(base: BaseRepo, features: Sequence[FeatureSpec], patches: Sequ
     merge: MergeResult | None = None
     error: str | None = None
     isolation: list[str] = []
+    large = [f"{n}'s patch: {c.too_large}" for n, c in zip(names, cleaned, strict=True)
+             if c.too_large is not None]
+    if large:
+        why = "; ".join(large)
+        return _result(repo, task_id, features, "coop", None,
+                       [_not_run(f, why, reason=why) for f in features], None, sandbox,
+                       isolation, reports, start)
     with _scratch(work_dir) as scratch:
         try:
             tree = clone_tree(base, scratch)
@@ -186,8 +198,8 @@ def _run_feature(tree: Path, head: str, base: str, feature: FeatureSpec,
     return result, ran.isolation
 
 
-def _not_run(feature: FeatureSpec, why: str) -> FeatureResult:
-    return FeatureResult(feature_id=feature.id, passed=False, test_output=why)
+def _not_run(feature: FeatureSpec, why: str, reason: str | None = None) -> FeatureResult:
+    return FeatureResult(feature_id=feature.id, passed=False, test_output=why, reason=reason)
 
 
 def _dropped_note(clean: SanitizedPatch) -> str:
@@ -200,8 +212,8 @@ def _report(clean: SanitizedPatch, applied: bool = False, strategy: str | None =
             log: str = "", options: dict[str, object] | None = None) -> PatchReport:
     return PatchReport.model_validate({
         "files": clean.files, "dropped": clean.dropped, "normalized": clean.normalized,
-        "empty": clean.empty, "applied": applied, "strategy": strategy, "apply_log": log,
-        "apply_options": options or {}})
+        "empty": clean.empty, "too_large": clean.too_large, "applied": applied,
+        "strategy": strategy, "apply_log": log, "apply_options": options or {}})
 
 
 def _result(repo: str, task_id: str, features: Sequence[FeatureSpec], setting: str,

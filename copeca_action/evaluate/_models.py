@@ -55,7 +55,7 @@ class FeatureResult(RecordModel):
     """How the hidden tests patch applied."""
     reason: str | None = None
     """Why the feature did not pass (None when it passed, or when the tests never ran and
-    `test_output` says why)."""
+    `test_output` says why; but a patch too large to read is named here too)."""
 
 
 class MergeResult(RecordModel):
@@ -80,6 +80,9 @@ class PatchReport(RecordModel):
     dropped: list[DroppedFile] = Field(default_factory=list)
     normalized: list[str] = Field(default_factory=list)
     empty: bool = False
+    too_large: str | None = None
+    """Why the patch was not read (beyond the bounds of `sanitize_patch`): a failure of the
+    agent's, nothing applied."""
     applied: bool = False
     strategy: Strategy | None = None
     apply_log: str = ""

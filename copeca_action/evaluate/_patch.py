@@ -2,7 +2,9 @@
 
 Sanitising drops every file section that touches a test file or a protected file (old or new
 path), leaves out build artefacts, normalises line endings and the final newline, and says
-whether anything is left.
+whether anything is left. A patch beyond `MAX_PATCH_BYTES` or `MAX_PATCH_FILES` is not
+sanitised at all (`too_large` says why): its cost grows with it (a 370 MiB patch took 12 s and
+2 GiB to evaluate), and no answer to a task comes near the bounds.
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ from copeca_action.workspace._git import HARDENING, git_env
 
 _GIT_HEADER = re.compile(r"^diff --git ")
 _PLAIN_HEADER = re.compile(r"^--- ")
+_PLAIN_SECTION = re.compile(r"^--- [^\n]*\n\+\+\+ ", re.M)
+
+MAX_PATCH_BYTES = 32 * 2**20
+"""The largest patch evaluated (UTF-8 bytes, as written), test files and artefacts included:
+about a second and 200 MiB to sanitise and apply; a fix or a feature is kilobytes."""
+MAX_PATCH_FILES = 5_000
+"""The most file sections a patch evaluated may hold."""
 
 
 class DroppedFile(RecordModel):
@@ -49,7 +58,11 @@ class SanitizedPatch(RecordModel):
     normalized: list[str] = Field(default_factory=list)
     """What was normalised: `crlf`, `final-newline`."""
     empty: bool
-    """True when no change is left to apply (the agent changed nothing, or only tests)."""
+    """True when no change is left to apply (the agent changed nothing, or only tests, or
+    the patch is `too_large`)."""
+    too_large: str | None = None
+    """Why the patch was not sanitised (beyond `MAX_PATCH_BYTES` or `MAX_PATCH_FILES`):
+    nothing of it is applied. None: within the bounds."""
 
 
 def extract_patch(tree: Path, base_commit: str) -> str:
@@ -166,8 +179,35 @@ def _header_paths(section: str) -> list[str]:
     return [match.group(1), match.group(2)] if match else []
 
 
+def oversize(text: str, max_bytes: int = MAX_PATCH_BYTES,
+             max_files: int = MAX_PATCH_FILES) -> str | None:
+    """Why `text` is beyond the patches evaluation takes (None: within its bounds), in the
+    time of a scan of the text (no split, no copy)."""
+    size, least = len(text), ""  # characters: never more than its UTF-8 bytes
+    if not text.isascii():
+        if size > max_bytes:
+            least = "at least "  # over already: not copied to count its bytes
+        elif size > max_bytes // 4:
+            size = len(text.encode("utf-8", "surrogateescape"))
+    files = text.count("\ndiff --git ") + text.startswith("diff --git ")
+    if not files:
+        files = sum(1 for _ in _PLAIN_SECTION.finditer(text))
+    over = []
+    if size > max_bytes:
+        over.append(f"{least}{size / 2**20:.1f} MiB (the bound is {max_bytes / 2**20:g} MiB)")
+    if files > max_files:
+        over.append(f"{files} files (the bound is {max_files})")
+    if not over:
+        return None
+    return "the patch is too large to evaluate: " + " and ".join(over)
+
+
 def sanitize_patch(text: str, rules: TestFileRules | None = None) -> SanitizedPatch:
-    """Drop test-file sections, normalise, and detect an empty result."""
+    """Drop test-file sections, normalise, and detect an empty result. A patch beyond the
+    bounds (`oversize`) is returned empty, `too_large` saying why, without being read."""
+    why = oversize(text)
+    if why is not None:
+        return SanitizedPatch(text="", empty=True, too_large=why)
     rules = rules or TestFileRules()
     text, normalized = normalize_patch(text)
     kept: list[str] = []

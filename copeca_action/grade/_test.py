@@ -61,7 +61,9 @@ def grade_test_clean(base: BaseRepo, patch_text: str, spec: TestGrading,
     `base.commit`, the start commit with its planted bugs) is sanitised by `rules` (test files
     and protected files dropped), applied exactly to a fresh clone of `base.commit` made under
     `scratch`, and the task's tests run there (`{workdir}` is that clone). The clone is removed
-    afterwards. `detail.tests_modified` says whether anything was dropped.
+    afterwards. `detail.tests_modified` says whether anything was dropped. A change beyond the
+    bounds of `sanitize_patch` is graded incorrect unread (`detail.patch_too_large`): the
+    agent's output, not the harness's failure.
 
     Raises:
         CopecaError: the clean tree could not be made (git broke: the harness's fault).
@@ -72,6 +74,11 @@ def grade_test_clean(base: BaseRepo, patch_text: str, spec: TestGrading,
                                     "ignored": [d.path for d in clean.ignored][:50],
                                     "normalized": clean.normalized, "empty": clean.empty}
     extra: dict[str, object] = {"tests_modified": bool(clean.dropped), "sanitised": sanitised}
+    if clean.too_large is not None:  # the agent's change, not the harness: a wrong answer
+        return GradeResult(kind="test", correct=False, detail={
+            **extra, "patch_too_large": True,
+            "reason": f"the agent's change was not graded: {clean.too_large}; nothing of it "
+            "was applied (no answer to a task comes near the bound)"})
     if clean.empty:
         return GradeResult(kind="test", correct=False, detail={
             **extra, "reason": "no change left to test after sanitising"

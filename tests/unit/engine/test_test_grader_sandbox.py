@@ -124,3 +124,26 @@ def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_tests_run
         assert "sandbox" in (record.error or "") and "never ran" in (record.error or "")
         assert "not-there" in (record.error or ""), record.error
     assert not started.exists()
+
+
+def test_a_change_beyond_the_bounds_is_a_wrong_answer_not_an_infra_error(
+        tmp_path: Path) -> None:
+    """The agent fixed the bug and left 5,001 generated files: its change is not read (the
+    time and memory of grading grow with it), graded incorrect once, the bound named; an
+    infra error would drop the run from the denominator and pay for it again."""
+    from copeca_action.evaluate._patch import MAX_PATCH_FILES
+
+    mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
+    dump = f"mkdir gen && cd gen && seq 1 {MAX_PATCH_FILES + 1} | while read i; do " \
+        "echo $i > f$i.txt; done"
+    corpus = make_corpus(tmp_path, {"one": {
+        "type": "edit", "category": "fix",
+        "prompt": fake(edit=["app.py", "return 42 ", "return 42"], shell=dump, answer="done"),
+        "grading": {"test": {"command": ["sh", "-c", "printf '# pass 1\\n# fail 0\\n'"],
+                             "mutations": [mutation]}}}})
+    cfg = config(tmp_path, corpus, scenario(repetitions=1))
+    run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), scenario_text="name: t\n")
+    (record,) = read_records(cfg.out.results)
+    assert record.outcome == "ok" and record.correct is False
+    assert record.grading["patch_too_large"] is True
+    assert f"(the bound is {MAX_PATCH_FILES})" in record.grading["reason"]

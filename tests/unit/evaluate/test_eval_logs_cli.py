@@ -211,6 +211,28 @@ def test_check_task_refuses_a_fix_the_grader_would_drop(repo: Path, tmp_path: Pa
     assert "tests/test_visible.py (tests/)" in fixed.detail
 
 
+def test_check_task_refuses_a_fix_beyond_the_bounds_grading_reads(repo: Path,
+                                                                  tmp_path: Path) -> None:
+    """A planted bug whose real fix is over 32 MiB of diff: grading would never read a run's
+    fix, so no run could be graded correct; the check names the bound, the tests never run."""
+    from copeca_action.evaluate import LocalSandbox, check_task
+    from copeca_action.evaluate._patch import MAX_PATCH_BYTES
+    from copeca_action.scenario import Task
+
+    padding = "# padding line of the planted bug\n" * (MAX_PATCH_BYTES // 34 + 1)
+    task = Task.model_validate({
+        "id": "calc/huge-fix", "repo": "calc", "type": "edit", "category": "fix",
+        "language": "python", "prompt": "Fix the add function.", "source": {"origin": "original"},
+        "grading": {"test": {"mutations": [{"file": "calc.py", "search": "def mul",
+                                            "replace": padding + "def mul"}],
+                             "command": ["sh", "-c", "echo ran > /dev/null"]}}})
+    result = check_task(task, tmp_path / "task.yaml", repo, LocalSandbox())
+    assert not result.ok
+    fixed = result.steps[1]
+    assert fixed.name == "real fix, sanitised and applied" and not fixed.ok
+    assert "MiB (the bound is 32 MiB)" in fixed.detail and "no run could pass" in fixed.detail
+
+
 def test_eval_records_the_apply_options_it_was_given(repo: Path, corpus: Path, logs: Path) -> None:
     assert run_cli("eval", "-n", "exp", "--logs", str(logs), "--corpus", str(corpus),
                    "--repo-dir", str(repo), "-t", "t1", "-f", "1,2", "--no-fuzz",

@@ -149,3 +149,45 @@ def test_a_large_file_section_is_sanitised_from_its_header() -> None:
     clean = sanitize_patch(patch)
     assert clean.files == ["big.txt"] and [d.path for d in clean.dropped] == ["tests/t.py"]
     assert time.monotonic() - start < 6.0
+
+
+def _sections(count: int, lines: int = 1, text: str = "x") -> str:
+    return "".join(f"diff --git a/gen/f{i}.py b/gen/f{i}.py\nnew file mode 100644\n"
+                   f"--- /dev/null\n+++ b/gen/f{i}.py\n@@ -0,0 +1,{lines} @@\n"
+                   + f"+{text}\n" * lines for i in range(count))
+
+
+def test_a_patch_beyond_the_size_bound_is_not_read() -> None:
+    """A patch of several hundred MiB took seconds and gigabytes to evaluate (370 MiB: 12 s,
+    2 GiB): beyond `MAX_PATCH_BYTES` it is returned empty, unread, and says why."""
+    from copeca_action.evaluate._patch import MAX_PATCH_BYTES
+
+    big = _sections(2, lines=(MAX_PATCH_BYTES // 2) // 61 + 1, text="y" * 59)
+    assert len(big) > MAX_PATCH_BYTES
+    clean = sanitize_patch(big)
+    assert clean.too_large is not None and clean.empty and clean.text == "" and not clean.files
+    assert "MiB (the bound is 32 MiB)" in clean.too_large and "files" not in clean.too_large
+    at_bound = _sections(1, lines=(MAX_PATCH_BYTES - 200) // 61, text="y" * 59)
+    assert len(at_bound) <= MAX_PATCH_BYTES
+    assert sanitize_patch(at_bound).too_large is None  # within it: read as before
+
+
+def test_the_size_bound_counts_bytes_not_characters() -> None:
+    from copeca_action.evaluate._patch import MAX_PATCH_BYTES, oversize
+
+    wide = _sections(1, lines=(MAX_PATCH_BYTES // 3) // 40, text="\U0001f600" * 39)
+    assert len(wide) < MAX_PATCH_BYTES < len(wide.encode())  # 4 bytes per character
+    assert "MiB" in (oversize(wide) or "")
+
+
+def test_a_patch_beyond_the_file_bound_is_not_read() -> None:
+    from copeca_action.evaluate._patch import MAX_PATCH_FILES
+
+    clean = sanitize_patch(_sections(MAX_PATCH_FILES + 1))
+    assert clean.too_large == (f"the patch is too large to evaluate: {MAX_PATCH_FILES + 1} "
+                               f"files (the bound is {MAX_PATCH_FILES})")
+    assert clean.empty and not clean.files
+    assert len(sanitize_patch(_sections(MAX_PATCH_FILES)).files) == MAX_PATCH_FILES
+    plain = "".join(f"--- a/f{i}.py\n+++ b/f{i}.py\n@@ -1 +1 @@\n-a\n+b\n"
+                    for i in range(MAX_PATCH_FILES + 1))  # a plain diff is counted too
+    assert "files" in (sanitize_patch(plain).too_large or "")

@@ -169,3 +169,41 @@ def test_eval_result_round_trips_as_json(repo: Path, make_diff: MakeDiff,
                                "feature2", "both_passed", "error", "evaluated_at"]
     assert EvalResult.model_validate_json(result.model_dump_json()) == result
     assert TEST_ADD  # the hidden test source the feature used
+
+
+def _many_files(make_diff: MakeDiff, count: int) -> str:
+    """A real fix plus `count` new files (a model that dumped generated files in the repo)."""
+    from copeca_action.evaluate._patch import MAX_PATCH_FILES
+
+    assert count > MAX_PATCH_FILES
+    return make_diff({"calc.py": FIXED_ADD, **{f"gen/f{i}.txt": f"{i}\n" for i in range(count)}})
+
+
+def test_a_patch_beyond_the_bounds_is_the_agents_failure_not_an_error(
+        repo: Path, make_diff: MakeDiff, feature_add: FeatureSpec) -> None:
+    """The fix is in it, but so are 5,001 other files: not read, not applied, a failure named
+    (an error would leave the run out of the pass rate, and the engine would run it again)."""
+    from copeca_action.evaluate._patch import MAX_PATCH_FILES
+
+    result = solo(repo, [feature_add], _many_files(make_diff, MAX_PATCH_FILES + 1))
+    assert result.status == "fail" and result.error is None and not result.both_passed
+    report = result.patches["solo"]
+    assert report.too_large is not None and not report.applied and not report.files
+    assert result.feature1 is not None and result.feature1.exit_code is None
+    assert result.feature1.reason == report.too_large
+    assert f"{MAX_PATCH_FILES + 2} files (the bound is {MAX_PATCH_FILES})" in report.too_large
+
+
+def test_coop_a_patch_beyond_the_bounds_fails_both_features_naming_whose(
+        repo: Path, make_diff: MakeDiff, feature_add: FeatureSpec,
+        feature_mul: FeatureSpec) -> None:
+    from copeca_action.evaluate._patch import MAX_PATCH_FILES
+
+    a = make_diff({"calc.py": FIXED_ADD})
+    result = coop(repo, [feature_add, feature_mul], a, _many_files(make_diff,
+                                                                  MAX_PATCH_FILES + 1))
+    assert result.status == "fail" and result.error is None and result.merge is None
+    assert result.patches["agent1"].too_large is None
+    assert result.patches["agent2"].too_large is not None
+    for feature in (result.feature1, result.feature2):
+        assert feature is not None and (feature.reason or "").startswith("agent2's patch: ")

@@ -191,3 +191,18 @@ def test_a_forged_summary_at_exit_is_wrong(start: tuple[Path, str], tmp_path: Pa
     result = grade(start, tmp_path)
     assert result.detail["exit_code"] == 0 and not result.correct
     assert "reports a failure" in result.detail["reason"]
+
+
+def test_a_change_beyond_the_bounds_is_wrong_unread(start: tuple[Path, str],
+                                                    tmp_path: Path) -> None:
+    """The fix and 5,001 generated files: graded incorrect with the bound named, nothing
+    applied, no clean clone made (the agent's output, not the harness's failure)."""
+    from copeca_action.evaluate._patch import MAX_PATCH_FILES
+
+    agent(start[0], {"calc.py": CALC, **{f"gen/f{i}.txt": f"{i}\n"
+                                         for i in range(MAX_PATCH_FILES + 1)}})
+    result = grade(start, tmp_path, sandbox=LocalSandbox())
+    assert not result.correct and result.detail["patch_too_large"] is True
+    assert f"files (the bound is {MAX_PATCH_FILES})" in result.detail["reason"]
+    assert "apply" not in result.detail and "exit_code" not in result.detail
+    assert not (tmp_path / "scratch").exists()
