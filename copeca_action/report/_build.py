@@ -174,13 +174,20 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     quiet = (np.errstate(over="ignore", invalid="ignore")
              if max(largest.values(), default=0.0) > MAX_RUN_COST_USD
              else contextlib.nullcontext())
+    fork_power = _simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS
+    # the per-task lines take the other CPU when the power simulations do not (md, html:
+    # no `power`); beside them they would only take turns with them on it
+    fork_lines = not fork_power and len(table) * s.breakdown_resamples >= FORK_LINE_DRAWS
     with quiet, Beside(functools.partial(_powers, table, pairs, s, multiplicity),
-                       fork=_simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS) as powers:
+                       fork=fork_power) as powers, \
+            Beside(functools.partial(_all_task_lines, table, pairs, s),
+                   fork=fork_lines) as task_lines:
         arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
         fields = [_compare(table, kind, tool, base, s, warnings)
                   | _breakdowns(table, tool, base, s) for kind, tool, base in pairs]
-        comparisons = [Comparison(**f, power=power)
-                       for f, power in zip(fields, powers.result(), strict=True)]
+        comparisons = [Comparison(**f, tasks=tasks, power=power)
+                       for f, tasks, power in zip(fields, task_lines.result(), powers.result(),
+                                                  strict=True)]
     # an unknown cost, or one that is no price, makes its arms' comparisons invalid before
     # the verdict sums them up: the headline and each tool's reason are the judged ones
     unknowns = [u for u in (spend_unknown(table.spend), cost_over(largest)) if u is not None]
@@ -456,7 +463,6 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
     return dict(
         name=name, kind=kind, tool=tool, base=base, delta=headline, control_delta=control,
         adopted=adopted, verdict=verdict, reasons=reasons, alert=alert,
-        tasks=_task_lines(t, tool_rows, base_rows, s),
         overall=_line("overall", st, sb, headline, "", s), control=control_line)
 
 
@@ -476,6 +482,18 @@ def _failed_not_unused(t: RecordTable, ruled: NDArray[np.bool_],
 def _main_rows(t: RecordTable, tool: str, base: str) -> list[NDArray[np.bool_]]:
     """Each arm's rows that reached the agent on non-control tasks."""
     return [t.reached & (t.arm.codes == t.arm.code(a)) & ~t.control for a in (tool, base)]
+
+
+def _all_task_lines(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
+                    s: Settings) -> list[list[Line]]:
+    """Each comparison's per-task lines (`_task_lines`), in order: computed beside the rest
+    of the report when the power simulations are not (`Beside`)."""
+    out = []
+    for _, tool, base in pairs:
+        tc, bc = t.arm.code(tool), t.arm.code(base)
+        out.append(_task_lines(t, t.reached & (t.arm.codes == tc),
+                               t.reached & (t.arm.codes == bc), s))
+    return out
 
 
 def _breakdowns(t: RecordTable, tool: str, base: str, s: Settings) -> dict[str, list[Line]]:
@@ -519,6 +537,12 @@ report's time; below, the fork costs about what it saves (bench/analyze_perf.py)
 are the same either way. The lines by capability, language and model stay here: with both
 CPUs busy the child's simulation runs slower than alone, and they balanced the two better
 here."""
+
+
+FORK_LINE_DRAWS = 20_000_000
+"""From this many records × breakdown resamples (10,000 records at 2,000), the per-task lines
+run in a forked child when the power simulations do not (`analyze --format md|html`, which
+show no `power`); the numbers are the same either way."""
 
 
 def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,

@@ -556,12 +556,15 @@ from copeca_action._cli import analyze
 from copeca_action.records import _columns
 if mode == "read":  # files from `limit` bytes are read by two processes
     _columns.PARALLEL_BYTES = limit
-else:  # the report's child from `limit` simulated runs
+else:  # the report's child from `limit` simulated runs (or, "lines", records × resamples)
     load = analyze._load
     def patched(fmt):  # numpy is imported only now, as in a plain `analyze`
         load(fmt)
         from copeca_action.report import _build
-        _build.FORK_POWER_DRAWS = limit
+        if mode == "lines":
+            _build.FORK_LINE_DRAWS = limit
+        else:
+            _build.FORK_POWER_DRAWS = limit
     analyze._load = patched
 forked = []
 real = os.fork
@@ -604,6 +607,23 @@ def test_analyze_computes_power_beside_the_report_and_the_report_is_the_same(
     assert beside == alone_
     report = json.loads(beside)
     assert all(c["power"] is not None and c["capabilities"] for c in report["comparisons"])
+
+
+@pytest.mark.parametrize("fmt", ["md", "json"])
+def test_the_task_lines_take_the_child_when_the_power_does_not(tmp_path: Path,
+                                                               fmt: str) -> None:
+    """md simulates no power, and json's is small here (below FORK_POWER_DRAWS): the
+    per-task lines are computed in the child instead (one fork), and the report is the one a
+    single process computes. With the power in the child (above), the lines stay here."""
+    path = write(tmp_path / "results.jsonl", ours())
+    beside, forks = _analyze_counting_forks("lines", 1, path, fmt)
+    alone_, none = _analyze_counting_forks("lines", 1 << 62, path, fmt)
+    assert (forks, none) == (1, 0)
+    assert beside == alone_
+    if fmt == "json":
+        assert all(c["tasks"] for c in json.loads(beside)["comparisons"])
+    else:
+        assert "| task |" in beside
 
 
 def test_a_blas_thread_count_the_user_chose_is_kept(tmp_path: Path) -> None:
