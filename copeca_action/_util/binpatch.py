@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import base64
 import bz2
-import contextlib
 import io
 import lzma
 import os
-import tempfile
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -37,39 +35,33 @@ def scrub_binary_patches(path: Path, holds_secret: Callable[[bytes], str | None]
     saying so (`[REDACTED:<rule>]` for a secret); the rules of the hunks withheld for a
     secret. The file is replaced (atomically, keeping its mode) only when a hunk is
     withheld."""
+    from copeca_action._util.scrub import rewriting  # the scrubber calls this module
+
+    found: list[str] = []
     with path.open("rb") as handle:
         if not _holds_header(handle):
             return []
         handle.seek(0)
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".scrub")
-        found: list[str] = []
-        changed = False
-        try:
-            with os.fdopen(fd, "wb") as out:
-                lines = iter(handle.readline, b"")
-                for line in lines:
-                    if line != HEADER:
-                        out.write(line)
-                        continue
-                    hunk, after = _read_hunk(lines)
-                    why = _check(hunk.blocks, holds_secret) if hunk.complete \
-                        else "it cannot be decoded"
-                    if why is None:
-                        out.write(HEADER + hunk.raw)
-                    elif why.startswith("secret:"):
-                        changed = True
-                        found.append(why[7:])
-                        out.write(WITHHELD + b"[REDACTED:" + why[7:].encode() + b"]\n\n")
-                    else:
-                        changed = True
-                        out.write(WITHHELD + why.encode() + b"\n\n")
-                    out.write(after)
-            if changed:
-                os.chmod(name, os.stat(path).st_mode & 0o7777)
-                os.replace(name, path)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name)
+        with rewriting(path, os.fstat(handle.fileno()).st_mode & 0o7777) as rewrite:
+            rewrite.keep = False  # unless a hunk is withheld
+            lines = iter(handle.readline, b"")
+            for line in lines:
+                if line != HEADER:
+                    rewrite.out.write(line)
+                    continue
+                hunk, after = _read_hunk(lines)
+                why = _check(hunk.blocks, holds_secret) if hunk.complete \
+                    else "it cannot be decoded"
+                if why is None:
+                    rewrite.out.write(HEADER + hunk.raw)
+                elif why.startswith("secret:"):
+                    rewrite.keep = True
+                    found.append(why[7:])
+                    rewrite.out.write(WITHHELD + b"[REDACTED:" + why[7:].encode() + b"]\n\n")
+                else:
+                    rewrite.keep = True
+                    rewrite.out.write(WITHHELD + why.encode() + b"\n\n")
+                rewrite.out.write(after)
     return found
 
 
