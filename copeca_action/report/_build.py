@@ -183,8 +183,9 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
             Beside(functools.partial(_all_task_lines, table, pairs, s),
                    fork=fork_lines) as task_lines:
         arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
-        fields = [_compare(table, kind, tool, base, s, warnings)
-                  | _breakdowns(table, tool, base, s) for kind, tool, base in pairs]
+        fields = [f | _breakdowns(table, tool, base, s, f["delta"])
+                  for kind, tool, base in pairs
+                  for f in (_compare(table, kind, tool, base, s, warnings),)]
         comparisons = [Comparison(**f, tasks=tasks, power=power)
                        for f, tasks, power in zip(fields, task_lines.result(), powers.result(),
                                                   strict=True)]
@@ -496,10 +497,11 @@ def _all_task_lines(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]]
     return out
 
 
-def _breakdowns(t: RecordTable, tool: str, base: str, s: Settings) -> dict[str, list[Line]]:
-    """A comparison's lines by capability, language and model."""
+def _breakdowns(t: RecordTable, tool: str, base: str, s: Settings,
+                headline: Interval) -> dict[str, list[Line]]:
+    """A comparison's lines by capability, language and model; `headline`: its delta."""
     tool_rows, base_rows = _main_rows(t, tool, base)
-    return {key: _lines_by(t, labels.codes, labels.names, tool_rows, base_rows, s)
+    return {key: _lines_by(t, labels.codes, labels.names, tool_rows, base_rows, s, headline)
             for key, labels in (("capabilities", t.category), ("languages", t.language),
                                 ("models", t.model))}
 
@@ -610,10 +612,14 @@ def _arm_differences(t: RecordTable, tc: int, bc: int) -> list[tuple[str, str]]:
 
 def _lines_by(t: RecordTable, codes: NDArray[np.int64], names: tuple[str, ...],
               tool_rows: NDArray[np.bool_], base_rows: NDArray[np.bool_],
-              s: Settings) -> list[Line]:
-    """One line per label (capability or language), clustering by task."""
+              s: Settings, headline: Interval) -> list[Line]:
+    """One line per label (capability or language), clustering by task. A line with every
+    run of the headline (one language, one model) is the headline's population: it shows
+    the headline's interval, not a second bootstrap of the same runs at the breakdowns'
+    fewer resamples, which printed another interval for the same numbers."""
     lines = []
     n_tasks = len(t.task.names)
+    either = tool_rows | base_rows
     for code, name in enumerate(names):
         if not name:
             continue
@@ -622,8 +628,9 @@ def _lines_by(t: RecordTable, codes: NDArray[np.int64], names: tuple[str, ...],
         if st.runs.sum() == 0 and sb.runs.sum() == 0:
             continue
         paired = int(((st.runs > 0) & (sb.runs > 0)).sum())
-        interval = (_interval(st, sb, s, s.breakdown_resamples, s.alpha)
-                    if paired >= s.min_clusters else None)
+        interval = (None if paired < s.min_clusters
+                    else headline if not (either & ~sel).any()
+                    else _interval(st, sb, s, s.breakdown_resamples, s.alpha))
         note = "" if interval else f"too few tasks ({paired}) for an interval"
         lines.append(_line(name, st, sb, interval, note))
     return lines

@@ -427,3 +427,29 @@ def test_sparse_repetition_numbers_give_the_same_task_lines(
     monkeypatch.setattr(_build, "_TASK_CELLS", 8)  # a task or two per batch
     assert len(_build._task_cells(sparse)) > 3
     assert lines(sparse) == dense
+
+
+def test_a_breakdown_line_on_the_headline_population_shows_the_headline_interval() -> None:
+    """One language, one model, one category: those lines hold exactly the headline's runs,
+    and were bootstrapped again with the breakdowns' fewer resamples. 8 tasks × 1 repetition
+    read [−98.4%, +2995.3%] in the headline and [−83.1%, +198.3%] on the python line of the
+    same runs (400 / 200 resamples; at 10,000 / 2,000: +134.8% against +108.8%)."""
+    recs = []
+    for i in range(8):
+        recs.append(record(task_id=f"t{i}", arm="baseline", cost_usd=1.0 + 0.1 * i,
+                           correct=i % 3 != 0))
+        recs.append(record(task_id=f"t{i}", arm="codesearch", cost_usd=0.8 + 0.1 * i,
+                           correct=i % 4 != 0))
+    recs.append(record(task_id="t8", arm="baseline", category="fix", language="go", model="m2"))
+    recs.append(record(task_id="t8", arm="codesearch", category="fix", language="go",
+                       model="m2"))
+    c = build_report(recs[:-2], Settings(resamples=400, breakdown_resamples=200)).comparisons[0]
+    lines = [*c.capabilities, *c.languages, *c.models]
+    assert [ln.key for ln in lines] == ["locate", "python", "m"]
+    assert all(ln.delta == c.delta for ln in lines), [ln.delta for ln in lines]
+    assert c.delta.resamples == 400
+    # a line on part of the headline's runs is its own bootstrap, at the breakdowns' count
+    c = build_report(recs, Settings(resamples=400, breakdown_resamples=200)).comparisons[0]
+    part = next(ln for ln in c.languages if ln.key == "python")
+    assert part.delta is not None and part.delta.resamples == 200
+    assert part.delta != c.delta
