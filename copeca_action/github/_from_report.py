@@ -279,8 +279,9 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
                     version=__version__)
     data: dict[str, object] = {
         "comment_id": comment_id, "verdict": report.verdict,
-        # several tools: one reason per comparison, each naming it; kept apart
-        "verdict_reason": ("; " if report.multiplicity else " ").join(report.verdict_reasons),
+        # one reason per comparison (several tools) or per rule that applied (an unknown
+        # cost beside the interval's): kept apart as report.md and report.html keep them
+        "verdict_reason": "; ".join(report.verdict_reasons),
         "footer": footer,
         "warnings": warnings_for(report, base, tool, bundle), "full_report": full_report,
         "simulated": report.simulation_note, "run": run_facts(report, commits or []),

@@ -127,3 +127,26 @@ def test_every_output_names_the_adaptive_look_and_its_level_alike() -> None:
         assert note in text and "99.75% CI" in text
         assert "99.8% CI" not in text and "99.7% CI" not in text
     assert "99.75% CI" in badge_svg(badge_input(r))
+
+
+def test_every_output_keeps_the_verdicts_reasons_apart() -> None:
+    """An unknown cost beside an inconclusive interval gives one tool's verdict two reasons:
+    report.md joined them with "; ", the comment with a space ("…no price for m2 the interval
+    …", one sentence) and report.html with nothing at all ("…m2the interval …")."""
+
+    def unpriced(r: dict[str, object]) -> dict[str, object]:
+        if r["arm"] == "codesearch" and r["task_id"] == "repo/task-0000" and r["repetition"] == 0:
+            return {**r, "cost_usd": None, "cost_unknown_reason": "no price for m2"}
+        return r
+
+    r = build_report(records(8, 2, edit=unpriced), Settings(resamples=400,
+                                                            breakdown_resamples=200))
+    assert r.multiplicity is None and len(r.verdict_reasons) == 2, r.verdict_reasons
+    joined = "; ".join(r.verdict_reasons)
+    assert "no price for m2; the interval" in joined
+    page = html.unescape(re.sub(r"<[^>]+>", "", render_html(r)))
+    comment = html.unescape(render_comment(comment_data(
+        r, BundleInfo(None, None, None), comment_id="x", tasks={}))).replace("\u200b", "")
+    md = render_markdown(r).replace("\\[", "[").replace("\\]", "]")
+    for text in (md, page, comment):
+        assert joined in text
