@@ -441,6 +441,7 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
     name = f"{tool} vs {base}"
     differences = _arm_differences(t, tc, bc)
     undeclared = [d for key, d in differences if key not in s.thresholds.compare_across]
+    cost_unknown = (tool in t.spend.unknown_arms, base in t.spend.unknown_arms)
     verdict, reasons = judge(
         estimate=headline.estimate, low=headline.low, high=headline.high,
         control_low=gate.low if gate else None,
@@ -450,10 +451,11 @@ def _compare(t: RecordTable, kind: ComparisonKind, tool: str, base: str, s: Sett
         records_base=int((t.arm.codes == bc).sum()), paired_tasks=int(paired.sum()),
         main_tasks=int(((st.runs > 0) | (sb.runs > 0)).sum()),
         unpaired=(int(((st.runs > 0) & ~paired).sum()), int(((sb.runs > 0) & ~paired).sum())),
-        differences=undeclared, undefined=headline.undefined)
+        differences=undeclared, undefined=headline.undefined, cost_unknown=cost_unknown)
     if adoption is not None and adoption < s.thresholds.min_adoption:
         reasons = _failed_not_unused(t, ruled, reasons)
-    warnings += _comparison_warnings(t, name, st, sb, headline, control, s)
+    warnings += _comparison_warnings(t, name, st, sb, headline, control, s,
+                                     cost_unknown=any(cost_unknown))
     warnings += [f"{name}: {d} (declared in thresholds.compare_across)"
                  for key, d in differences if key in s.thresholds.compare_across]
     estimate = headline.estimate
@@ -493,7 +495,8 @@ def _all_task_lines(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]]
     for _, tool, base in pairs:
         tc, bc = t.arm.code(tool), t.arm.code(base)
         out.append(_task_lines(t, t.reached & (t.arm.codes == tc),
-                               t.reached & (t.arm.codes == bc), s))
+                               t.reached & (t.arm.codes == bc), s,
+                               cost_unknown=bool({tool, base} & set(t.spend.unknown_arms))))
     return out
 
 
@@ -637,9 +640,11 @@ def _lines_by(t: RecordTable, codes: NDArray[np.int64], names: tuple[str, ...],
 
 
 def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray[np.bool_],
-                s: Settings) -> list[Line]:
+                s: Settings, cost_unknown: bool = False) -> list[Line]:
     """One line per task, resampling repetitions (pairs of the same repetition index);
-    tasks with the same number of repetitions are bootstrapped together in one batch."""
+    tasks with the same number of repetitions are bootstrapped together in one batch.
+    `cost_unknown`: an arm had runs left out for an unknown cost (a task "one arm ran" may
+    have run in both, at a cost not known in one)."""
     n_tasks = len(t.task.names)
     # each task's sums as Python numbers: the same double arithmetic as numpy's, without
     # its cost per call (500 tasks × a dozen calls was a fifth of the lines' time)
@@ -702,7 +707,8 @@ def _task_lines(t: RecordTable, tool_rows: NDArray[np.bool_], base_rows: NDArray
         interval = intervals.get(code)
         note = ""
         if interval is None:
-            note = ("only one arm ran" if not (tool[2] and base[2])
+            note = (("only one arm ran" + (" with runs of known cost" if cost_unknown else ""))
+                    if not (tool[2] and base[2])
                     else f"too few repetitions ({reps[code]}) for an interval")
         row = rows[code]
         lines.append(_task_line(name, tool, base, interval, note,
@@ -849,13 +855,16 @@ def _cpc(spend: float, correct: float) -> float:
 
 
 def _comparison_warnings(t: RecordTable, name: str, st: _Sums, sb: _Sums, headline: Interval,
-                         control: Interval | None, s: Settings) -> list[str]:
+                         control: Interval | None, s: Settings,
+                         cost_unknown: bool = False) -> list[str]:
     out = []
     paired = (st.runs > 0) & (sb.runs > 0)
     unpaired = int(((st.runs > 0) ^ (sb.runs > 0)).sum())
     if unpaired:
-        out.append(f"{name}: {unpaired} task(s) ran in only one arm and are left out of the "
-                   "comparison")
+        # runs of unknown cost are not in st, sb: the task may have run, at an unknown cost
+        known = " with runs of known cost" if cost_unknown else ""
+        out.append(f"{name}: {unpaired} task(s){known} ran in only one arm and are left out "
+                   "of the comparison")
     if 0 < int(paired.sum()) < FEW_TASKS:
         out.append(f"{name}: only {int(paired.sum())} tasks; the interval is wide; more tasks "
                    "narrow it more than more repetitions")

@@ -28,25 +28,33 @@ def judge(*, estimate: float | None, low: float | None, high: float | None,
           runs_base: int, adoption: float | None, thresholds: Thresholds,
           records_tool: int = 1, records_base: int = 1, paired_tasks: int | None = None,
           main_tasks: int | None = None, unpaired: tuple[int, int] = (0, 0),
-          differences: Sequence[str] = (), undefined: str = "") -> tuple[Verdict, list[str]]:
+          differences: Sequence[str] = (), undefined: str = "",
+          cost_unknown: tuple[bool, bool] = (False, False)) -> tuple[Verdict, list[str]]:
     """First matching rule wins: skipped, invalid, inconclusive (too few runs or no
     estimate), regression, improvement, inconclusive. Returns the verdict and why.
 
     `main_tasks`: non-control tasks either arm ran; `paired_tasks`: those both arms ran
     (None: not checked); `unpaired`: tasks only the tool arm, only the base arm ran;
     `differences`: undeclared differences between the arms (served models, CLI versions);
-    `undefined`: why `estimate` is None (`Interval.undefined`)."""
+    `undefined`: why `estimate` is None (`Interval.undefined`); `cost_unknown`: the tool and
+    the base arm had runs left out for an unknown cost (the runs and tasks counted here are
+    those of known cost, and the reasons say so: those runs did reach the agent)."""
     if records_tool == 0 or records_base == 0:
         return "skipped", ["an arm has no records: nothing to compare"]
     if runs_tool == 0 or runs_base == 0:
-        return "invalid", ["no run reached the agent in "
-                           + ("the tool arm" if runs_tool == 0 else "the base arm")]
+        arms = ("either arm" if runs_tool == runs_base == 0
+                else "the tool arm" if runs_tool == 0 else "the base arm")
+        empty = (runs_tool == 0 and cost_unknown[0], runs_base == 0 and cost_unknown[1])
+        if any(empty):
+            return "invalid", [f"no run of known cost in {arms}"]
+        return "invalid", [f"no run reached the agent in {arms}"]
+    known = " with runs of known cost" if any(cost_unknown) else ""
     if main_tasks == 0:
-        return "invalid", ["only control tasks ran: there is no task where the tool should "
-                           "matter, so nothing to judge"]
+        return "invalid", [f"only control tasks{known} ran: there is no task where the tool "
+                           "should matter, so nothing to judge"]
     if paired_tasks == 0:
-        return "invalid", [f"no task ran in both arms ({unpaired[0]} only in the tool arm, "
-                           f"{unpaired[1]} only in the base arm): nothing to pair"]
+        return "invalid", [f"no task{known} ran in both arms ({unpaired[0]} only in the tool "
+                           f"arm, {unpaired[1]} only in the base arm): nothing to pair"]
     if differences:
         return "invalid", [f"{d}: the difference, not the tool, could explain the delta "
                            "(declare it in thresholds.compare_across to compare on purpose)"

@@ -453,3 +453,36 @@ def test_a_breakdown_line_on_the_headline_population_shows_the_headline_interval
     part = next(ln for ln in c.languages if ln.key == "python")
     assert part.delta is not None and part.delta.resamples == 200
     assert part.delta != c.delta
+
+
+def test_reasons_name_which_arms_have_no_run_and_runs_of_unknown_cost_as_such() -> None:
+    """Both arms all infra errors read "no run reached the agent in the tool arm", as if the
+    base arm's runs had; and a tool arm whose every non-control run had no price read as one
+    that never ran those tasks: "no task ran in both arms (0 only in the tool arm, 8 only in
+    the base arm)", "8 task(s) ran in only one arm", each task "only one arm ran"."""
+    recs = [record(task_id=f"t{i}", arm=arm, outcome="infra_error", correct=False)
+            for i in range(3) for arm in ("codesearch", "baseline")]
+    assert build_report(recs, FAST).verdict_reasons == [
+        "no run reached the agent in either arm"]
+    recs = [record(task_id=f"t{i}", arm=arm, repetition=r, correct=r > 0,
+                   cost_usd=None if arm == "codesearch" and i < 8 else 1.0,
+                   cost_unknown_reason="no price for model m" if arm == "codesearch" else None,
+                   control=i >= 8)
+            for i in range(9) for r in range(3) for arm in ("codesearch", "baseline")]
+    report = build_report(recs, FAST)
+    assert report.verdict == "invalid"
+    assert report.verdict_reasons[1] == (
+        "no task with runs of known cost ran in both arms (0 only in the tool arm, 8 only in "
+        "the base arm): nothing to pair")
+    assert ("codesearch vs baseline: 8 task(s) with runs of known cost ran in only one arm and "
+            "are left out of the comparison") in report.warnings
+    notes = {ln.note for ln in report.comparisons[0].tasks if not ln.control}
+    assert notes == {"only one arm ran with runs of known cost"}
+    only = [r for r in recs if r.arm == "baseline" or r.control]  # nothing of unknown cost
+    assert "no task ran in both arms" in build_report(only, FAST).verdict_reasons[0]
+    # an arm whose runs were infra errors or of unknown cost: some reached the agent
+    unpriced = [r if r.arm == "baseline" else r.model_copy(update={"cost_usd": None})
+                if r.repetition else r.model_copy(update={"outcome": "infra_error"})
+                for r in recs]
+    assert build_report(unpriced, FAST).verdict_reasons[-1] == (
+        "no run of known cost in the tool arm")
