@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
     Ed25519PublicKey,
 )
 
+from copeca_action._util.build import Build
 from copeca_action._util.hashing import sha256_json
 from copeca_action._util.scrub import Scrubber
 from copeca_action.bundle._complete import describe
@@ -203,7 +204,10 @@ def merge_bundles(paths: Sequence[Path], out: Path, key: Ed25519PrivateKey | Non
     runs = _interleave(shards) if all(s.plan.shard for s in shards) else whole_runs
     plan = first.plan.model_copy(update={"runs": runs, "shard": None})
     records = [r for s in shards for r in s.records]
+    build = Build.this()  # the merged report is this build's, whichever wrote the shards
     environment = first.statement.predicate.environment.model_copy(update={
+        "harness_version": build.version, "report_code": build.report_code,
+        "numpy_version": build.numpy,
         "cli_versions": dict(sorted({k: v for s in shards for k, v in
                                      s.statement.predicate.environment.cli_versions.items()
                                      }.items()))})

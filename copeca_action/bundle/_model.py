@@ -76,6 +76,14 @@ class Environment(RecordModel):
     """Where and with what the runs were made; None when unknown."""
 
     harness_version: str
+    """The copeca-action version that wrote the bundle and computed its report (a merge's:
+    the merging one)."""
+    report_code: str | None = None
+    """sha256 of the code and data that build computes and renders the report with
+    (`_util/build.py`); with harness_version and numpy_version, the build `verify` compares
+    with its own. None: not recorded (a bundle made before it was)."""
+    numpy_version: str | None = None
+    """The numpy that build computed the report with; None: not recorded."""
     cli_versions: dict[str, str] = {}
     """Runner name → agent CLI version, as the records report them."""
     image_digest: str | None = None

@@ -87,9 +87,11 @@ class BundleContents:
 
 def collect_environment(records: Iterable[RunRecord] = (), image_digest: str | None = None,
                         env: Mapping[str, str] | None = None) -> Environment:
-    """The environment as GitHub Actions describes it, plus CLI versions from the records."""
-    from copeca_action import __version__  # the package root imports this module
+    """The environment as GitHub Actions describes it, plus CLI versions from the records
+    and the build that writes the bundle (and computes its report)."""
+    from copeca_action._util.build import Build  # loaded when a bundle is written
 
+    build = Build.this()
     env = os.environ if env is None else env
     run = None
     if env.get("GITHUB_RUN_ID") and env.get("GITHUB_REPOSITORY"):
@@ -98,7 +100,8 @@ def collect_environment(records: Iterable[RunRecord] = (), image_digest: str | N
         if env.get("GITHUB_RUN_ATTEMPT"):
             run += f"/attempts/{env['GITHUB_RUN_ATTEMPT']}"
     versions = {r.runner: r.cli_version for r in records if r.cli_version}
-    return Environment(harness_version=__version__, cli_versions=dict(sorted(versions.items())),
+    return Environment(harness_version=build.version, report_code=build.report_code,
+                       numpy_version=build.numpy, cli_versions=dict(sorted(versions.items())),
                        image_digest=image_digest or env.get("COPECA_IMAGE_DIGEST") or None,
                        repo_commit=env.get("GITHUB_SHA") or None, workflow_run=run)
 

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from copeca_action import __version__
 from copeca_action._util.scrub import Scrubber
 from copeca_action.bundle import (
     BundleContents,
-    Environment,
     RenderedReport,
+    collect_environment,
     write_bundle,
 )
 from copeca_action.plan import RunPlan, build_plan
@@ -92,8 +91,8 @@ def contents_for(plan: RunPlan, scenario_path: Path, batch: str = "a",
     files = files if files is not None else {r.run_id: run_files(r, batch) for r in records}
     return BundleContents(
         scenario_yaml=scenario_path.read_bytes(), plan=plan, records=records,
-        environment=Environment(harness_version=__version__,
-                                cli_versions={"claude": "2.1.197"}, repo_commit="a" * 40),
+        environment=collect_environment(env={}).model_copy(update={  # this build's
+            "cli_versions": {"claude": "2.1.197"}, "repo_commit": "a" * 40}),
         thresholds=THRESHOLDS, run_files=files, report=report_for(records, scenario_path))
 
 
