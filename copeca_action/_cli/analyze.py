@@ -104,17 +104,19 @@ def _is_bundle(path: Path) -> bool:
 def _run_bundle(args: argparse.Namespace) -> int:
     """A .copeca bundle: verified (any signature), with its report recomputed from its
     records and compared with what it publishes (a bundle whose report.json, report.md or
-    signed summary is not that report fails, exit 15). The report printed is that one: the
-    records with the scenario they ran (its scenario.yaml and the signed thresholds) and
-    the notes the writer added, so `analyze` of a bundle is its report.json; with
-    --scenario, --seed, --resamples or --method, the same recipe with those settings."""
+    signed summary is not that report fails, exit 15; one another build made is printed
+    as this build recomputes it, with a note naming both builds). The report printed is
+    that one: the records with the scenario they ran (its scenario.yaml and the signed
+    thresholds) and the notes the writer added, so `analyze` of a bundle is its
+    report.json; with --scenario, --seed, --resamples or --method, the same recipe with
+    those settings."""
     from copeca_action._util.hashing import sha256_file
     from copeca_action.bundle import verify_bundle
     from copeca_action.conclude import Recompute, bundle_report, recompute, shard_scenario
     from copeca_action.scenario import load_scenario
 
     check = Recompute()
-    bundle = verify_bundle(args.results, report=check)
+    bundle = verify_bundle(args.results, report=check, other_build_fails=False)
     which = shard_scenario(args.results, verified=bundle)
     if args.bundle_sha256 is None:
         args.bundle_sha256 = sha256_file(args.results)
@@ -124,9 +126,9 @@ def _run_bundle(args: argparse.Namespace) -> int:
     own = args.scenario is None and args.seed is None and args.resamples is None and \
         args.method is None
     report = check.report if own else None
-    if report is None and own and which is not None:  # not compared: another version's
+    if report is None and own and which is not None:  # not compared: no report to compare
         report = recompute(bundle.statement, bundle.records, which.yaml.encode())[0]
-    if bundle.report_checked.startswith("not recomputed"):
+    if bundle.report_checked.startswith("not confirmed"):
         print(f"note: {args.results}: its report was {bundle.report_checked}",
               file=sys.stderr)
     if report is None:

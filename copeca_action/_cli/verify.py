@@ -29,7 +29,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "against the plan, and recompute the report from the records (report.json, "
         "report.md and the signed summary must be it). Exit codes: 0 ok, 10 corrupt, "
         "11 tampered, 12 bad signature, 13 unsigned (a key was required), 14 incomplete, "
-        "15 report (what it publishes is not the report its records give).")
+        "15 report (what it publishes is not the report its records give), 16 build (its "
+        "report was made by another build, and this build recomputes it otherwise: not "
+        "confirmed; verify it with the build named).")
     p.add_argument("bundle", type=Path, help="the .copeca bundle to verify")
     add_check_flags(p)
     p.add_argument("--require-signature", action="store_true", help="fail (exit 13) on an "

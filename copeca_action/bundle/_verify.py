@@ -3,7 +3,8 @@
 Order: the archive's structure (corrupt), the signature over the statement (signature,
 unsigned), the statement against statement.json and the manifest (tampered), every member
 against the manifest (tampered), then the records against the plan (incomplete), then (with
-a report hook) the published report against the one the records give (report).
+a report hook) the published report against the one the records give (report; build when
+the statement names another build than this one as its maker).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from copeca_action._util.build import Build
 from copeca_action._util.hashing import sha256_bytes, sha256_json
 from copeca_action.bundle._canonical import check_canonical
 from copeca_action.bundle._complete import Completeness, check_completeness, describe
@@ -82,8 +84,10 @@ class VerifiedBundle:
     bytes_hashed: int
     report_checked: str = ""
     """How the published report was checked against its records: the files and the
-    summary compared, or why it was not (another harness version); empty when no report
-    hook was given or the bundle carries no report."""
+    summary compared (and the two builds when another made it), or, with
+    `other_build_fails` false, `not confirmed: ...` (another build's report that this
+    build recomputes otherwise); empty when no report hook was given or the bundle
+    carries no report."""
 
     @property
     def signed(self) -> bool:
@@ -158,6 +162,15 @@ def _check_signature(envelope: Envelope, payload_statement: Statement,
     return keyid_of(key)
 
 
+def _signature(keyid: str | None, pubkey: Ed25519PublicKey | None) -> str:
+    """The signature as checked, for a message."""
+    if keyid is None:
+        return "the bundle is unsigned (nobody vouches for it)"
+    return f"the signature is valid (key {keyid[:16]}…, " + (
+        "checked against --pubkey)" if pubkey is not None else "the key the bundle names: "
+        "pass --pubkey to pin it)")
+
+
 def _check_members(archive: SafeZip, manifest: Manifest, hashes: MemberHashes) -> int:
     listed = {f.path: f for f in manifest.files}
     present = set(archive.members) - set(METADATA)
@@ -216,16 +229,20 @@ def expected_plan(bundled: RunPlan, scenario: Scenario, tasks: Mapping[str, Task
 def verify_bundle(path: Path, pubkey: Ed25519PublicKey | None = None,
                   scenario: Scenario | None = None, tasks: Mapping[str, Task] | None = None,
                   limits: Limits | None = None, hashes: MemberHashes | None = None,
-                  report: ReportCheck | None = None) -> VerifiedBundle:
+                  report: ReportCheck | None = None, other_build_fails: bool = True
+                  ) -> VerifiedBundle:
     """Check everything the bundle claims; raise VerificationError(kind) at the first class
     of failure, naming every file or run in it. `hashes`: the members' hashing, already
     started on `path` with the same limits (else it starts here). `report`: recompute the
     report from the records (while the members are hashed) and require report.json,
-    report.md and the signed summary to be it (`report`, exit 15), when the bundle was
-    made by this harness version."""
+    report.md and the signed summary to be it: `report` (exit 15) when the statement signs
+    this very build as the one that made it, else `build` (exit 16: another build's report,
+    not confirmed); with `other_build_fails` false, that is a note in `report_checked`
+    (`analyze`, which prints this build's report)."""
     hashes = hashes or MemberHashes(path, limits)
     try:
-        return _verify(path, pubkey, scenario, tasks, limits, hashes, report)
+        return _verify(path, pubkey, scenario, tasks, limits, hashes, report,
+                       other_build_fails)
     except VerificationError as exc:
         raise _naming(path, exc) from exc
     finally:
@@ -259,7 +276,8 @@ def _result(value: _T | VerificationError) -> _T:
 
 def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | None,
             tasks: Mapping[str, Task] | None, limits: Limits | None,
-            hashes: MemberHashes, report: ReportCheck | None) -> VerifiedBundle:
+            hashes: MemberHashes, report: ReportCheck | None, other_build_fails: bool
+            ) -> VerifiedBundle:
     with SafeZip(path, limits) as archive:
         missing = [m for m in (*METADATA, PLAN, RESULTS) if m not in archive.members]
         if missing:
@@ -289,8 +307,9 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         early_plan = _attempt(lambda: _parse(RunPlan, archive.read(PLAN), PLAN))
         early_records = _attempt(lambda: _read_records(archive))
         # and recompute the report from those records, compared once all else passed
-        early_report = _attempt(lambda: _published_report(archive, signed_statement,
-                                                          early_records, report))
+        early_report = _attempt(lambda: _published_report(
+            archive, signed_statement, early_records, report, _signature(keyid, pubkey),
+            other_build_fails))
         hashed = _check_members(archive, manifest, hashes)
         check_canonical(archive)
         plan = _result(early_plan)
@@ -321,42 +340,70 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
 
 def _published_report(archive: SafeZip, statement: Statement,
                       records: tuple[list[RunRecord], dict[str, RunRecord]] | VerificationError,
-                      report: ReportCheck | None) -> str:
+                      report: ReportCheck | None, signature: str, other_build_fails: bool
+                      ) -> str:
     """Recompute the report from the records and compare it with the published one: the
     report files the hook determines, and the signed summary. Runs before the members'
     hashes are known (beside the hashing); its failure is raised after the other checks,
-    so a changed member is named as that first. Returns how it was checked."""
-    from copeca_action import __version__
+    so a changed member is named as that first. Returns how it was checked.
 
+    A difference is `report` when the signed statement names this very build, else `build`
+    (another build may word or compute the report otherwise: not confirmed, not proven
+    forged either); with `other_build_fails` false, the latter is returned as a note."""
     predicate = statement.predicate
     present = [name for name in REPORT_FILES if name in archive.members]
     if report is None or isinstance(records, VerificationError) or (
             predicate.summary is None and not present):
         return ""
-    made_by = predicate.environment.harness_version
-    if made_by != __version__:  # another version's report may read otherwise
-        return (f"not recomputed: made by copeca-action {made_by}, this is {__version__} "
-                "(analyze recomputes it with this version)")
     if SCENARIO not in archive.members:
         raise VerificationError("report", f"no {SCENARIO}: the report cannot be recomputed "
                                 "from the records")
+    checked: list[str] = []
+    unreadable = ""
     try:
         expected = report(statement, records[0], archive.read(SCENARIO))
     except (CopecaError, ValueError) as exc:
-        raise VerificationError("report", f"{SCENARIO}: the report cannot be recomputed "
-                                f"from the records with it: {exc}") from exc
-    checked = [name for name in present if name in expected.files]
-    published = {name: archive.read(name) for name in checked}
-    problems = [_differs(name, published[name], expected.files[name])
-                for name in checked if published[name] != expected.files[name]]
-    problems += _summary_differs(predicate.summary, expected.summary)
-    if problems:
+        unreadable = f"{SCENARIO}: the report cannot be recomputed from the records with it: " \
+                     f"{exc}"
+        problems = [unreadable]
+    else:
+        checked = [name for name in present if name in expected.files]
+        published = {name: archive.read(name) for name in checked}
+        problems = [_differs(name, published[name], expected.files[name])
+                    for name in checked if published[name] != expected.files[name]]
+        problems += _summary_differs(predicate.summary, expected.summary)
+    environment = predicate.environment
+    made_by = Build(environment.harness_version, environment.report_code,
+                    environment.numpy_version)
+    this = Build.this()  # after the recompute, which loaded numpy
+    if not problems:
+        other = "" if made_by.same(this) else f" (made by {made_by}; this is {this})"
+        return ("recomputed from the records: " + ", ".join([*checked, "the signed summary"])
+                + " match" + other)
+    if made_by.same(this):
+        if unreadable:
+            raise VerificationError("report", unreadable)
         raise VerificationError("report", "what the bundle publishes is not the report its "
                                 f"records give (recomputed with its scenario.yaml, seed "
-                                f"{predicate.seed} and the signed thresholds):"
-                                f"{_listing(problems)}")
-    return ("recomputed from the records: " + ", ".join([*checked, "the signed summary"])
-            + " match")
+                                f"{predicate.seed} and the signed thresholds, by the build "
+                                f"that made it, {this}):{_listing(problems)}")
+    if not other_build_fails:
+        return (f"not confirmed: made by {made_by}, this is {this}; this build's recompute "
+                f"differs ({problems[0]})")
+    rerun = f"`pipx run copeca-action=={made_by.version} verify {archive.path} ...` (the " \
+            "same flags) for a released build"
+    if environment.image_digest:
+        rerun += f", or the image it ran in ({environment.image_digest})"
+    raise VerificationError("build", f"not confirmed: {signature}, and every member and "
+                            "record matches the manifest the statement binds, but its report "
+                            "was computed by another build, and this build's recompute of it "
+                            "differs.\n"
+                            f"  made by: {made_by}\n"
+                            f"  this is: {this} ({made_by.differences(this)})"
+                            f"\nWhat differs:{_listing(problems)}\n"
+                            "Another build may word or compute the report otherwise, so this "
+                            "is neither proof of tampering nor a confirmed verdict. To confirm "
+                            f"it, verify the bundle with the build that made it: {rerun}.")
 
 
 def _differs(name: str, published: bytes, expected: bytes) -> str:
