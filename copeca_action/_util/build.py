@@ -18,7 +18,7 @@ from copeca_action._util.paths import PACKAGE_DIR, runners_dir
 REPORT_CODE = ("__init__.py", "errors.py", "_util", "bundle", "conclude", "plan", "records",
                "render", "report", "retrieval", "scenario")
 """The package's files and folders (each folder's .py files) that a bundle's report is
-computed and rendered from, verify's recompute included (tests/unit/bundle/test_build.py
+computed and rendered from, verify's recompute included (tests/unit/bundle/test_build_identity.py
 checks that the recompute imports nothing outside them); with the bundled runner files,
 whose `pricing_updated` dates the report reads for records that carry none."""
 

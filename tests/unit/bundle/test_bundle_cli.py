@@ -309,7 +309,7 @@ def test_a_bundle_of_another_harness_version_has_its_report_recomputed(
         tmp_path: Path, plan: RunPlan, demo, keys, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     """Another version's report was not recomputed (verify passed with a note, so a report
     its records do not give passed too): it is now, and passes when this build gives it
-    too, naming both builds (one that differs: tests/unit/bundle/test_build.py)."""
+    too, naming both builds (one that differs: tests/unit/bundle/test_build_identity.py)."""
     import dataclasses
 
     contents = contents_for(plan, demo[2])
