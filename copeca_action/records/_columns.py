@@ -32,6 +32,7 @@ from copeca_action._util.forked import Forked, can_fork
 from copeca_action.records import _copeca
 from copeca_action.records._copeca import Format, copeca_messages, detect_format, renumber
 from copeca_action.records._kinds import MAX_COUNT, Endpoint, Outcome
+from copeca_action.records._lines import MAX_LINE_BYTES
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]
@@ -276,6 +277,8 @@ def _read_part(handle: BufferedReader, fmt: Format, stem: str, limit: int | None
         except (msgspec.DecodeError, UnicodeDecodeError):  # malformed JSON or UTF-8, or a
             # ValidationError (a DecodeError)
             return None
+    if blocks.too_long:
+        return None
     return _Part(cols, control_seen, bool(blocks.tail.strip()))
 
 
@@ -357,12 +360,17 @@ class _Blocks:
         self._handle = handle
         self._left = limit
         self.tail = b""
+        self.too_long = False
+        """A line longer than MAX_LINE_BYTES was met: the blocks stopped before it."""
 
     def __iter__(self) -> Iterator[memoryview]:
         buf = bytearray(_BLOCK)
         filled = 0  # bytes at the front: the unfinished line carried over
         while True:
             if filled == len(buf):  # one line longer than the buffer: a larger one
+                if filled >= MAX_LINE_BYTES:  # no newline in as many: read_rows names it
+                    self.too_long = True
+                    return
                 grown = bytearray(2 * len(buf))
                 grown[:filled] = buf
                 buf = grown

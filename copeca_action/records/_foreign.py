@@ -38,6 +38,7 @@ from copeca_action.records._kinds import (
     missing_cost,
     ungraded,
 )
+from copeca_action.records._lines import bounded_lines
 from copeca_action.records._retrieval import RetrievalSummary
 
 _BOM = b"\xef\xbb\xbf"
@@ -59,7 +60,7 @@ def read_rows(path: Path, notes: list[str] | None = None
     except OSError as exc:
         raise ConfigError(f"cannot read results: {exc.strerror}", path) from exc
     with handle:
-        lines = ((n, raw) for n, raw in enumerate(handle, 1) if raw.strip())
+        lines = ((n, raw) for n, raw in bounded_lines(handle, path) if raw.strip())
         rows: list[dict[str, Any]] = []
         fmt: Format | None = None
         while part := list(itertools.islice(lines, _SLICE)):

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from copeca_action._util.scrub import scrub_bytes
 from copeca_action.errors import ConfigError, Problem
 from copeca_action.records._kinds import STORED
+from copeca_action.records._lines import bounded_lines
 from copeca_action.records._record import RunRecord
 
 
@@ -85,20 +86,18 @@ def iter_records(path: Path, strict: bool = True) -> Iterator[RunRecord]:
     """Records in file order. A truncated final line (a crash mid-write) is skipped; any other
     bad line raises with its line number unless `strict` is False."""
     with path.open("rb") as handle:
-        lines = handle.read().split(b"\n")
-    last = len(lines) - 1
-    for number, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            yield RunRecord.model_validate_json(raw, context=STORED)
-        except ValidationError as exc:
-            if number - 1 == last:  # unterminated last line: an interrupted append
+        for number, raw in bounded_lines(handle, path):
+            if not raw.strip():
                 continue
-            if strict:
-                first = exc.errors()[0]
-                field = ".".join(str(p) for p in first["loc"]) or None
-                raise ConfigError(Problem(str(path), first["msg"], number, field)) from exc
+            try:
+                yield RunRecord.model_validate_json(raw, context=STORED)
+            except ValidationError as exc:
+                if not raw.endswith(b"\n"):  # unterminated last line: an interrupted append
+                    continue
+                if strict:
+                    first = exc.errors()[0]
+                    field = ".".join(str(p) for p in first["loc"]) or None
+                    raise ConfigError(Problem(str(path), first["msg"], number, field)) from exc
 
 
 def read_records(path: Path, strict: bool = True) -> list[RunRecord]:
