@@ -18,7 +18,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from copeca_action import __version__
-from copeca_action._util.scrub import capture_env, scrub_uncaught, shared_scrubber
+from copeca_action._util.scrub import (
+    capture_env,
+    register_private_dir,
+    scrub_uncaught,
+    shared_scrubber,
+)
 from copeca_action.errors import ConfigError, CopecaError, GitHubError, Problem, os_error
 from copeca_action.github._approval import (
     approve_comment,
@@ -42,6 +47,7 @@ from copeca_action.github._files import (
     escape_command,
     mask,
     outputs_path,
+    runner_file_dirs,
     summary_path,
     write_outputs,
     write_summary,
@@ -196,6 +202,8 @@ def run_action(env: Mapping[str, str], engine: Engine | None = None,
                sleep: Callable[[float], None] | None = None) -> int:
     """The whole action; returns the process exit code. Raises CopecaError on failure."""
     ctx = prepare(env)
+    for folder in runner_file_dirs(env, ctx.workspace):  # before any code of the tool runs
+        register_private_dir(folder)
     if ctx.event.name == "issue_comment":
         approved = approve_comment(_api(ctx, env, policy, sleep), ctx.event)
         if approved.event is None:  # anyone can comment: say why in the log, post nothing

@@ -430,6 +430,40 @@ exit 3
     assert not any("sk-secret" in a for a in argv)  # values never on the command line
 
 
+def test_run_step_copies_back_only_plain_files(tmp_path: Path) -> None:
+    """The exchange folder lies in the workspace, which the tool under test can write: a
+    `summary.md` replaced by a link to /proc/self/environ had the step's `cat` publish its
+    own environment (the secret inputs) in the job summary, and an `output` replaced by a
+    FIFO hung the job. Neither is copied now; the step fails saying which."""
+    step = next(s for s in action()["runs"]["steps"] if s.get("id") == "run")
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "docker").write_text(f"""#!/bin/bash
+[ "$1" = run ] || exit 0
+io="$(ls -d {tmp_path}/ws/.copeca-io.*)"
+ln -sf /proc/self/environ "$io/summary.md"
+rm "$io/output" && mkfifo "$io/output"
+""")
+    (stub / "docker").chmod(0o755)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "event.json").write_text("{}")
+    env = {"PATH": f"{stub}:/usr/bin:/bin", "GITHUB_WORKSPACE": str(ws),
+           "GITHUB_EVENT_PATH": str(tmp_path / "event.json"),
+           "GITHUB_OUTPUT": str(tmp_path / "output"),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "COPECA_IMAGE": "img:1",
+           "INPUT_SCENARIO": "s.yaml", "INPUT_ANTHROPIC_API_KEY": "sk-secret"}
+    result = subprocess.run(["bash", "-c", step["run"]], env=env, capture_output=True,
+                            text=True, check=False, timeout=60)
+    assert result.returncode == 2
+    assert "::error title=copeca-action::output is not a plain file" in result.stdout
+    assert "::error title=copeca-action::summary.md is not a plain file" in result.stdout
+    for name in ("output", "summary.md"):
+        assert not (tmp_path / name).exists() or "sk-secret" not in (
+            tmp_path / name).read_text(errors="replace")
+    assert list(ws.iterdir()) == []
+
+
 def test_run_step_passes_the_names_of_every_given_input_but_no_value(tmp_path: Path) -> None:
     """A composite action gets no `INPUT_*` variable for a `with:` key it does not declare
     (GitHub only warns), so a typo such as `budget_usd` was dropped without a word; the step

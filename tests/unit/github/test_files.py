@@ -65,3 +65,24 @@ def test_a_summary_within_the_limit_is_written_as_it_is(tmp_path: Path) -> None:
     text = "<details>\n\n```\n" + "x\n" * 1000 + "```\n\n</details>\n"
     write_summary(path, text)
     assert path.read_text() == text
+
+
+def test_a_link_or_a_fifo_in_place_of_a_runner_file_is_refused(tmp_path: Path) -> None:
+    """Never written through a link (it could lead anywhere) nor to a FIFO (the open blocked
+    for good without a reader): a GitHubError naming the file, at once."""
+    import os
+
+    import pytest
+
+    from copeca_action.errors import GitHubError
+
+    target = tmp_path / "elsewhere"
+    target.write_text("kept\n")
+    (tmp_path / "link").symlink_to(target)
+    os.mkfifo(tmp_path / "fifo")
+    for name in ("link", "fifo"):
+        with pytest.raises(GitHubError, match=f"{name}: not a regular file"):
+            write_outputs(tmp_path / name, {"verdict": "improvement"})
+        with pytest.raises(GitHubError, match=f"{name}: not a regular file"):
+            write_summary(tmp_path / name, "# hi")
+    assert target.read_text() == "kept\n"
