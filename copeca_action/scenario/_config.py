@@ -409,8 +409,12 @@ class Runner(InputModel):
 class GitPin(InputModel):
     url: NonEmpty
     """https://, http://, ssh://, git:// or file:// (never a `ext::` or `fd::` transport,
-    which runs a command, nor an option-like `-…`)."""
+    which runs a command, nor an option-like `-…`), without credentials (a password, or
+    an http(s) user name, which is how a token is put in a URL)."""
     commit: Annotated[str, Field(pattern=COMMIT_RE)]
+    """The exact 40-hex commit; tags and branches move, commits do not."""
+    tag: str | None = None
+    """The upstream tag this commit carries, for humans."""
 
     @field_validator("url")
     @classmethod
@@ -418,10 +422,14 @@ class GitPin(InputModel):
         if url.startswith("-") or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*::", url):
             raise ValueError(f"{url!r}: a git URL with a remote helper or an option runs "
                              "commands; use https://, ssh://, git:// or file://")
+        found = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)@", url)
+        if found and (":" in found[2] or found[1].lower() in ("http", "https")):
+            shown = url[:found.start(2)] + "***" + url[found.end(2):]
+            raise ValueError(f"{shown!r}: a git URL with credentials in it (shown as ***): "
+                             "the snapshot cache's mirror keeps its URL in a config agents "
+                             "can read, and errors quote it; give the URL without them and "
+                             "the credentials to git apart (a credential helper)")
         return url
-    """The exact 40-hex commit; tags and branches move, commits do not."""
-    tag: str | None = None
-    """The upstream tag this commit carries, for humans."""
 
 
 class SdistPin(InputModel):

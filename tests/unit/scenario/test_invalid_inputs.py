@@ -69,3 +69,30 @@ def test_duplicate_ids_across_two_new_files_name_both(tmp_path: Path) -> None:
     result = validate_paths([tmp_path], corpus_root=INVALID.parents[2] / "corpus")
     dupes = [str(p) for p in result.errors if "duplicate task id" in str(p)]
     assert len(dupes) == 1 and str(tmp_path / "a.yaml") in dupes[0]
+
+
+@pytest.mark.parametrize("url", ["https://x-access-token:ghp_SECRET@github.com/o/r",
+                                 "https://ghp_SECRET@github.com/o/r",
+                                 "HTTP://ghp_SECRET@example.com/o/r.git",
+                                 "ssh://git:ghp_SECRET@github.com/o/r"])
+def test_a_git_url_with_credentials_is_refused_without_quoting_them(
+        tmp_path: Path, url: str) -> None:
+    """A token in a repository's URL would be kept in the snapshot cache's mirror (its git
+    config, which agents can read) and quoted by errors: refused, the credentials shown as
+    *** and never echoed."""
+    repos = tmp_path / "repos.yaml"
+    repos.write_text(f"repos:\n  r:\n    language: go\n    git:\n      url: {url}\n"
+                     f"      commit: {'a' * 40}\n")
+    shown = [str(p) for p in validate_paths([repos]).errors]
+    assert len(shown) == 1 and shown[0].startswith(f"{repos}:5: repos.r.git.url: ")
+    assert "credentials" in shown[0] and "***@" in shown[0] and "SECRET" not in shown[0]
+
+
+@pytest.mark.parametrize("url", ["ssh://git@github.com/o/r", "git@github.com:o/r",
+                                 "https://github.com/o/r@v1", "file:///srv/git/r"])
+def test_a_git_url_with_a_user_name_alone_over_ssh_is_accepted(tmp_path: Path,
+                                                               url: str) -> None:
+    repos = tmp_path / "repos.yaml"
+    repos.write_text(f"repos:\n  r:\n    language: go\n    git:\n      url: {url}\n"
+                     f"      commit: {'a' * 40}\n")
+    assert validate_paths([repos]).ok
