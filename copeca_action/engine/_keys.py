@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from copeca_action.agent._invocation import CONFIG_URL_PARSERS
+from copeca_action.errors import ConfigError, Problem
 from copeca_action.keyproxy import FAMILIES, FAMILY_OF_PARSER, KeyForwarder, Route
 from copeca_action.scenario import Runner
 
@@ -26,12 +27,29 @@ KEY_IN_AGENT_ENV = "key_in_agent_env"
 """Flag of a run whose agent held the harness's real model key in its environment."""
 
 
+_ON = ("on", "1", "true", "yes")
+_OFF = ("off", "0", "false", "no")
+
+
+def check_key_proxy(env: Mapping[str, str]) -> None:
+    """Refuses a value of COPECA_KEY_PROXY that is none of the above: a typo (`onn`,
+    `enabled`) was taken as unset, so a job meant to keep the key from agents handed it to
+    them (flagged after the runs, never refused before)."""
+    value = env.get(KEY_PROXY_ENV, "").strip().lower()
+    if value not in ("", "auto", *_ON, *_OFF):
+        raise ConfigError(Problem(f"${KEY_PROXY_ENV}", f"unknown value {value[:40]!r}; "
+                                  f"expected on, off or auto ({', '.join(_ON)}; "
+                                  f"{', '.join(_OFF)}; unset)"))
+
+
 def key_proxy_off(env: Mapping[str, str]) -> bool:
-    return env.get(KEY_PROXY_ENV, "").strip().lower() in ("off", "0", "false", "no")
+    check_key_proxy(env)
+    return env.get(KEY_PROXY_ENV, "").strip().lower() in _OFF
 
 
 def key_proxy_on(env: Mapping[str, str]) -> bool:
-    return env.get(KEY_PROXY_ENV, "").strip().lower() in ("on", "1", "true", "yes")
+    check_key_proxy(env)
+    return env.get(KEY_PROXY_ENV, "").strip().lower() in _ON
 
 
 def forwarder_wanted(env: Mapping[str, str], base_url: str | None) -> bool:

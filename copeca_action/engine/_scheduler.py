@@ -46,7 +46,7 @@ from copeca_action.engine._execute import (
     start_agent,
 )
 from copeca_action.engine._fingerprint import fingerprints, tool_arms
-from copeca_action.engine._keys import start_forwarder
+from copeca_action.engine._keys import check_key_proxy, start_forwarder
 from copeca_action.engine._outdir import FINISHED, merge_records
 from copeca_action.engine._progress import NullProgress, ProgressSink
 from copeca_action.engine._reuse import ReuseResult, adopt
@@ -419,6 +419,7 @@ def run_plan(cfg: EngineConfig, plan: RunPlan, *, resume: bool = False,
 def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str,
               progress: ProgressSink | None, grow: bool = False, warn: bool = True) -> RunStats:
     progress = progress or NullProgress()
+    check_key_proxy(cfg.host_env)  # before anything: a typo must not hand agents the key
     stats_warnings: list[str] = []
     out = cfg.out
     out.acquire()

@@ -34,3 +34,28 @@ def test_a_vendor_job_starts_no_forwarder_unless_asked() -> None:
         assert fwd.upstream("claude") == "https://api.anthropic.com"
     with start_forwarder({"claude": runner}, env, URL) as fwd:
         assert fwd is not None and fwd.upstream("claude") == URL
+
+
+@pytest.mark.parametrize("setting", ["onn", "enabled", "forward"])
+def test_an_unknown_setting_refuses_the_job_before_any_run(tmp_path: Path,
+                                                            setting: str) -> None:
+    """A typo was taken as unset: a job meant to keep the key from its agents (`onn`) handed
+    it to them, and only the report's flag said so afterwards."""
+    from dataclasses import replace
+
+    from engine_helpers import config, fake, make_corpus, scenario
+
+    from copeca_action.engine import run_plan
+    from copeca_action.errors import ConfigError
+    from copeca_action.plan import build_plan
+
+    with pytest.raises(ConfigError, match=r"\$COPECA_KEY_PROXY: unknown value .*expected on, "
+                                          r"off or auto"):
+        forwarder_wanted({"COPECA_KEY_PROXY": setting}, URL)
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}})
+    cfg = config(tmp_path, corpus, scenario())
+    cfg = replace(cfg, host_env={**cfg.host_env, "COPECA_KEY_PROXY": setting})
+    with pytest.raises(ConfigError, match="COPECA_KEY_PROXY"):
+        run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+                 scenario_text="name: t\n")
+    assert not cfg.out.results.exists()
