@@ -20,3 +20,10 @@ def usd_decimals(value: float, decimals: int) -> int:
     if size == 0 or not math.isfinite(size) or size >= 10.0 ** -decimals:
         return decimals
     return min(MOST_DECIMALS, max(decimals, 1 - math.floor(math.log10(size))))
+
+
+def usd_text(value: float) -> str:
+    """A finite amount as report.md writes it: four decimals under $1 (more for an amount
+    that would round to zero), two from $1. The PR comment's spend line takes it too, so
+    "$0.1701" in the report is not "$0.17" in the comment beside "$0.0301 of it"."""
+    return f"${value:,.{usd_decimals(value, 4)}f}" if value < 1 else f"${value:,.2f}"

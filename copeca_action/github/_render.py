@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterable
 from functools import cache
@@ -15,6 +16,7 @@ from typing import Any
 
 import jinja2
 
+from copeca_action._util.money import usd_text
 from copeca_action._util.percent import level_text
 from copeca_action.github._comment_data import Bounds, CommentData, Estimate, MetricRow
 from copeca_action.github._comments import MAX_COMMENT_CHARS, marker, state_marker
@@ -155,15 +157,20 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+def _usd(value: float) -> str:
+    return usd_text(value) if math.isfinite(value) else str(value_text(value, "usd"))
+
+
 def run_text(data: CommentData) -> Safe:
     """The run in one line: spend, agent time, models, CLI versions, commits, where the full
     report is."""
     r = data.run
     parts = []
     if r is not None:
-        spent = f"**This run**: {value_text(r.spend_usd, 'usd')} on {r.runs:,} runs (all arms "
+        # the report's precision (report.md's Spend line): the same figures, the same digits
+        spent = f"**This run**: {_usd(r.spend_usd)} on {r.runs:,} runs (all arms "
         if r.excluded_attempts:
-            spent += (f"and tasks; {value_text(r.excluded_usd, 'usd')} of it on "
+            spent += (f"and tasks; {_usd(r.excluded_usd)} of it on "
                       f"{r.excluded_attempts:,} excluded or retried attempts)")
         else:
             spent += "and tasks)"

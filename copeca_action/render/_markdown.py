@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Iterable
 
-from copeca_action._util.money import usd_decimals
+from copeca_action._util.money import usd_text
 from copeca_action._util.percent import level_text, percent_decimals, threshold_text
 from copeca_action._util.text import one_line
 from copeca_action.report import (
@@ -78,7 +78,7 @@ def usd(value: float | None) -> str:
         return "n/a"
     if math.isinf(value):
         return "∞"
-    return f"${value:,.{usd_decimals(value, 4)}f}" if value < 1 else f"${value:,.2f}"
+    return usd_text(value)
 
 
 def share(value: float | None) -> str:

@@ -44,7 +44,8 @@ def test_the_spend_line_adds_excluded_and_retried_attempts_to_the_arms() -> None
     facts = run_facts(report, [])
     assert facts.spend_usd == pytest.approx(0.62) and facts.excluded_attempts == 2
     line = str(run_text(CommentData(verdict=report.verdict, run=facts)))
-    assert "**This run**: $0.62 on 6 runs (all arms and tasks; $0.0800 of it on 2 " \
+    # the figures report.md states, to its digits (not "$0.62" beside "$0.0800 of it")
+    assert "**This run**: $0.6200 on 6 runs (all arms and tasks; $0.0800 of it on 2 " \
            "excluded or retried attempts)" in line
 
 
