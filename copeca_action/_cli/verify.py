@@ -110,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"verdict: {s.verdict}, delta {delta}{ci}")
     if result.report_checked:
         print(f"report: {result.report_checked}")
+    if result.attempts_checked:
+        print(f"earlier attempts: {result.attempts_checked}")
     scrubbed = result.manifest.scrubbed
     if scrubbed:
         print(f"scrubbed: {sum(scrubbed.values())} redaction(s): "

@@ -18,6 +18,12 @@ RESULTS = "results.jsonl"
 REPORT_FILES = ("report.json", "report.md", "report.html")
 RUNS_DIR = "runs"
 RECORD = "record.json"
+ATTEMPTS_DIR = "attempts"
+"""attempts/<run id>/<attempt>-<started>/: an earlier attempt of a run (retried, or one the
+harness died during), its record.json (a superseded line of results.jsonl) and its output:
+the evidence behind the spend of attempts outside the statistics."""
+OMITTED = "omitted.json"
+"""In an attempt's folder: the files left out for their size (name, size, why), when any."""
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://copeca-action.dev/bundle/v1"

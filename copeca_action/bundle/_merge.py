@@ -18,10 +18,18 @@ from copeca_action._util.build import Build
 from copeca_action._util.hashing import sha256_json
 from copeca_action._util.scrub import Scrubber
 from copeca_action.bundle._complete import describe
-from copeca_action.bundle._model import RECORD, RUNS_DIR, SCENARIO, FileEntry, Manifest
+from copeca_action.bundle._model import (
+    ATTEMPTS_DIR,
+    RECORD,
+    RUNS_DIR,
+    SCENARIO,
+    FileEntry,
+    Manifest,
+)
 from copeca_action.bundle._verify import VerifiedBundle, verify_bundle
 from copeca_action.bundle._write import (
     BundleContents,
+    KeptAttempt,
     RenderedReport,
     Source,
     StreamSource,
@@ -165,6 +173,20 @@ def _run_files(archive: SafeZip, manifest: Manifest) -> dict[str, dict[str, Sour
     return files
 
 
+def _attempts(archive: SafeZip, shard: VerifiedBundle) -> dict[str, KeptAttempt]:
+    """The shard's earlier attempts (attempts/<run id>/<name>/), each with its record (one
+    of the shard's records: verified so) and its files, re-hashed while copied."""
+    files: dict[str, dict[str, Source]] = {}
+    for entry in shard.manifest.files:
+        parts = entry.path.split("/", 3)
+        if parts[0] != ATTEMPTS_DIR or len(parts) < 4 or parts[3] == RECORD:
+            continue
+        files.setdefault(f"{parts[1]}/{parts[2]}", {})[parts[3]] = StreamSource(
+            entry.size, lambda e=entry: _checked(archive, e))  # type: ignore[misc]
+    return {key: KeptAttempt(record=record, files=files.get(key, {}))
+            for key, record in (shard.attempts or {}).items()}
+
+
 def _redactions(shard: VerifiedBundle) -> int:
     """What the shard's signed summary says was redacted from its run's files (0 for
     bundles written before the summary said)."""
@@ -217,14 +239,17 @@ def merge_bundles(paths: Sequence[Path], out: Path, key: Ed25519PrivateKey | Non
     with ExitStack() as stack:
         archives = [stack.enter_context(SafeZip(p, limits)) for p in paths]
         run_files: dict[str, dict[str, Source]] = {}
+        attempts: dict[str, KeptAttempt] = {}
         for archive, shard in zip(archives, shards, strict=True):
             run_files.update(_run_files(archive, shard.manifest))
+            attempts.update(_attempts(archive, shard))
         scenario_entry = next(f for f in first.manifest.files if f.path == SCENARIO)
         scenario_yaml = b"".join(_checked(archives[0], scenario_entry))
         contents = BundleContents(
             scenario_yaml=scenario_yaml, plan=plan, records=records, environment=environment,
             thresholds=thresholds if thresholds is not None
             else first.statement.predicate.thresholds, run_files=run_files,
+            attempts=attempts,
             report=report(plan, records, sum(_redactions(s) for s in shards))
             if report else None)
         manifest = write_bundle(contents, out, key, scrubber, check)

@@ -12,9 +12,11 @@ from pydantic import Field, field_validator
 
 from copeca_action._util.model import RecordModel
 from copeca_action.bundle._layout import (  # re-exported: the format's names live there
+    ATTEMPTS_DIR,
     ENVELOPE,
     MANIFEST,
     METADATA,
+    OMITTED,
     PAYLOAD_TYPE,
     PLAN,
     PREDICATE_TYPE,
@@ -28,9 +30,9 @@ from copeca_action.bundle._layout import (  # re-exported: the format's names li
     check_member_path,
 )
 
-__all__ = ["ENVELOPE", "MANIFEST", "METADATA", "PAYLOAD_TYPE", "PLAN", "PREDICATE_TYPE",
-           "RECORD", "REPORT_FILES", "RESULTS", "RUNS_DIR", "SCENARIO", "STATEMENT",
-           "STATEMENT_TYPE", "check_member_path"]
+__all__ = ["ATTEMPTS_DIR", "ENVELOPE", "MANIFEST", "METADATA", "OMITTED", "PAYLOAD_TYPE",
+           "PLAN", "PREDICATE_TYPE", "RECORD", "REPORT_FILES", "RESULTS", "RUNS_DIR",
+           "SCENARIO", "STATEMENT", "STATEMENT_TYPE", "check_member_path"]
 
 
 class FileEntry(RecordModel):

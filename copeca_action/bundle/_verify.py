@@ -22,6 +22,7 @@ from copeca_action._util.hashing import sha256_bytes, sha256_json
 from copeca_action.bundle._canonical import check_canonical
 from copeca_action.bundle._complete import Completeness, check_completeness, describe
 from copeca_action.bundle._model import (
+    ATTEMPTS_DIR,
     ENVELOPE,
     MANIFEST,
     METADATA,
@@ -48,7 +49,7 @@ from copeca_action.bundle._sign import (
 from copeca_action.bundle._zipread import Limits, SafeZip
 from copeca_action.errors import CopecaError, VerificationError
 from copeca_action.plan import RunPlan
-from copeca_action.records import SIMULATED, STORED, RunRecord
+from copeca_action.records import SIMULATED, STORED, RunRecord, latest_by_run_id
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -88,6 +89,12 @@ class VerifiedBundle:
     `other_build_fails` false, `not confirmed: ...` (another build's report that this
     build recomputes otherwise); empty when no report hook was given or the bundle
     carries no report."""
+    attempts: dict[str, RunRecord] | None = None
+    """`<run id>/<name>` → the record of each earlier attempt in attempts/ (each a
+    superseded line of results.jsonl)."""
+    attempts_checked: str = ""
+    """How the spend of the attempts outside the statistics is backed by attempts/; empty
+    when results.jsonl holds no earlier attempt that spent."""
 
     @property
     def signed(self) -> bool:
@@ -192,6 +199,71 @@ def _check_members(archive: SafeZip, manifest: Manifest, hashes: MemberHashes) -
                                 f"manifest:{_listing(problems)}")
     archive.add_crcs(hashes.crcs())
     return hashed
+
+
+def _read_attempts(archive: SafeZip) -> dict[str, RunRecord]:
+    """attempts/<run id>/<name>/record.json of each earlier attempt's folder."""
+    folders = set()
+    for path in archive.members:
+        if not path.startswith(f"{ATTEMPTS_DIR}/"):
+            continue
+        parts = path.split("/")
+        if len(parts) < 4:
+            raise VerificationError("corrupt", f"{path}: expected {ATTEMPTS_DIR}/<run id>/"
+                                    "<attempt>/<file>")
+        folders.add(f"{parts[1]}/{parts[2]}")
+    attempts = {}
+    for key in sorted(folders):
+        path = f"{ATTEMPTS_DIR}/{key}/{RECORD}"
+        if path not in archive.members:
+            raise VerificationError("incomplete", f"{ATTEMPTS_DIR}/{key}/ has no {RECORD}")
+        attempts[key] = _parse(RunRecord, archive.read(path), path)
+    return attempts
+
+
+def _spent(record: RunRecord) -> bool:
+    """As the report's spend account counts an attempt outside the statistics."""
+    return record.cost_usd is None or record.cost_usd > 0
+
+
+def check_attempts(log: list[RunRecord], attempts: Mapping[str, RunRecord]) -> str:
+    """Each attempts/<run id>/<name>/record.json is an earlier attempt of that run in
+    results.jsonl (a superseded line, field for field), once: else `incomplete`, naming the
+    folder. Returns how the spend of the earlier attempts that spent is backed by them (a
+    folder lost before it was kept, by an older copeca-action, is named, not refused)."""
+    final = {id(r) for r in latest_by_run_id(log).values()}
+    earlier = [r for r in log if id(r) not in final]
+    problems, backed = [], set()
+    for key, record in sorted(attempts.items()):
+        run_id = key.split("/", 1)[0]
+        twin = next((i for i, r in enumerate(earlier) if r == record), None)
+        if record.run_id != run_id or twin is None:
+            problems.append(f"{ATTEMPTS_DIR}/{key}/{RECORD} is no earlier attempt of run "
+                            f"{run_id} in {RESULTS} (not a superseded line of it, field for "
+                            "field)")
+        elif twin in backed:
+            problems.append(f"{ATTEMPTS_DIR}/{key}: attempt {record.attempt} of run {run_id} "
+                            "is in another folder of attempts/ too")
+        else:
+            backed.add(twin)
+    if problems:
+        raise VerificationError("incomplete", f"the earlier attempts in {ATTEMPTS_DIR}/ do not "
+                                f"match {RESULTS}:{_listing(problems)}")
+    spent = [i for i, r in enumerate(earlier) if _spent(r)]
+    if not spent:
+        return ""
+    usd = sum(earlier[i].cost_usd or 0.0 for i in spent)
+    missing = [f"{earlier[i].run_id} attempt {earlier[i].attempt}" for i in spent
+               if i not in backed]
+    unknown = sum(earlier[i].cost_usd is None for i in spent)
+    text = (f"{len(spent)} earlier attempt(s) spent ${usd:.4f} outside the statistics"
+            + (f" ({unknown} of unknown cost, not in that sum)" if unknown else "")
+            + f"; {len(spent) - len(missing)} of them with their folder in {ATTEMPTS_DIR}/ "
+            "(record, output)")
+    if missing:
+        text += (f"; {len(missing)} without one (an older copeca-action cleared a retried "
+                 f"attempt's folder, or it was removed by hand): {', '.join(missing[:SHOW])}")
+    return text
 
 
 def _read_records(archive: SafeZip) -> tuple[list[RunRecord], dict[str, RunRecord]]:
@@ -306,6 +378,7 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         # the signed ones, so the failure named is the same as in a sequential check.
         early_plan = _attempt(lambda: _parse(RunPlan, archive.read(PLAN), PLAN))
         early_records = _attempt(lambda: _read_records(archive))
+        early_attempts = _attempt(lambda: _read_attempts(archive))
         # and recompute the report from those records, compared once all else passed
         early_report = _attempt(lambda: _published_report(
             archive, signed_statement, early_records, report, _signature(keyid, pubkey),
@@ -323,11 +396,13 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
                                     "compare mode differ)")
         _check_plan(plan)
         log, dirs = _result(early_records)
+        attempts = _result(early_attempts)
     completeness = check_completeness(plan.runs, log, dirs)
     if not completeness.ok:
         raise VerificationError("incomplete", f"{path}: the records do not match the "
                                 f"bundle's plan ({len(plan.runs)} runs):\n"
                                 f"{completeness.message()}")
+    attempts_checked = check_attempts(log, attempts)
     if scenario is not None:
         _check_against_scenario(path, plan, signed_statement.predicate, scenario, tasks or {},
                                 log, dirs)
@@ -335,7 +410,8 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
                           records=log, completeness=completeness, keyid=keyid,
                           pinned=pubkey is not None and keyid is not None,
                           scenario_checked=scenario is not None, bytes_hashed=hashed,
-                          report_checked=_result(early_report))
+                          report_checked=_result(early_report), attempts=attempts,
+                          attempts_checked=attempts_checked)
 
 
 def _published_report(archive: SafeZip, statement: Statement,
@@ -480,6 +556,7 @@ def summary_json(result: VerifiedBundle) -> str:
         "shard": predicate.shard, "scenario_checked": result.scenario_checked,
         "simulated": result.simulated,
         "report_checked": result.report_checked,
+        "attempts_checked": result.attempts_checked,
         "scrubbed": result.manifest.scrubbed,
         "summary": predicate.summary.model_dump(mode="json") if predicate.summary else None,
     }, indent=2)

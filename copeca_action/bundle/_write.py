@@ -25,8 +25,10 @@ from copeca_action._util.hashing import canonical_json
 from copeca_action._util.scrub import Scrubber
 from copeca_action.bundle._canonical import canonical_info
 from copeca_action.bundle._model import (
+    ATTEMPTS_DIR,
     ENVELOPE,
     MANIFEST,
+    OMITTED,
     PLAN,
     RECORD,
     REPORT_FILES,
@@ -71,6 +73,16 @@ class RenderedReport:
 
 
 @dataclass(frozen=True)
+class KeptAttempt:
+    """An earlier attempt of a run (OUT/attempts/<run id>/<name>/): the superseded record of
+    results.jsonl it is the evidence of, and its files (output, stderr; not record.json,
+    written from the record)."""
+
+    record: RunRecord
+    files: Mapping[str, Source] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class BundleContents:
     """Everything a bundle is made of; the one argument of `write_bundle`."""
 
@@ -83,6 +95,9 @@ class BundleContents:
     run_files: Mapping[str, Mapping[str, Source]] = field(default_factory=dict)
     """Run id → file name → content: transcript, patch, eval (record.json is added)."""
     report: RenderedReport | None = None
+    attempts: Mapping[str, KeptAttempt] = field(default_factory=dict)
+    """`<run id>/<name>` → an earlier attempt kept beside the run (attempts/<run id>/<name>/):
+    each a superseded record of `records`."""
 
 
 def collect_environment(records: Iterable[RunRecord] = (), image_digest: str | None = None,
@@ -148,6 +163,7 @@ def _members(contents: BundleContents) -> dict[str, Source]:
             members[f"{RUNS_DIR}/{run_id}/{name}"] = source
     for run_id, record in final.items():
         members[f"{RUNS_DIR}/{run_id}/{RECORD}"] = record.model_dump_json(indent=1).encode()
+    members.update(_attempt_members(contents, final))
     for path, source in members.items():
         why = check_member_path(path)
         if why:
@@ -155,6 +171,40 @@ def _members(contents: BundleContents) -> dict[str, Source]:
         if _size(source) > Limits().max_entry_size:
             raise BundleError(f"{path}: {_size(source)} bytes, more than the "
                               f"{Limits().max_entry_size} a verifier accepts per file")
+    return members
+
+
+def _attempt_members(contents: BundleContents, final: Mapping[str, RunRecord]
+                     ) -> dict[str, Source]:
+    """attempts/<run id>/<name>/: each kept attempt's record.json (from its record, which must
+    be a superseded line of results.jsonl) and files. A file larger than a verifier accepts
+    is left out, named with its size in the folder's omitted.json (the record and the other
+    files still go in: the attempt's spend stays checkable)."""
+    superseded = {id(r) for r in contents.records} - {id(r) for r in final.values()}
+    logged = [r for r in contents.records if id(r) in superseded]
+    members: dict[str, Source] = {}
+    cap = Limits().max_entry_size
+    for key, kept in sorted(contents.attempts.items()):
+        run_id = key.split("/", 1)[0]
+        if kept.record.run_id != run_id or not any(r == kept.record for r in logged):
+            raise BundleError(f"{ATTEMPTS_DIR}/{key}: its record is no earlier attempt of run "
+                              f"{run_id} in {RESULTS}")
+        folder = f"{ATTEMPTS_DIR}/{key}"
+        members[f"{folder}/{RECORD}"] = kept.record.model_dump_json(indent=1).encode()
+        omitted = []
+        for name, source in sorted(kept.files.items()):
+            if name == RECORD:
+                raise BundleError(f"{folder}: {RECORD} is written from the record itself")
+            size = _size(source)
+            if size > cap:
+                omitted.append({"file": name, "size": size, "why": (
+                    f"larger than the {cap} bytes a verifier accepts per file")})
+                continue
+            members[f"{folder}/{name}"] = source
+        if omitted:  # (a merge carries a shard's omitted.json, whose files were left out)
+            if f"{folder}/{OMITTED}" in members:
+                raise BundleError(f"{folder}: {OMITTED} given, and files to leave out")
+            members[f"{folder}/{OMITTED}"] = pretty_json(omitted)
     return members
 
 

@@ -6,6 +6,8 @@ tools ([[name, input], ...]), turns ([[input, cache_read], ...]), output_tokens 
 edit ([file, old, new]), piddir (str: write our pid there, when the folder is seen),
 touch (str: create this file), sleep_before_result (s: sleep after the turns are printed,
 before the closing `result` line, as a CLI waiting for its last model request),
+sleep_once (str: a folder the agent can write; sleep_before_result applies only to the first
+run that finds no `slept` marker there, which leaves one),
 endpoint_error_once (str: a folder the agent can write; the first run that finds no marker
 there leaves one and ends as an endpoint failure does, HTTP 529 after its turns, having spent
 `failed_cost`, default `cost`: an infra_error the harness retries),
@@ -81,7 +83,8 @@ def main() -> int:
             emit({"type": "user", "message": {"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": f"t{i}_{j}", "content": "ok"}
                 for j in range(len(calls))]}})
-    if spec.get("sleep_before_result"):
+    if spec.get("sleep_before_result") and (
+            not spec.get("sleep_once") or _first(spec["sleep_once"], "slept")):
         time.sleep(float(spec["sleep_before_result"]))
     code = int(spec.get("exit", 0))
     cost = float(spec.get("cost", 0.01))
@@ -97,10 +100,10 @@ def main() -> int:
     return code
 
 
-def _first(folder: str) -> bool:
-    """True once per folder: the run that creates its marker."""
+def _first(folder: str, marker: str = "failed") -> bool:
+    """True once per folder and marker: the run that creates the marker."""
     try:
-        os.close(os.open(os.path.join(folder, "failed"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        os.close(os.open(os.path.join(folder, marker), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
     except FileExistsError:
         return False
     return True
