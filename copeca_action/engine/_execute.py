@@ -41,6 +41,7 @@ from copeca_action.records import (
     RunRecord,
     latest_by_run_id,
 )
+from copeca_action.records._kinds import HARNESS_DIED, KILLED
 from copeca_action.retrieval import record_retrieval
 from copeca_action.scenario import BuildCacheSpec, Mode, Task, TestGrading
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
@@ -279,9 +280,6 @@ def recover_lost(cfg: EngineConfig, res: Resolved, plan: RunPlan,
     return found
 
 
-KILLED = ("the harness died while the agent ran (SIGKILL, a crash or a lost machine); the "
-          "spend its output shows is counted (a lower bound); --resume repeats the run")
-"""The error of an attempt a dead harness left unrecorded (found on resume)."""
 KILLED_UNGRADED = (
     "the harness died after the agent finished, before grading it (SIGKILL, a crash or a "
     "lost machine); its output is complete, so the spend counted is exact; not graded from a "
@@ -289,8 +287,6 @@ KILLED_UNGRADED = (
     "repeats the run")
 """The error of such an attempt whose CLI had printed its closing event (`Transcript.ended`):
 its cost is exact; it is run again, never graded late (see docs/running.md, Resume)."""
-HARNESS_DIED = "harness_died"
-"""Flag of an attempt the harness died during (recorded on resume from its output)."""
 
 
 def _killed_record(cfg: EngineConfig, res: Resolved, run: PlannedRun, attempt: int,

@@ -31,7 +31,7 @@ import msgspec
 from copeca_action._util.forked import Forked, can_fork
 from copeca_action.records import _copeca
 from copeca_action.records._copeca import Format, copeca_messages, detect_format, renumber
-from copeca_action.records._kinds import MAX_COUNT, Endpoint, Outcome
+from copeca_action.records._kinds import KILLED, MAX_COUNT, Endpoint, Outcome, died_flags
 from copeca_action.records._lines import MAX_LINE_BYTES
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
@@ -124,6 +124,8 @@ class _Ours(msgspec.Struct, gc=False):
     endpoint: Endpoint | None = None
     pricing_updated: dt.date | None = None
     started_at: dt.datetime | None = None
+    error: str | None = None
+    """Read for `died_flags` only (an older resume's record of a harness that died)."""
 
 
 class _Meta(msgspec.Struct, gc=False):
@@ -438,7 +440,8 @@ def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
     cols.turns += _reported([r.turns for r in rows])
     cols.tool_calls += _reported([r.tool_calls for r in rows])
     cols.duration_s += _reported([r.duration_s for r in rows])
-    cols.flags += [tuple(r.flags) for r in rows]
+    cols.flags += [tuple(r.flags if r.error != KILLED else died_flags(r.outcome, r.error, r.flags))
+                   for r in rows]
     cols.endpoint += [r.endpoint for r in rows]
     cols.pricing_updated += [r.pricing_updated for r in rows]
     cols.started_at += [r.started_at for r in rows]

@@ -35,6 +35,7 @@ from copeca_action.records._kinds import (
     UNGRADED,
     Endpoint,
     Outcome,
+    died_flags,
     missing_cost,
     ungraded,
 )
@@ -121,6 +122,8 @@ def _settled(path: Path, numbers: list[int], rows: list[dict[str, Any]]
     `ok` without `correct` is refused (a grade left out is no wrong answer)."""
     for number, row in zip(numbers, rows, strict=True):
         row.update(missing_cost(row))
+        if (error := row.pop("error", None)) is not None:
+            row["flags"] = died_flags(row["outcome"], error, row.get("flags", []))
         if ungraded(row):
             raise ConfigError(Problem(str(path), f"missing: {UNGRADED}", number, "correct"))
     return rows
@@ -210,6 +213,8 @@ class _Row(TypedDict):
     endpoint: NotRequired[Endpoint | None]
     pricing_updated: NotRequired[dt.date | None]
     started_at: NotRequired[dt.datetime | None]
+    error: NotRequired[str | None]
+    """Read for `died_flags` only, then dropped (`_settled`)."""
 
 
 NonNegInt = Annotated[int, Field(ge=0, le=MAX_COUNT)]

@@ -25,6 +25,24 @@ action's `dry-run`). Anything but `real` is a simulation: its numbers measure no
 AGENT_FILES_VISIBLE = "agent_files_visible"
 """A run's flag when the agent's view hid nothing (no working bubblewrap: `unshare` makes
 a pid namespace but cannot blank folders)."""
+HARNESS_DIED = "harness_died"
+"""Flag of an attempt the harness died during (recorded on resume from its output)."""
+KILLED = ("the harness died while the agent ran (SIGKILL, a crash or a lost machine); the "
+          "spend its output shows is counted (a lower bound); --resume repeats the run")
+"""The error of an attempt a dead harness left unrecorded, whose agent was running (found on
+resume). Records of an older copeca-action's resume carry it without `HARNESS_DIED` (their
+only flag was cost_lower_bound): `died_flags` names them as what they are."""
+
+
+def died_flags(outcome: str, error: str | None, flags: list[str]) -> list[str]:
+    """`flags`, with `HARNESS_DIED` for an attempt the harness died during that an older
+    resume recorded without it (its error is `KILLED`): so no reader of the records calls
+    it 'stopped mid-run (timeout or interrupt)'. The stored record is left as written."""
+    if error == KILLED and outcome == "infra_error" and HARNESS_DIED not in flags:
+        return [*flags, HARNESS_DIED]
+    return flags
+
+
 SIMULATED: tuple[Endpoint, ...] = ("scripted", "dry_run")
 """The endpoints that make a record, and whatever is computed from it, simulated."""
 

@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from copeca_action.errors import ConfigError
 from copeca_action.records import OUTCOMES, RetrievalSummary
 from copeca_action.records._columns import Columns
+from copeca_action.records._kinds import died_flags
 from copeca_action.report._spend import (
     SpendAccount,
     account_columns,
@@ -364,7 +365,8 @@ def _retrieval_column(values: list[Any]) -> tuple[RetrievalSummary | None, ...]:
 
 
 def table_from_records(records: Iterable[RunRecord], scenario: str = "") -> RecordTable:
-    rows = ({**r.model_dump(include=_FIELDS), "retrieval": r.retrieval} for r in records)
+    rows = ({**r.model_dump(include=_FIELDS), "retrieval": r.retrieval,
+             "flags": died_flags(r.outcome, r.error, r.flags)} for r in records)
     return table_from_rows(rows, scenario)
 
 

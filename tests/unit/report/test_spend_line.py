@@ -211,3 +211,45 @@ def test_large_but_real_costs_are_judged() -> None:
     report = build_report(runs)
     assert report.verdict != "invalid"
     assert not any("no price" in r for r in report.verdict_reasons)
+
+
+LEGACY_KILLED = ("the harness died while the agent ran (SIGKILL, a crash or a lost "
+                 "machine); the spend its output shows is counted (a lower bound); --resume "
+                 "repeats the run")
+"""The error a resume gave an attempt the harness died during, before the flag harness_died
+existed (its only flag then: cost_lower_bound)."""
+
+
+@pytest.mark.parametrize("retried", [True, False])
+def test_an_attempt_an_older_resume_recorded_is_named_as_the_harness_dying(
+        retried: bool, tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A record written by an older copeca-action's resume (error the harness's own sentence,
+    flag cost_lower_bound, no harness_died) read 'stopped mid-run (timeout or interrupt)'
+    in report.md, report.html, the warnings and the comment. It is an attempt the harness
+    died during, wherever the records are read: as records, or by `analyze` from the file
+    (rows, or columns when every run id is once)."""
+    from copeca_action.cli import main
+    from copeca_action.records import write_records
+
+    runs = _runs()
+    died = record(task_id="d", arm="tool", cost_usd=0.02, outcome="infra_error",
+                  correct=False, attempt=1, error=LEGACY_KILLED, flags=["cost_lower_bound"])
+    runs.insert(0, died)
+    if retried:
+        runs.append(record(task_id="d", arm="tool", cost_usd=0.08, attempt=2))
+    report = build_report(runs)
+    sp = report.spend
+    assert sp is not None
+    assert (sp.lower_bound_attempts, sp.died_attempts, sp.died_lower_bound) == (1, 1, 1)
+    md = render_markdown(report)
+    assert "stopped mid-run" not in md and "1 attempt(s) were running when the harness died" in md
+    line = str(run_text(CommentData(verdict=report.verdict, run=run_facts(report, []))))
+    assert "stopped mid-run" not in line and "1 running when the harness died" in line
+    assert not any("stopped mid-run" in w for w in report.warnings)
+    path = tmp_path / "results.jsonl"
+    write_records(path, runs)
+    capsys.readouterr()
+    assert main(["analyze", str(path), "--format", "md"]) == 0
+    analyzed = capsys.readouterr().out
+    assert "stopped mid-run" not in analyzed
+    assert "1 attempt(s) were running when the harness died" in " ".join(analyzed.split())
