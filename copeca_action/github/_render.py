@@ -242,8 +242,11 @@ def _render_level(data: CommentData, level: int, task_cap: int | None = None) ->
     common = {"data": data, "marker": Safe(marker(data.comment_id)),
               "state": Safe(state_marker(state_of_data(data)))}
     if data.verdict == "skipped":
+        # the action's own reason (nothing ran), else the report's (runs, nothing to compare:
+        # their spend and any simulated label are shown as for any verdict)
         return _env().get_template("skipped.md.j2").render(
-            **common, data_reason=Safe(data.skipped_reason))
+            **common, data_reason=Safe(data.skipped_reason or data.verdict_reason),
+            run_line=run_text(data) if data.run is not None else "")
     conf = data.footer.confidence if data.footer else 0.95
     return _env().get_template("comment.md.j2").render(
         **common, level=level, cap=ROW_CAP.get(level, 10), task_cap=cap,

@@ -150,3 +150,25 @@ def test_every_output_keeps_the_verdicts_reasons_apart() -> None:
     md = render_markdown(r).replace("\\[", "[").replace("\\]", "]")
     for text in (md, page, comment):
         assert joined in text
+
+
+def test_a_skipped_report_comment_says_why_and_what_was_spent() -> None:
+    """A report judged `skipped` (runs of one arm only: nothing to compare) rendered the
+    comment's skipped template, which showed only the action's own skip reason: empty here,
+    so the PR read a bare "skipped", without the report's reason, the spend already made or
+    the simulated label."""
+    only_base = [r for r in records(6, 2) if r.arm == "baseline"]
+    r = build_report(only_base, Settings(resamples=400, breakdown_resamples=200))
+    assert r.verdict == "skipped" and r.spend.total_usd > 0
+    data = comment_data(r, BundleInfo(None, None, None), comment_id="x", tasks={})
+    comment = html.unescape(render_comment(data)).replace("\u200b", "")
+    assert "copeca-action: skipped" in comment
+    for reason in r.verdict_reasons:
+        assert reason in comment
+    assert f"on {r.records:,} runs" in comment, comment
+    simulated = [rec.model_copy(update={"endpoint": "scripted"}) for rec in only_base]
+    rs = build_report(simulated, Settings(resamples=400, breakdown_resamples=200))
+    assert rs.simulation_note
+    comment = html.unescape(render_comment(comment_data(
+        rs, BundleInfo(None, None, None), comment_id="x", tasks={})))
+    assert "Simulated." in comment and rs.simulation_note in comment.replace("\u200b", "")
