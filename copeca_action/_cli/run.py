@@ -194,11 +194,15 @@ def print_concluded(console: Console, done: Concluded) -> None:
         console.print(f"[bold yellow]SIMULATED[/]: {done.report.simulation_note}",
                       soft_wrap=True)
     line = f"verdict: [bold]{done.report.verdict}[/]"
-    if head is not None and head.delta.estimate is not None:
-        d = head.delta
-        ci = (f" (CI {d.low:+.1%} to {d.high:+.1%})" if d.low is not None and d.high is not None
-              else "")
-        line += f", cost per correct {d.estimate:+.1%}{ci} {head.tool} vs {head.base}"
+    if head is not None and (estimate := head.delta.estimate) is not None:
+        from copeca_action.report import pct_text
+
+        # as the report writes them: an unbounded side as ∞ (never "+inf%"), each bound
+        # with the decimals that keep it on its side of zero and the fail threshold
+        low, high, lines = head.delta.low, head.delta.high, (0.0, done.report.thresholds.fail)
+        ci = (f" (CI {pct_text(low, lines)} to {pct_text(high, lines)})"
+              if low is not None and high is not None else "")
+        line += f", cost per correct {pct_text(estimate, lines)}{ci} {head.tool} vs {head.base}"
     console.print(line, soft_wrap=True)
     for name, path in done.files.items():
         console.print(f"{name}: {path}", soft_wrap=True)

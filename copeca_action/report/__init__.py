@@ -54,7 +54,7 @@ if _typing.TYPE_CHECKING:
         table_from_records,
         table_from_rows,
     )
-    from copeca_action.report._verdict import judge
+    from copeca_action.report._verdict import judge, pct_text
 
 __all__ = [
     "DEFAULT_METHOD",
@@ -99,6 +99,7 @@ __all__ = [
     "judge",
     "look_alpha",
     "paired_bootstrap",
+    "pct_text",
     "pilot_from_rows",
     "power",
     "rates",
@@ -109,6 +110,7 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "pct_text": "copeca_action.report._verdict",
     "AdoptedLine": "copeca_action.report._model",
     "ArmBootstrap": "copeca_action.report._stats",
     "ArmInterval": "copeca_action.report._model",
