@@ -25,11 +25,11 @@ from copeca_action.records import RetrievalSummary, RunRecord
 from copeca_action.records._kinds import NOT_REACHED
 from copeca_action.render import _svg
 from copeca_action.render._markdown import (
-    NO_RUN,
     control_lines,
     delta_lines,
     interval_text,
     method_md,
+    no_cpc,
     pct,
     share,
     usd,
@@ -450,9 +450,10 @@ def _aware(t: dt.datetime | None) -> dt.datetime:
 # ---------------------------------------------------------------- the page
 
 
-def population_table(c: Comparison) -> Table | None:
+def population_table(c: Comparison, cost_unknown: bool = False) -> Table | None:
     """The headline table: each arm of the deciding comparison on its `overall` line, the
-    tasks its delta compares (non-control); the same numbers as report.md and the comment."""
+    tasks its delta compares (non-control); the same numbers as report.md and the comment.
+    `cost_unknown`: the report left runs out for an unknown cost (`no_cpc`)."""
     o = c.overall
     if o is None:
         return None
@@ -464,7 +465,8 @@ def population_table(c: Comparison) -> Table | None:
              o.interval_base, o.mean_turns_base),
             (c.tool, o.runs_tool, o.spend_tool, o.correct_tool, o.accuracy_tool, o.cpc_tool,
              o.interval_tool, o.mean_turns_tool)):
-        rows.append([Cell(arm), _usd_cell(cpc), _cpc_interval_cell(cpc, i), _share_cell(acc),
+        rows.append([Cell(arm), _usd_cell(cpc), _cpc_interval_cell(cpc, i, cost_unknown),
+                     _share_cell(acc),
                      _accuracy_ci_cell(i), _usd_cell(spend),
                      Cell("n/a" if correct is None else str(correct), correct),
                      Cell(str(runs), runs),
@@ -477,9 +479,10 @@ def population_table(c: Comparison) -> Table | None:
                  frozenset(range(1, 9)))
 
 
-def _cpc_interval_cell(cpc: float | None, i: ArmInterval | None) -> Cell:
+def _cpc_interval_cell(cpc: float | None, i: ArmInterval | None,
+                       cost_unknown: bool = False) -> Cell:
     if cpc is None:
-        return Cell(NO_RUN)
+        return Cell(no_cpc(cost_unknown))
     if i is None:
         return Cell("n/a")
     if i.cpc_low is None or i.cpc_high is None:
@@ -497,7 +500,8 @@ def arms_table(report: Report) -> Table:
                   if a.interval), " (CI)")
     rows = [[Cell(a.arm), Cell(str(a.runs), a.runs), _usd_cell(a.spend_usd),
              Cell(str(a.correct), a.correct), _share_cell(a.accuracy),
-             _accuracy_ci_cell(a.interval), _usd_cell(a.cpc_usd), _cpc_ci_cell(a),
+             _accuracy_ci_cell(a.interval), _usd_cell(a.cpc_usd),
+             _cpc_ci_cell(a, bool(report.exclusions.unknown_cost_runs)),
              _share_cell(a.adoption_rate),
              Cell("n/a" if a.mean_turns is None else f"{a.mean_turns:.1f}", a.mean_turns),
              Cell("n/a" if a.mean_tool_calls is None else f"{a.mean_tool_calls:.1f}",
@@ -519,9 +523,9 @@ def _accuracy_ci_cell(i: ArmInterval | None) -> Cell:
     return Cell(f"{i.accuracy_low:.0%} – {i.accuracy_high:.0%}", i.accuracy_low)
 
 
-def _cpc_ci_cell(a: ArmSummary) -> Cell:
+def _cpc_ci_cell(a: ArmSummary, cost_unknown: bool = False) -> Cell:
     """The interval's text; sorted by its lower bound. Nothing correct: only a lower bound."""
-    return _cpc_interval_cell(a.cpc_usd, a.interval)
+    return _cpc_interval_cell(a.cpc_usd, a.interval, cost_unknown)
 
 
 def flags_table(report: Report) -> Table | None:
@@ -565,7 +569,8 @@ def render_html(report: Report, *, runs: Sequence[RunPoint] = (),
     return without_bidi(jinja_environment().get_template("report.html.j2").render(
         report=report, head=head, figures=[f for f in figures if f is not None],
         arms=arms_table(report), flags=flags_table(report),
-        population=population_table(head) if head else None,
+        population=(population_table(head, bool(report.exclusions.unknown_cost_runs))
+                    if head else None),
         trend=trend_svg(trend) if trend else None, trend_runs=len(trend),
         legend=[(a, colours[a]) for a in colours],
         method=method_md(report), delta_lines=delta_lines(report.thresholds),

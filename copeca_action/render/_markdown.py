@@ -97,13 +97,21 @@ def cpc_range(i: ArmInterval | None) -> str:
 NO_RUN = "n/a (no run reached the agent)"
 """A cost per correct that does not exist: the arm has no run that reached the agent (an
 infra error is the harness's failure, not the agent's wrong answer, so never ∞)."""
+NO_KNOWN_COST = "n/a (no run of known cost)"
+"""The same where the report left runs out for an unknown cost: they did reach the agent."""
 
 
-def cpc_text(value: float | None, i: ArmInterval | None) -> str:
+def no_cpc(cost_unknown: bool) -> str:
+    """What a missing cost per correct reads (`cost_unknown`: the report left runs out for
+    an unknown cost, `Exclusions.unknown_cost_runs`)."""
+    return NO_KNOWN_COST if cost_unknown else NO_RUN
+
+
+def cpc_text(value: float | None, i: ArmInterval | None, cost_unknown: bool = False) -> str:
     """Cost per correct with its interval; ∞ says why (nothing correct) and how low the
-    data allow it to be."""
+    data allow it to be; None why there is none (`no_cpc`)."""
     if value is None:
-        return NO_RUN
+        return no_cpc(cost_unknown)
     if math.isinf(value):
         low = f" (nothing correct; ≥ {usd(i.cpc_low)})" if i and i.cpc_low is not None else \
             " (nothing correct)"
@@ -170,10 +178,10 @@ def _turns(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.1f}"
 
 
-def population_table(c: Comparison) -> str:
+def population_table(c: Comparison, cost_unknown: bool = False) -> str:
     """The compact table: each arm of a comparison on its `overall` line (the non-control
     tasks its delta compares); the comment, report.html and report.json show these numbers.
-    "" for reports written before the line existed."""
+    "" for reports written before the line existed. `cost_unknown`: see `no_cpc`."""
     o = c.overall
     if o is None:
         return ""
@@ -186,7 +194,8 @@ def population_table(c: Comparison) -> str:
              o.runs_base, o.mean_turns_base),
             (c.tool, o.cpc_tool, o.interval_tool, o.accuracy_tool, o.spend_tool, o.correct_tool,
              o.runs_tool, o.mean_turns_tool)):
-        rows.append(f"| {plain(arm)} | {cpc_text(cpc, i)} | {accuracy_text(acc, i)} | "
+        rows.append(f"| {plain(arm)} | {cpc_text(cpc, i, cost_unknown)} | "
+                    f"{accuracy_text(acc, i)} | "
                     f"{usd(spend)} | "
                     f"{'n/a' if correct is None else correct} | {runs} | {_turns(turns)} |")
     tasks = f"{o.tasks} " if o.tasks is not None else ""
@@ -234,9 +243,9 @@ _BASIS = {"computed": "priced from the runners' price tables (tokens × price)",
           "vendor": "as the CLI itself reported"}
 
 
-def arms_table(arms: list[ArmSummary]) -> str:
+def arms_table(arms: list[ArmSummary], cost_unknown: bool = False) -> str:
     """Per arm over every task it ran (control included); brackets: the arm's own interval
-    (`ArmInterval`: its level, the tasks resampled)."""
+    (`ArmInterval`: its level, the tasks resampled). `cost_unknown`: see `no_cpc`."""
     level = next((f" ({level_text(a.interval.level)} CI)" for a in arms if a.interval), "")
     rows = [f"| arm | runs | spend | correct | accuracy{level} | cost per correct{level} | "
             "adoption | infra errors | not run |",
@@ -244,7 +253,8 @@ def arms_table(arms: list[ArmSummary]) -> str:
     for a in arms:
         rows.append(f"| {plain(a.arm)} | {a.runs} | {usd(a.spend_usd)} | {a.correct} | "
                     f"{accuracy_text(a.accuracy, a.interval)} | "
-                    f"{cpc_text(a.cpc_usd, a.interval)} | {share(a.adoption_rate)} | "
+                    f"{cpc_text(a.cpc_usd, a.interval, cost_unknown)} | "
+                    f"{share(a.adoption_rate)} | "
                     f"{a.infra_errors} | {a.not_run} |")
     return "\n".join(rows)
 
@@ -367,13 +377,14 @@ def render_markdown(report: Report, *, tasks: bool = True) -> str:
         parts.append(simulated_md(report))
     parts.append(headline_md(report))
     head = report.headline_comparison
-    table = population_table(head) if head is not None else ""
+    unknown = bool(report.exclusions.unknown_cost_runs)
+    table = population_table(head, unknown) if head is not None else ""
     if table:
         parts += ["#### Headline population", table,
                   "<details><summary>every task each arm ran, control tasks included"
-                  f"</summary>\n\n{arms_table(report.arms)}\n\n</details>"]
+                  f"</summary>\n\n{arms_table(report.arms, unknown)}\n\n</details>"]
     else:
-        parts += ["#### Arms", arms_table(report.arms)]
+        parts += ["#### Arms", arms_table(report.arms, unknown)]
     if spend := spend_text(report):
         parts.append(spend)
     if report.warnings:

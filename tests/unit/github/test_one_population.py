@@ -172,3 +172,30 @@ def test_a_skipped_report_comment_says_why_and_what_was_spent() -> None:
     comment = html.unescape(render_comment(comment_data(
         rs, BundleInfo(None, None, None), comment_id="x", tasks={})))
     assert "Simulated." in comment and rs.simulation_note in comment.replace("\u200b", "")
+
+
+def test_an_arm_whose_runs_all_have_unknown_cost_is_not_said_to_have_no_run() -> None:
+    """Every non-control run of the tool arm unpriced: those runs reached the agent, their
+    cost is unknown. The headline table of report.md and report.html read "no run reached
+    the agent" for that arm's cost per correct: a false statement about what happened."""
+
+    def unpriced(r: dict[str, object]) -> dict[str, object]:
+        if r["arm"] == "codesearch" and not r["control"]:
+            return {**r, "cost_usd": None, "cost_unknown_reason": "no price for m2"}
+        return r
+
+    r = build_report(records(8, 2, control=3, edit=unpriced),
+                     Settings(resamples=400, breakdown_resamples=200))
+    assert r.verdict == "invalid" and r.exclusions.unknown_cost_runs
+    md = render_markdown(r)
+    page = html.unescape(re.sub(r"<[^>]+>", "", render_html(r)))
+    for text in (md, page):
+        assert "no run reached the agent" not in text
+        assert "no run of known cost" in text
+    # an arm none of whose runs reached the agent still says so
+    def infra(rec: dict[str, object]) -> dict[str, object]:
+        return {**rec, "outcome": "infra_error"} if rec["arm"] == "codesearch" else rec
+
+    r2 = build_report(records(8, 2, control=3, edit=lambda rec: infra(rec) if not rec["control"]
+                              else rec), Settings(resamples=400, breakdown_resamples=200))
+    assert "no run reached the agent" in render_markdown(r2)
