@@ -30,7 +30,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -48,7 +48,7 @@ from copeca_action._util.scrub import private_dirs, readable_dirs
 from copeca_action._util.text import one_line
 from copeca_action.agent._invocation import AgentInvocation
 from copeca_action.agent._watchdog import WATCHDOG
-from copeca_action.errors import InfraError
+from copeca_action.errors import ConfigError, InfraError, Problem
 
 BWRAP_AGENT = ("bwrap", "--dev-bind", "/", "/", "--proc", "/proc", "--unshare-pid",
                "--die-with-parent")
@@ -59,6 +59,17 @@ UNSHARE_AGENT = (("unshare", "--pid", "--fork", "--mount-proc", "--kill-child"),
                   "--mount-proc", "--kill-child"))
 ISOLATION_ENV = "COPECA_AGENT_ISOLATION"
 """`auto` (default): bwrap, else unshare, else none; `none` turns it off (recorded)."""
+
+
+def check_isolation(env: Mapping[str, str]) -> None:
+    """Refuses a value of COPECA_AGENT_ISOLATION other than `auto`, `none` or unset: a typo
+    (`off`, `None`) was taken as `auto` without a word, so a user who meant to turn it off,
+    or to ask for something else, was never told."""
+    value = env.get(ISOLATION_ENV, "")
+    if value not in ("", "auto", "none"):
+        raise ConfigError(Problem(f"${ISOLATION_ENV}", f"unknown value {value[:40]!r}; "
+                                  "expected auto (the default: bwrap, else unshare) or none "
+                                  "(no isolation, for debugging)"))
 _GATE = 'IFS= read -r go && [ "$go" = go ] || exit 111; exec "$@" < /dev/null'
 """Reads the go line from its stdin (the pipe), then becomes the agent with /dev/null as
 stdin."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import queue
 import signal
 import statistics
@@ -29,7 +30,7 @@ from types import FrameType
 import yaml
 
 from copeca_action._util.scrub import register_private_dir, register_readable_dir
-from copeca_action.agent._process import files_visible_warning
+from copeca_action.agent._process import check_isolation, files_visible_warning
 from copeca_action.engine._adaptive import adaptive_of, run_rounds
 from copeca_action.engine._budget import Budget
 from copeca_action.engine._context import EngineConfig, Resolved, resolve
@@ -420,6 +421,7 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
               progress: ProgressSink | None, grow: bool = False, warn: bool = True) -> RunStats:
     progress = progress or NullProgress()
     check_key_proxy(cfg.host_env)  # before anything: a typo must not hand agents the key
+    check_isolation(os.environ)  # what each agent's start reads (`agent_prefix`)
     stats_warnings: list[str] = []
     out = cfg.out
     out.acquire()

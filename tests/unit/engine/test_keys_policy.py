@@ -59,3 +59,27 @@ def test_an_unknown_setting_refuses_the_job_before_any_run(tmp_path: Path,
         run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
                  scenario_text="name: t\n")
     assert not cfg.out.results.exists()
+
+
+@pytest.mark.parametrize("setting", ["off", "None", "bwrap", "0"])
+def test_an_unknown_isolation_setting_refuses_the_job_before_any_run(
+        tmp_path: Path, setting: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any value of COPECA_AGENT_ISOLATION but `none` was taken as `auto` without a word:
+    a user who wrote `off` to debug, or `bwrap` to insist on it, was never told."""
+    from engine_helpers import config, fake, make_corpus, scenario
+
+    from copeca_action.agent._process import check_isolation
+    from copeca_action.engine import run_plan
+    from copeca_action.errors import ConfigError
+    from copeca_action.plan import build_plan
+
+    for fine in ("", "auto", "none"):
+        check_isolation({"COPECA_AGENT_ISOLATION": fine})
+    monkeypatch.setenv("COPECA_AGENT_ISOLATION", setting)
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42")}})
+    cfg = config(tmp_path, corpus, scenario())
+    with pytest.raises(ConfigError, match=r"\$COPECA_AGENT_ISOLATION: unknown value .*"
+                                          r"expected auto"):
+        run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+                 scenario_text="name: t\n")
+    assert not cfg.out.results.exists()
