@@ -5,7 +5,8 @@ Two kinds of rule: secret *values* (provider keys, tokens, every secret `INPUT_*
 the user names, and whatever the harness registered, e.g. the signing key's PEM and raw
 bytes), each matched as is and in its common encodings (reversed, JSON-escaped, line by line,
 base64 at each of the three byte offsets, standard and URL-safe, base32 at each of its five,
-hex, URL-encoded; base64, base32 and hex also wrapped over lines; hex with separators and hex
+hex, URL-encoded, quoted-printable (also over soft line breaks); base64, base32 and hex also
+wrapped over lines; hex with separators and hex
 dumps, of bytes and of little-endian words (`od -tx1`, `od -tx2`, `xxd`, `hexdump -C`,
 `hexdump`); character dumps (`od -c`, `od -b`);
 runs of `\\u`/`\\x`/`%` escapes decoded; a reply streamed in pieces over transcript lines
@@ -18,6 +19,7 @@ transcript is never held in memory.
 from __future__ import annotations
 
 import base64
+import bisect
 import contextlib
 import copy
 import json
@@ -244,10 +246,34 @@ def _b32_cores(data: bytes) -> set[bytes]:
     return cores
 
 
+_QP_LITERAL = frozenset(range(33, 127)) - {ord("=")}
+
+
+def _qp_forms(data: bytes) -> set[bytes]:
+    """`data` quoted-printable (RFC 2045, what `python -m quopri`, `email` and mail clients
+    write) without its soft line breaks: `=` as `=3D`, other bytes outside printable ASCII
+    as `=XX`; spaces and tabs kept or (`quopri -t`) escaped too; and the `header` form
+    (RFC 2047 `Q`: a space as `_`, `_` as `=5F`). Each line of a multi-line value on its own
+    (a line break is a line break in quoted-printable too)."""
+    found: set[bytes] = set()
+    for line in {data, *data.splitlines()}:
+        body, tabs, header = bytearray(), bytearray(), bytearray()
+        for byte in line:
+            escaped = b"=%02X" % byte
+            plain = byte in _QP_LITERAL
+            body += bytes([byte]) if plain or byte in b" \t" else escaped
+            tabs += bytes([byte]) if plain else escaped
+            header += b"_" if byte == 32 else bytes([byte]) \
+                if plain and byte != ord("_") else escaped
+        found |= {bytes(body), bytes(tabs), bytes(header)}
+    return found
+
+
 def encodings(value: bytes) -> set[bytes]:
     """`value` as it may appear in a file: as is, reversed (`rev`), line by line,
     JSON-escaped, URL-encoded, hex (both cases), base64 at each offset (standard and
-    URL-safe), base32 at each offset (upper and lower case, and its `base32hex` alphabet)."""
+    URL-safe), base32 at each offset (upper and lower case, and its `base32hex` alphabet),
+    quoted-printable (also JSON-escaped)."""
     found = {value, value[::-1]}
     found |= {line.strip() for line in value.splitlines()}
     text = value.decode("utf-8", "surrogateescape")
@@ -262,6 +288,9 @@ def encodings(value: bytes) -> set[bytes]:
     found.add(value.hex().encode())
     found.add(value.hex().upper().encode())
     found |= _b64_cores(value) | _b32_cores(value)
+    for form in _qp_forms(value) - found:
+        found.add(form)
+        found.add(json.dumps(form.decode("latin-1"))[1:-1].encode("latin-1"))
     return {v for v in found if len(v) >= MIN_VALUE_LEN}
 
 
@@ -295,6 +324,21 @@ def _before_wrapped_block(buffer: bytes, cut: int) -> int:
             break
         pos = i
     if pos == 0:  # the whole buffer is the block so far: wait for its end (up to 1 MiB)
+        return 0 if len(buffer) <= _MAX_CARRY else cut
+    return pos
+
+
+def _before_soft_break(buffer: bytes, cut: int) -> int:
+    """`cut` moved back to the start of the line a quoted-printable soft line break ends just
+    before it (and of the lines before joined to it the same way, at most 256), so the text
+    a soft break splits is scrubbed whole in the next piece."""
+    pos = cut
+    for _ in range(256):
+        before = buffer[max(0, pos - 3):pos]
+        if not (before.endswith(b"=\n") or before == b"=\r\n"):
+            break
+        pos = buffer.rfind(b"\n", 0, pos - 2) + 1
+    if pos == 0 and cut:  # the whole buffer is such lines so far: wait for their end
         return 0 if len(buffer) <= _MAX_CARRY else cut
     return pos
 
@@ -501,6 +545,56 @@ def _unspace_hex(run: bytes) -> tuple[bytes, bytes | None]:
     return bytes(out), (bytes(swapped) if swapped != out else None)
 
 
+_SOFT_BREAK = re.compile(rb"=(?:\r?\n|\\r\\n|\\n)")
+"""A quoted-printable soft line break (`=` at a line's end: `quopri` and mail wrap at 76
+columns), real or, in a transcript's JSON, escaped."""
+_SOFT_REACH = 4096
+"""How far around a soft line break its two lines are read (a quoted-printable line is at
+most 76 characters; a secret in one is shorter than this)."""
+
+
+def _soft_broken(data: bytes) -> Iterator[tuple[int, int, list[tuple[int, int]]]]:
+    """Each stretch of text joined by soft line breaks: (its start, its end, the breaks in
+    it), from the start of the line holding the first break to the end of the line after the
+    last (at most `_SOFT_REACH` either side of a break)."""
+    breaks = list(_SOFT_BREAK.finditer(data))
+    at = 0
+    while at < len(breaks):
+        first = breaks[at]
+        group = [(first.start(), first.end())]
+        at += 1
+        while at < len(breaks) and _BREAKS.search(
+                data, group[-1][1], breaks[at].start()) is None \
+                and breaks[at].start() - group[-1][1] <= _SOFT_REACH:
+            group.append((breaks[at].start(), breaks[at].end()))
+            at += 1
+        lo = max(0, group[0][0] - _SOFT_REACH)
+        start = max((m.end() for m in _BREAKS.finditer(data, lo, group[0][0])), default=lo)
+        hi = min(len(data), group[-1][1] + _SOFT_REACH)
+        after = _BREAKS.search(data, group[-1][1], hi)
+        yield start, after.start() if after is not None else hi, group
+
+
+def _join_soft(data: bytes, start: int, end: int,
+               breaks: list[tuple[int, int]]) -> tuple[bytes, list[int], list[int]]:
+    """`data[start:end]` without its soft line breaks; and for each of its parts, where it
+    starts in the joined text and in `data`."""
+    parts, offsets, origins = [], [], []
+    cursor, total = start, 0
+    for brk_start, brk_end in [*breaks, (end, end)]:
+        parts.append(data[cursor:brk_start])
+        offsets.append(total)
+        origins.append(cursor)
+        total += brk_start - cursor
+        cursor = brk_end
+    return b"".join(parts), offsets, origins
+
+
+def _in_data(offsets: list[int], origins: list[int], pos: int, after: int) -> int:
+    """Where `pos` of a `_join_soft` text is in `data`, `after` its part's index plus one."""
+    return origins[after - 1] + pos - offsets[after - 1]
+
+
 def _unescape(run: bytes) -> bytes:
     def one(match: re.Match[bytes]) -> bytes:
         token = match.group(0).lstrip(b"\\")
@@ -553,6 +647,8 @@ class Scrubber:
             if needle in data:
                 self.counts[replacement[10:-1].decode()] += data.count(needle)
                 data = data.replace(needle, replacement)
+        if _SOFT_BREAK.search(data):
+            data = self._unsoft(data)
         if self._wrapped and _BREAKS.search(data):
             data = _WRAPPED.sub(self._unwrap, data)
         classes = data.translate(_HEX_CLASSES)
@@ -571,6 +667,34 @@ class Scrubber:
         if _ESCAPE_PREFILTER.search(data):  # last: only what escapes still hide is left
             data = _ESCAPED.sub(self._unescape_run, data)
         return data
+
+    def _unsoft(self, data: bytes) -> bytes:
+        """Quoted-printable wrapped over lines: where a secret's form (as is, quoted-printable,
+        JSON-escaped) or a token shape spans soft line breaks, it is redacted with the
+        breaks inside it; the text around is kept."""
+        pieces: list[bytes] = []
+        done = 0
+        for start, end, breaks in _soft_broken(data):
+            joined, offsets, origins = _join_soft(data, start, end, breaks)
+            hits: list[tuple[int, int, bytes]] = []
+            for needle, replacement in self._literals:
+                at = joined.find(needle)
+                while at >= 0:
+                    hits.append((at, at + len(needle), replacement))
+                    at = joined.find(needle, at + len(needle))
+            if _ANY_PATTERN.search(joined):
+                for pattern in PATTERNS:
+                    hits.extend((m.start(), m.end(), redaction(pattern.name))
+                                for m in pattern.regex.finditer(joined))
+            for lo, hi, replacement in sorted(hits, key=lambda h: (h[0], -h[1])):
+                first = _in_data(offsets, origins, lo, bisect.bisect_right(offsets, lo))
+                last = _in_data(offsets, origins, hi, bisect.bisect_left(offsets, hi))
+                if first < done or last - first == hi - lo:  # overlapping; or no break inside
+                    continue
+                pieces += [data[done:first], replacement]
+                done = last
+                self.counts[replacement[10:-1].decode()] += 1
+        return b"".join([*pieces, data[done:]]) if pieces else data
 
     def _unwrap(self, match: re.Match[bytes]) -> bytes:
         """A base64 block wrapped over lines: redacted whole when, joined, it holds a
@@ -715,6 +839,7 @@ def _cut_point(buffer: bytes) -> int:
             cut = begin
         elif end is not None and end.end() > cut:
             cut = end.end()  # never split the END line
+    cut = _before_soft_break(buffer, cut)  # first: a base64 block may end in `=` too
     cut = _before_wrapped_block(buffer, cut)
     cut = _before_spaced_hex(buffer, cut)
     cut = _before_char_dump(buffer, cut)

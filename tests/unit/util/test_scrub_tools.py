@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import random
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,4 +164,44 @@ def test_real_transcripts_are_left_byte_for_byte() -> None:
     for path in files:
         data = path.read_bytes()
         assert b"".join(scrubber.scrub_stream([data[:4096], data[4096:]])) == data, path
+    assert not scrubber.counts
+
+
+QUOPRI = f"{shlex.quote(sys.executable)} -m quopri"
+MAIL = (f"{shlex.quote(sys.executable)} -c 'import sys, email.message, email.policy; "
+        "m = email.message.EmailMessage(policy=email.policy.SMTP); "
+        "m.set_content(sys.stdin.read(), cte=\"quoted-printable\"); "
+        "sys.stdout.buffer.write(m.as_bytes())'")
+
+
+@pytest.mark.parametrize("column", range(0, 80, 3))
+@pytest.mark.parametrize("command", [QUOPRI, QUOPRI + " -t", MAIL])
+@pytest.mark.parametrize("in_json", [False, True])
+def test_quoted_printable_split_by_a_soft_line_break_is_redacted(
+        column: int, command: str, in_json: bool) -> None:
+    """Quoted-printable (`python -m quopri`, `-t` escaping spaces, an email body as the
+    `email` package writes it, CRLF): `=` as `=3D`, and lines wrapped at 76 columns with a
+    soft break (`=` at the line's end) that falls at every place inside the value."""
+    body = b"x" * column + VALUE + b" and the mail goes on after it" * 3 + b"\n"
+    encoded = tool(command, body)
+    assert b"=3D" in encoded and b"=\n" in encoded.replace(b"\r\n", b"\n")
+    out, scrubber = scrubbed(encoded, in_json)
+    assert scrubber.counts["env:K"] == 1
+    assert out.count(b"[REDACTED:") == 1 and b"goes" in out  # the text around is kept
+    plain = out.replace(b"=\r\n", b"").replace(b"=\n", b"").replace(b"=\\r\\n", b"")
+    assert_redacted(plain.replace(b"=\\n", b""), scrubber, b"pl4nted-S3cret/value+with=3Dodd")
+    streamed = Scrubber({"K": VALUE})
+    framed = b"the agent ran it:\n" + encoded + b"\n(done)\n"
+    pieces = [framed[i:i + 41] for i in range(0, len(framed), 41)]
+    assert b"".join(streamed.scrub_stream(pieces)) == Scrubber({"K": VALUE}).scrub(framed)
+    assert Scrubber({"K": VALUE}).finds(framed) == "env:K"
+
+
+def test_quoted_printable_without_a_secret_is_left_alone() -> None:
+    """Soft line breaks and `=XX` escapes of text that holds no secret, and a shell line
+    ending in `=`, stay byte for byte."""
+    text = tool(QUOPRI, "naïve café ".encode() * 40 + b"a=b\n")
+    data = text + b"export EMPTY=\nls -la\n" + json.dumps({"o": text.decode()}).encode()
+    scrubber = Scrubber({"K": VALUE})
+    assert b"".join(scrubber.scrub_stream([data[:100], data[100:]])) == data
     assert not scrubber.counts
