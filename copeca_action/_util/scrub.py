@@ -469,13 +469,15 @@ _HEX_BYTE = (rb"(?:0[xX])?+[0-9A-Fa-f]{2}(?:[0-9A-Fa-f]{2}(?:[0-9A-Fa-f]{4}(?:[0
 only where a space or a line's end follows, as in a dump (a UUID's first part is none)."""
 _DUMP_OFFSET = rb"[0-9A-Fa-f]{6,8}:?[ \t]++"
 """The offset opening a dump's line (`od -tx1`, `hexdump -C`, `xxd`)."""
-_XXD_TEXT = rb"[ \t]{2,}+(?!(?:[0-9A-Fa-f]{2}[ \t]*+)++(?:[\r\n\\]|\Z))[^\r\n\\]{1,16}"
-"""`xxd`'s text column, after two spaces; never more groups of hex (`hexdump -x` spaces its
-words by four)."""
-_DUMP_TEXT = (rb"[ \t]++\|[^|\r\n]{1,40}\||[ \t]++>[^\r\n]{1,40}<|" + _XXD_TEXT + rb"(?="
-              + _LINE_BREAK + rb"|\Z)")
+_XXD_TEXT = rb"[ \t]{2,}+(?!(?:[0-9A-Fa-f]{2}[ \t]*+)++(?:[\r\n\\|>]|\Z))[^\r\n\\]{1,256}"
+"""`xxd`'s text column, after two spaces (as wide as `xxd -c 256`); never more groups of hex
+(`hexdump -x` spaces its words by four), nor the second half of a `hexdump -C` line before its
+own text column."""
+_DUMP_TEXT = (rb"(?:[ \t]++\|[^\r\n]{1,512}?\||[ \t]++>[^\r\n]{1,512}?<|" + _XXD_TEXT
+              + rb")(?=" + _LINE_BREAK + rb"|\Z)")
 """The text column closing a dump's line (`|...|` in `hexdump -C`, `>...<` in `od -tx1z`,
-after two spaces in `xxd`): the bytes again as characters, redacted with them."""
+after two spaces in `xxd`; as wide as `xxd -c 256`, or a `hexdump -e` format of 256 bytes a
+line, JSON-escaped): the bytes again as characters, redacted with them."""
 _HEX_SEP = (rb"(?:(?:" + _DUMP_TEXT + rb"|[ \t]*+,)?" + _LINE_BREAK + rb"[ \t]*+(?:" + _DUMP_OFFSET
             + rb")?|[ \t]*+[:\-.,][ \t]*+|[ \t]++)")
 """Between two groups: a line's end (its text column first, so a column that starts like
@@ -495,29 +497,43 @@ _RUN_HEAD = re.compile(
 """The start of a `_SPACED_HEX` run, whatever its length so far, with what separates it from
 its next group: when one reaches a stream piece's end, the piece ends before it."""
 _RUN_TAIL = re.compile(_HEX_BYTE + _HEX_SEP + _HEX_BYTE + _RUN_END + rb"\Z")
-_DUMP_LINE_HEAD = re.compile(rb"\A(?:[0-9A-Fa-f]{5,7}0:?[ \t]++)?[ \t]*+")
-"""A dump line's offset: at the line's very start (`od -An -tx4` starts its lines with a
-space, then a word of eight digits) and a multiple of 16."""
+_DUMP_LINE_HEAD = re.compile(rb"\A(?:[0-9A-Fa-f]{6,8}:[ \t]++|[0-9A-Fa-f]{6,7}[ \t]++"
+                             rb"|[0-9A-Fa-f]{7}0[ \t]++|[0-9A-Fa-f]{8}[ \t]{2,}+)?[ \t]*+")
+"""A dump line's offset, at the line's very start (`od -An -tx4` starts its lines with a
+space, then a word of eight digits): six or seven digits (`od`, `hexdump`; no group of hex
+bytes is that long), any digits before a colon (`xxd`, any `-c`), or eight then two spaces
+(`hexdump -C`, a `hexdump -e` format) or a multiple of 16 then one: so lines of any width
+(`xxd -c 8`, `od -w4`) lose their offsets, not only lines of 16 bytes."""
 _DUMP_LINE_TEXT = re.compile(
-    rb"(?:[ \t]++\|[^|\r\n]{1,40}\||[ \t]++>[^\r\n]{1,40}<|" + _XXD_TEXT + rb")\Z")
+    rb"(?:[ \t]++\|[^\r\n]{1,512}?\||[ \t]++>[^\r\n]{1,512}?<|" + _XXD_TEXT + rb")\Z")
 _DUMP_LINE_HEX = re.compile(rb"\A" + _HEX_BYTE + rb"(?:(?:[ \t]*+[:\-.,][ \t]*+|[ \t]++)"
                             + _HEX_BYTE + rb")*+")
 _HEX_GROUP = re.compile(rb"(?:0[xX])?([0-9A-Fa-f]+)")
 
 
 _HEX_CLASSES = bytes((104 if chr(b) in "0123456789abcdefABCDEF" else 115 if chr(b) in " \t:.,-"
-                      else 120) for b in range(256))
-"""Each byte as its class for the seeds below: `h` a hex digit, `s` a separator, `x` other."""
+                      else 110 if b == 10 else 114 if b == 13 else 98 if b == 92 else 120)
+                     for b in range(256))
+"""Each byte as its class for the seeds below: `h` a hex digit, `s` a separator, `n` and `r`
+a line feed and a carriage return, `b` a backslash (in JSON, a line break is `bx`), `x`
+other."""
 _HEX_SEED = re.compile(rb"hhs(?:s?(?:hx)?hh(?:s{1,2}(?:hx)?hh){6}"
                        rb"|s{0,3}(?:hh){2}(?:s{1,4}(?:hh){2}){2}|(?:hh){4}s(?:hh){4}|(?:hh){8})")
 """In classes: a run's first group's last digits and what follows on its line, 8 bytes' worth
 (7 more bytes, or 3 more of `xxd`'s two-byte groups, which `hexdump -x` spaces by four, 2
 more words of four bytes, one of eight). Every `_SPACED_HEX` run that can hold a
 secret (8 bytes or more) has one on its first line (a dump's lines hold 16 bytes); a date or a
-version number has not. It starts with two hex digits, not the separator: a search that
-started at every space tried each of a JSON report's indentation (25 MB/s, 18 ms of a 100k
-records' report); the run's regex, which reads plain text at a tenth of the scrubber's speed,
-then runs only around a seed."""
+version number has not. A dump of fewer bytes a line (`xxd -c 4`, `od -w4`) has one where a
+line starts with an offset and two bytes, or (`od -An`) where a line of 2 to 8 spaced bytes
+is followed by another (`_LINE_SEEDS`). It starts with two hex digits, not the separator:
+a search that started at every space tried each of a JSON report's indentation (25 MB/s,
+18 ms of a 100k records' report); the run's regex, which reads plain text at a tenth of the
+scrubber's speed, then runs only around a seed."""
+_NARROW = rb"(?:h{6,8}s{1,3}hh(?:s{0,2}hh)+|s{1,3}hh(?:s{1,3}hh){1,7}r?(?:n|bx)(?:bx)?s{0,3}hh)"
+_LINE_SEEDS = (re.compile(rb"n" + _NARROW), re.compile(rb"bx" + _NARROW))
+"""The seeds of dumps of fewer than 8 bytes a line, after a real line break and after a JSON
+escape (each its own regex, with a literal first: one alternation of all seeds, with none,
+halved the scrubber's speed on a transcript)."""
 _SEED_REACH = 32
 """How far before its seed a run may start (a dump's offset, a `0x`)."""
 _SEED_AFTER = 96
@@ -526,23 +542,51 @@ words of 16 digits on a line, the next line's offset between); other seeds look 
 before them (a wider window for all doubled the time of a transcript's UUIDs)."""
 
 
-def _unspace_hex(run: bytes) -> tuple[bytes, bytes | None]:
+def _next_seed(classes: bytes, pos: int,
+               ahead: list[re.Match[bytes] | bool]) -> re.Match[bytes] | None:
+    """The first seed at or after `pos` of `_HEX_SEED` and `_LINE_SEEDS`; `ahead` keeps
+    each one's last find (True: none looked for yet; False: none is left), searched again
+    only once `pos` has passed it."""
+    best = None
+    for i, regex in enumerate((_HEX_SEED, *_LINE_SEEDS)):
+        found = ahead[i]
+        if found is True or (not isinstance(found, bool) and found.start() < pos):
+            found = ahead[i] = regex.search(classes, pos) or False
+        if not isinstance(found, bool) and (best is None or found.start() < best.start()):
+            best = found
+    return best
+
+
+def _unspace_hex(run: bytes) -> list[bytes]:
     """The bytes a run of `_SPACED_HEX` spells (per line, its offset and text column left
-    out), read as written and, when it holds words of more than one byte, each word's bytes
-    in reverse (`od -tx2`, `od -tx4`, `hexdump` and `xxd -e` print little-endian words:
-    `6c70` is `pl`); None for the second when every group is one byte."""
-    out, swapped = bytearray(), bytearray()
+    out), read as written; when it holds words of more than one byte, also with each word's
+    bytes in reverse (`od -tx2`, `od -tx4`, `hexdump` and `xxd -e` print little-endian words:
+    `6c70` is `pl`); when every group is eight binary digits, also as bits (`xxd -b`); when
+    a line's last two spaces are followed by what reads as hex, also without it (the text
+    column of a narrow `xxd -c 2` line, `ed` or `3c`, is read as a group at first)."""
+    groups: list[bytes] = []
+    kept: list[bytes] = []  # without what follows a line's last two spaces
     for line in _BREAKS.split(run):
         line = line[_DUMP_LINE_HEAD.match(line).end():]  # type: ignore[union-attr]
         if (text := _DUMP_LINE_TEXT.search(line)) is not None:
             line = line[:text.start()]
         hex_part = _DUMP_LINE_HEX.match(line)
-        if hex_part is not None:
-            for group in _HEX_GROUP.findall(hex_part.group(0)):
-                word = bytes.fromhex(group.decode())
-                out += word
-                swapped += word[::-1]
-    return bytes(out), (bytes(swapped) if swapped != out else None)
+        if hex_part is None:
+            continue
+        written = hex_part.group(0)
+        line_groups = _HEX_GROUP.findall(written)
+        groups += line_groups
+        gap = written.rfind(b"  ")
+        kept += _HEX_GROUP.findall(written, 0, gap) if gap > 0 else line_groups
+    joined = b"".join(groups)
+    found = [bytes.fromhex(joined.decode())]
+    if len(joined) != 2 * len(groups):  # some group is a word of more than one byte
+        found.append(b"".join(bytes.fromhex(g.decode())[::-1] for g in groups))
+        if all(len(g) == 8 for g in groups) and not joined.translate(None, b"01"):
+            found.append(bytes(int(g, 2) for g in groups))
+    if len(kept) != len(groups):
+        found.append(bytes.fromhex(b"".join(kept).decode()))
+    return found
 
 
 _SOFT_BREAK = re.compile(rb"=(?:\r?\n|\\r\\n|\\n)")
@@ -729,7 +773,8 @@ class Scrubber:
         secret value or a token shape; looked for only around `_HEX_SEED`s."""
         pieces: list[bytes] = []
         done = pos = 0
-        while (seed := _HEX_SEED.search(classes, pos)) is not None:
+        ahead: list[re.Match[bytes] | bool] = [True] * (1 + len(_LINE_SEEDS))
+        while (seed := _next_seed(classes, pos, ahead)) is not None:
             pos = seed.end() - 1
             wide = b"hhhhhhhh" in seed.group(0)  # words of four or eight bytes
             match = _SPACED_HEX.search(data, max(done, seed.start() - _SEED_REACH),
@@ -741,10 +786,10 @@ class Scrubber:
             indent = match.start()  # with the line's indentation: then no offset opens it
             while indent > done and data[indent - 1] in b" \t":
                 indent -= 1
-            as_written, swapped = _unspace_hex(data[indent:match.end()])
-            rule = self._decoded_rule(as_written)
-            if rule is None and swapped is not None:
-                rule = self._decoded_rule(swapped)
+            rule = None
+            for decoded in _unspace_hex(data[indent:match.end()]):
+                if (rule := self._decoded_rule(decoded)) is not None:
+                    break
             if rule is not None:
                 pieces += [data[done:match.start()], rule]
                 done = match.end()

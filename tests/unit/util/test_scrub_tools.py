@@ -205,3 +205,49 @@ def test_quoted_printable_without_a_secret_is_left_alone() -> None:
     scrubber = Scrubber({"K": VALUE})
     assert b"".join(scrubber.scrub_stream([data[:100], data[100:]])) == data
     assert not scrubber.counts
+
+
+HEXDUMP_32 = ("hexdump -e '\"%08.8_ax  \" 16/1 \"%02x \" \"  \" 16/1 \"%02x \"' "
+              "-e '\"  |\" 32/1 \"%_p\" \"|\\n\"'")
+"""`hexdump -C`'s layout, 32 bytes a line (`hexdump -C` itself has no width)."""
+DUMP_LAYOUTS = [
+    "xxd -b", "xxd -b -c 4", "xxd -c 32", "xxd -c 8", "xxd -c 4", "xxd -c 2", "xxd -c 3 -g 1",
+    "xxd -g 4", "xxd -e", "xxd -e -c 8", "od -An -tx1 -w32", "od -tx1 -w8", "od -tx1 -w4",
+    "od -An -tx1 -w4", "od -An -tx1 -w2", "od -tx2 -w4", "od -tx4 -w8", "od -to1", "od -a",
+    "hexdump", HEXDUMP_32, "hexdump -e '\"%07.7_ax \" 4/1 \"%02x \" \"\\n\"'"]
+"""Dumps of other widths and layouts than the default ones: bits (`xxd -b`), lines of 2 to
+32 bytes (the value split over many), with offsets that are no multiple of 16."""
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abc"])
+@pytest.mark.parametrize("command", DUMP_LAYOUTS)
+@pytest.mark.parametrize("in_json", [False, True])
+def test_dumps_of_any_width_are_redacted(prefix: bytes, command: str, in_json: bool) -> None:
+    dump = tool(command, prefix + VALUE + b"\nHOME=/root\n")
+    out, scrubber = scrubbed(dump, in_json)
+    assert scrubber.counts["env:K"] == 1
+    spelled = [line for line in dump.splitlines() if line.strip() and line not in out]
+    assert len(spelled) >= len(dump.splitlines()) // 2  # the lines that spell the value
+
+
+@pytest.mark.parametrize("command", ["xxd -c 4", "od -An -tx1 -w4", "xxd -b", HEXDUMP_32])
+@pytest.mark.parametrize("chunk", [7, 100, 4096])
+def test_a_narrow_or_wide_dump_split_across_stream_pieces_is_redacted(
+        command: str, chunk: int) -> None:
+    dump = tool(command, b"PATH=/usr/bin\nK=" + VALUE + b"\n")
+    data = b"a log line, then the agent's dump\n" * 20 + dump + b"done.\n"
+    scrubber = Scrubber({"K": VALUE})
+    out = b"".join(scrubber.scrub_stream([data[i:i + chunk]
+                                          for i in range(0, len(data), chunk)]))
+    assert out.endswith(b"done.\n") and scrubber.counts["env:K"] == 1
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab"])
+@pytest.mark.parametrize("width", [60, 61, 100, 17])
+@pytest.mark.parametrize("in_json", [False, True])
+def test_base64_wrapped_at_any_width_from_16_is_redacted(prefix: bytes, width: int,
+                                                         in_json: bool) -> None:
+    encoded = tool(f"base64 -w {width}", prefix + VALUE + b"\nHOME=/root\n")
+    out, scrubber = scrubbed(encoded.strip(), in_json)
+    assert scrubber.counts["env:K"] == 1
+    assert encoded.splitlines()[0] not in out  # the block is redacted whole
