@@ -253,11 +253,11 @@ def _qp_forms(data: bytes) -> set[bytes]:
     """`data` quoted-printable (RFC 2045, what `python -m quopri`, `email` and mail clients
     write) without its soft line breaks: `=` as `=3D`, other bytes outside printable ASCII
     as `=XX`; spaces and tabs kept or (`quopri -t`) escaped too; and the `header` form
-    (RFC 2047 `Q`: a space as `_`, `_` as `=5F`). Each line of a multi-line value on its own
-    (a line break is a line break in quoted-printable too)."""
+    (RFC 2047 `Q`: a space as `_`, or escaped, and `_` as `=5F`). Each line of a multi-line
+    value on its own (a line break is a line break in quoted-printable too)."""
     found: set[bytes] = set()
     for line in {data, *data.splitlines()}:
-        body, tabs, header = bytearray(), bytearray(), bytearray()
+        body, tabs, header, both = bytearray(), bytearray(), bytearray(), bytearray()
         for byte in line:
             escaped = b"=%02X" % byte
             plain = byte in _QP_LITERAL
@@ -265,7 +265,8 @@ def _qp_forms(data: bytes) -> set[bytes]:
             tabs += bytes([byte]) if plain else escaped
             header += b"_" if byte == 32 else bytes([byte]) \
                 if plain and byte != ord("_") else escaped
-        found |= {bytes(body), bytes(tabs), bytes(header)}
+            both += bytes([byte]) if plain and byte != ord("_") else escaped
+        found |= {bytes(body), bytes(tabs), bytes(header), bytes(both)}
     return found
 
 

@@ -417,3 +417,19 @@ def test_spaced_hex_and_numbers_without_a_secret_are_left_alone() -> None:
     scrubber = Scrubber({"ANTHROPIC_API_KEY": KEY})
     assert scrubber.scrub(data) == data
     assert not scrubber.counts
+
+
+@pytest.mark.parametrize("header", [False, True])
+@pytest.mark.parametrize("quotetabs", [False, True])
+def test_quoted_printable_forms_of_a_value_are_redacted(header: bool, quotetabs: bool) -> None:
+    """`quopri`'s forms (a header's `_` for a space and `=5F` for `_`, `=20` with quotetabs)
+    of a value holding a space, an underscore and a byte outside ASCII."""
+    import quopri
+
+    value = "tok_en with=space é".encode()
+    encoded = quopri.encodestring(b"Subject " + value + b" end", quotetabs=quotetabs,
+                                  header=header)
+    scrubber = Scrubber({"K": value})
+    out = scrubber.scrub(encoded)
+    assert out.count(b"[REDACTED:env:K]") == 1 and scrubber.counts["env:K"] == 1
+    assert b"=3Dspace" not in out and b"=C3=A9" not in out
