@@ -251,3 +251,18 @@ def test_base64_wrapped_at_any_width_from_16_is_redacted(prefix: bytes, width: i
     out, scrubber = scrubbed(encoded.strip(), in_json)
     assert scrubber.counts["env:K"] == 1
     assert encoded.splitlines()[0] not in out  # the block is redacted whole
+
+
+@pytest.mark.parametrize("command", [QUOPRI, MAIL, *DUMP_LAYOUTS])
+def test_finds_and_the_file_rewrite_agree(tmp_path: Path, command: str) -> None:
+    """`Scrubber.finds` (what the binary-patch check asks) names the value in what the tool
+    wrote, `scrub_file` takes it out, and `finds` sees nothing in what is left."""
+    from copeca_action._util.scrub import scrub_file
+
+    data = tool(command, b"x" * 70 + VALUE + b" and more mail text\nHOME=/root\n")
+    scrubber = Scrubber({"K": VALUE})
+    assert scrubber.finds(data) == "env:K" and not scrubber.counts
+    path = tmp_path / "out.txt"
+    path.write_bytes(b"log line\n" * 50 + data)
+    assert scrub_file(path, scrubber) == 1
+    assert scrubber.finds(path.read_bytes()) is None
