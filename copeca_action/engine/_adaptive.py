@@ -45,7 +45,10 @@ def run_rounds(cfg: EngineConfig, plan: RunPlan, adaptive: Adaptive,
     old = cfg.out.existing_plan() if resume else None
     if old is not None and old.scenario == plan.scenario and old.runs:
         reps = max(reps, max(r.repetition for r in old.runs) + 1)
-    looks: list[dict[str, object]] = []
+    # a resumed run keeps the looks it already took (their alpha is spent): the log shows
+    # every one, up to the round it resumes
+    looks = [look for repetitions, look in (_logged_looks(cfg, adaptive) if resume else [])
+             if repetitions < reps]
     current = plan
     first = True
     while True:
@@ -65,3 +68,29 @@ def run_rounds(cfg: EngineConfig, plan: RunPlan, adaptive: Adaptive,
             break
         reps = decision.next_repetitions
     return current
+
+
+def _logged_looks(cfg: EngineConfig,
+                  adaptive: Adaptive) -> list[tuple[int, dict[str, object]]]:
+    """The looks OUT/adaptive.json logged before a resume, each with its repetitions.
+    Refused when they were taken on another schedule: the alpha those looks spent was their
+    schedule's share, and the union bound holds only if every look of the run spends from
+    one schedule."""
+    path = cfg.out.root / ADAPTIVE_LOG
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text())
+        before = Adaptive.model_validate(data["adaptive"])
+        looks = [(int(look["repetitions"]), dict(look)) for look in data["looks"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"not the log of an adaptive run's looks ({exc}); expected "
+                          "{adaptive: ..., looks: [{repetitions: ...}, ...]} as the engine "
+                          "writes it", path) from exc
+    if before != adaptive:
+        raise ConfigError(f"adaptive: the looks logged here were taken on the schedule "
+                          f"{before.model_dump(mode='json')}, the scenario now has "
+                          f"{adaptive.model_dump(mode='json')}; a resumed run must spend its "
+                          "alpha on the schedule it started with (restore `adaptive:` or run "
+                          "into a new output folder)", path)
+    return looks

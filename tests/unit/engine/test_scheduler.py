@@ -486,3 +486,30 @@ def test_a_slow_grader_holds_back_new_agents(tmp_path: Path,
     assert len(read_records(cfg.out.results)) == len(plan.runs) == 16
     assert counts["started"] == 16
     assert counts["ahead"] <= 2 * 2, counts
+
+
+def test_a_resumed_adaptive_run_keeps_the_looks_already_taken(tmp_path: Path) -> None:
+    """Stopped between looks (here by the budget, in round 3 of 4) and resumed: adaptive.json
+    still logs looks 1 and 2, so a reader sees every look the alpha was spent on."""
+    corpus = _adaptive_corpus(tmp_path, "1")
+    adaptive = {"min_repetitions": 1, "max_repetitions": 4, "step": 1}
+    cfg = config(tmp_path, corpus, scenario(modes=["baseline", "tool"], budget_usd=1.5,
+                                            workers=1, adaptive=adaptive))
+    _, stats = _run(cfg)
+    assert stats.budget_stopped
+    looks = json.loads((cfg.out.root / "adaptive.json").read_text())["looks"]
+    assert [look["repetitions"] for look in looks] == [1, 2]
+    cfg.scenario = scenario(modes=["baseline", "tool"], budget_usd=100.0, workers=1,
+                            adaptive=adaptive)
+    _run(cfg, resume=True)
+    looks = json.loads((cfg.out.root / "adaptive.json").read_text())["looks"]
+    assert [look["look"] for look in looks] == [1, 2, 3, 4]
+    assert looks[-1]["alpha_spent"] == pytest.approx(0.05)
+    assert sum(look["alpha_look"] for look in looks) == pytest.approx(0.05)
+    # the looks were spent on this schedule: resuming on another is refused before any run
+    cfg.scenario = scenario(modes=["baseline", "tool"], budget_usd=100.0, workers=1,
+                            adaptive={**adaptive, "max_repetitions": 6})
+    before = (cfg.out.results).read_text()
+    with pytest.raises(ConfigError, match=r"adaptive\.json.*schedule"):
+        _run(cfg, resume=True)
+    assert cfg.out.results.read_text() == before
