@@ -34,7 +34,13 @@ class Decision(ReportModel):
     """1-based index of this look in the schedule."""
     looks: int
     alpha_look: float
-    """Alpha this look judges with (its interval is 1 − alpha_look)."""
+    """This look's share of the overall alpha (with one tool comparison, its intervals are
+    1 − alpha_look)."""
+    comparisons: int = 1
+    """Tool comparisons sharing the look's alpha (Bonferroni, `Report.multiplicity`)."""
+    alpha: float
+    """What the verdict was judged at: alpha_look / comparisons, the report's `alpha` (every
+    interval is 1 − alpha)."""
     alpha_spent: float
     """Alpha spent by this and earlier looks."""
     next_repetitions: int | None
@@ -50,12 +56,13 @@ def decide(records: Iterable[RunRecord] | RecordTable, scenario: Scenario) -> De
     report = build_report(table, Settings.from_scenario(scenario, adaptive=adaptive,
                                                         power_experiments=0),
                           scenario=scenario.name)
+    m = report.multiplicity
     if report.look is not None:
         look, alpha, done = report.look.look, report.look.alpha_look, report.look.repetitions
     else:  # adaptive sampling off: one look after all repetitions, at the report's alpha
         reached = table.repetition[table.reached]
         done = int(reached.max()) + 1 if reached.size else 0
-        look, alpha = current_look(adaptive, done), report.alpha
+        look, alpha = current_look(adaptive, done), m.alpha_family if m else report.alpha
     last = done >= adaptive.max_repetitions or not adaptive.enabled
     decisive = report.verdict in DECISIVE and done >= adaptive.min_repetitions
     stop = last or decisive
@@ -70,6 +77,7 @@ def decide(records: Iterable[RunRecord] | RecordTable, scenario: Scenario) -> De
     nxt = None if stop else int(next((r for r in reps if r > done), adaptive.max_repetitions))
     return Decision(stop=stop, verdict=report.verdict, reason=reason, repetitions=done,
                     look=look, looks=len(reps), alpha_look=alpha,
+                    comparisons=m.comparisons if m else 1, alpha=report.alpha,
                     alpha_spent=spent(adaptive, reps[look - 1]), next_repetitions=nxt)
 
 

@@ -345,7 +345,7 @@ def test_adaptive_stops_when_decided_and_plans_only_the_rounds_run(tmp_path: Pat
     # what is published is what the engine decided: the same look, at the same alpha
     assert done.report.look is not None
     assert done.report.look.look == looks[-1]["look"] < looks[-1]["looks"]
-    assert done.report.alpha == looks[-1]["alpha_look"] < 0.05
+    assert done.report.alpha == looks[-1]["alpha_look"] == looks[-1]["alpha"] < 0.05
     assert done.report.comparisons[0].delta.level == 1 - looks[-1]["alpha_look"]
 
 

@@ -145,6 +145,29 @@ def test_under_adaptive_sampling_the_looks_alpha_is_split_and_the_look_says_so()
     assert f"judged at alpha {alone.look.alpha_look:.4g}" in alone.look_note
 
 
+def test_the_engines_decision_logs_the_alpha_its_verdict_was_judged_at() -> None:
+    """adaptive.json is `decide`'s Decision: with two tools it logged the look's share
+    (alpha_look) as if the verdict had been judged at it, beside a report judged at half of
+    it. It says the split and the alpha judged at, the report's own."""
+    from copeca_action.report import decide
+    from copeca_action.scenario import Scenario
+
+    sc = Scenario(name="s", tasks={"include": ["*"]}, modes=["baseline", "codesearch"],
+                  models=["m"], model_runner_map={"m": "claude"}, resamples=500,
+                  adaptive=Adaptive(min_repetitions=2, step=2, max_repetitions=8))
+    records = several_tools({"toolA": 0.4, "toolB": 2.5})
+    d = decide(records, sc)
+    report = build_report(records, Settings.from_scenario(sc, power_experiments=0))
+    assert report.look is not None and report.multiplicity is not None
+    assert d.verdict == report.verdict and d.look == report.look.look
+    assert d.alpha_look == report.look.alpha_look == report.multiplicity.alpha_family
+    assert d.comparisons == 2 and d.alpha == report.alpha == d.alpha_look / 2
+    one = [r for r in records if r.arm != "toolB"]
+    alone = decide(one, sc)
+    assert alone.comparisons == 1 and alone.alpha == alone.alpha_look == build_report(
+        one, Settings.from_scenario(sc, power_experiments=0)).alpha
+
+
 def _unpriced(records: list[RunRecord], arm: str) -> list[RunRecord]:
     """`records` with one run of `arm` of unknown cost (a model with no price)."""
     i = next(i for i, r in enumerate(records) if r.arm == arm)
