@@ -25,6 +25,7 @@ from copeca_action.report import (
     Design,
     Pilot,
     PowerResult,
+    Settings,
     alpha_shares,
     pilot_from_rows,
     power,
@@ -143,6 +144,7 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
                           f"(the plan has {len(tasks)})")
     adaptive = scenario.adaptive if scenario.adaptive and scenario.adaptive.enabled else None
     most = adaptive.max_repetitions if adaptive else reps
+    reps = most  # adaptive: the looks are simulated up to the schedule's maximum
     cells = args.experiments * 2 * len(tasks) * most * models  # the 2x designs' draws
     if cells > MAX_SIMULATED_RUNS:
         raise ConfigError(f"{args.experiments:,} experiments of {2 * len(tasks)} tasks × "
@@ -154,7 +156,9 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
     # several tool arms: the report splits the alpha between their comparisons (Bonferroni),
     # so each is sized at its share, never at the whole alpha (which overstates the power)
     shares = max(1, alpha_shares(plan.arms))
+    # the alpha the report judges with: the adaptive schedule's (spent over its looks)
     kw = {"fail": scenario.thresholds.fail, "adaptive": adaptive, "pilot": pilot,
+          "alpha": adaptive.alpha if adaptive else Settings().alpha,
           "experiments": args.experiments, "resamples": 1000, "seed": scenario.seed,
           "comparisons": shares}
     n, c = len(tasks), len(control)
@@ -184,10 +188,10 @@ def print_power(scenario: Scenario, plan: RunPlan, args: argparse.Namespace) -> 
                  "(two-sided)")
     else:
         looks = f"alpha {head.alpha} (two-sided)"
-    print(f"{scenario.name}: {len(tasks)} tasks (+{len(control)} control) × {reps} "
-          f"repetition(s) × {models} model(s) × {arms} arm(s); {looks}; fail "
-          "threshold "
-          f"{scenario.thresholds.fail:+.0%}; {head.experiments} simulated experiments")
+    print(f"{scenario.name}: {len(tasks)} tasks (+{len(control)} control) × "
+          f"{'up to ' if adaptive else ''}{reps} repetition(s) × {models} model(s) × {arms} "
+          f"arm(s); {looks}; fail threshold {scenario.thresholds.fail:+.0%}; "
+          f"{head.experiments} simulated experiments")
     print(f"  population: {pilot.source if pilot else 'documented defaults (docs/methodology.md)'}")
     print(f"  minimum detectable improvement (80% power): {_pct(head.improvement)}")
     print(f"  minimum detectable regression (80% power): {_pct(head.regression)}")

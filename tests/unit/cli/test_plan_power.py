@@ -191,3 +191,28 @@ def test_an_adaptive_design_of_several_tools_splits_each_looks_share(
     assert main(["plan", str(scenario), "--power", "--experiments", "200"]) == 0
     assert ("alpha 0.05 spent over them, split between 2 tool comparisons (Bonferroni, as the "
             "report will judge them): each look's share divided by 2") in capsys.readouterr().out
+
+
+def test_an_adaptive_design_is_written_with_its_alpha_and_its_most_repetitions(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Adaptive, alpha 0.1, looks at 2..4 on a scenario of `repetitions: 2`: the looks were
+    simulated at 0.1's shares up to 4 repetitions, but --json said alpha 0.05 and
+    repetitions 2, and the first line "× 2 repetition(s)"."""
+    from copeca_action.scenario import Adaptive
+
+    scenario = tmp_path / "adaptive.yaml"
+    corpus = DEMO.parents[1]
+    scenario.write_text(DEMO.read_text().replace(
+        "repetitions: 2\n",
+        "repetitions: 2\nadaptive: {min_repetitions: 2, max_repetitions: 4, alpha: 0.1}\n"
+    ).replace("scripts: ../scripts", f"scripts: {corpus / 'scripts'}"))
+    args = ["plan", str(scenario), "--corpus", str(corpus), "--power", "--experiments", "200"]
+    assert main([*args, "--json"]) == 0
+    planned = json.loads(capsys.readouterr().out)["planned"]
+    assert planned["alpha"] == 0.1 and planned["repetitions"] == 4
+    same = power(Design(7, 4, 2, 5, 2), fail=0.10, experiments=200, resamples=1000, seed=7,
+                 adaptive=Adaptive(min_repetitions=2, max_repetitions=4, alpha=0.1))
+    assert planned["min_detectable_improvement"] == same.improvement
+    assert planned["expected_runs"] == same.expected_runs == 2 * 12 * 4 * 2
+    assert main(args) == 0
+    assert "× up to 4 repetition(s)" in capsys.readouterr().out
