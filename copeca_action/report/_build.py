@@ -568,13 +568,16 @@ def _power(t: RecordTable, base_rows: NDArray[np.bool_], st: _Sums, sb: _Sums,
     correct = np.split(t.correct[rows][order].astype(np.float64), bounds)
     runs = np.concatenate([st.runs[paired], sb.runs[paired]])
     models = max(1, len(distinct(t.model.codes[rows])))
-    reps = max(1, round(float(np.median(runs)) / models))
+    adaptive = s.adaptive if s.adaptive is not None and s.adaptive.enabled else None
+    # adaptive: the design is the schedule, every look simulated up to its maximum (as
+    # plan --power sizes it), whichever look these records stopped at
+    reps = (adaptive.max_repetitions if adaptive is not None
+            else max(1, round(float(np.median(runs)) / models)))
     from copeca_action.report._power import Design, Pilot, power  # its simulation code
 
     r = power(Design(int(paired.sum()), reps, models=models), fail=s.thresholds.fail,
               alpha=multiplicity.alpha_family if multiplicity else s.alpha,
-              comparisons=multiplicity.comparisons if multiplicity else 1,
-              adaptive=s.adaptive if s.adaptive is not None and s.adaptive.enabled else None,
+              comparisons=multiplicity.comparisons if multiplicity else 1, adaptive=adaptive,
               pilot=Pilot(cost=cost, correct=correct, source="this report's base arm"),
               experiments=s.power_experiments, resamples=POWER_RESAMPLES, seed=s.seed)
     return Power(improvement=r.improvement if r.improvement > -1 else None,

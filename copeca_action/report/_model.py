@@ -174,7 +174,8 @@ class Power(ReportModel):
     """Smallest true increase called a regression in 80% of experiments; None when none is."""
     tasks: int
     repetitions: int
-    """Runs per task and arm in the simulated design (the median of this comparison's)."""
+    """Runs per task and arm in the simulated design (the median of this comparison's; under
+    adaptive sampling the schedule's maximum, every look up to it simulated, × models)."""
     experiments: int
     power: float = 0.8
 

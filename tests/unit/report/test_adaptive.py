@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from report_factory import Make
 
@@ -63,3 +64,27 @@ def test_the_report_publishes_the_decision_of_its_look(simulated: Make, ratio: f
         assert report.comparisons[0].delta.level == pytest.approx(1 - d.alpha_look)
         if d.stop:
             break
+
+
+def test_the_power_of_an_adaptive_report_says_the_design_it_simulated(simulated: Make) -> None:
+    """Stopped (or read) at look 1 of looks at 2..6: `power` simulates every look of the
+    schedule, up to 6 repetitions, as plan --power does; it said `repetitions: 2` (the runs
+    this report has), a design it did not simulate."""
+    from copeca_action.report import Settings, build_report
+    from copeca_action.report._power import Design, Pilot, power
+
+    sc = scenario(min_repetitions=2, step=1, max_repetitions=6)
+    records: list[RunRecord] = simulated(ratio=1.0, tasks=12, reps=2, seed=5)
+    report = build_report(records, Settings.from_scenario(sc, power_experiments=200))
+    assert report.look is not None and report.look.look == 1
+    p = report.comparisons[0].power
+    assert p is not None and p.tasks == 12 and p.repetitions == 6
+    # the same numbers as the schedule's power from this report's base-arm runs
+    base = sorted((r for r in records if r.arm == "baseline"), key=lambda r: r.task_id)
+    tasks = sorted({r.task_id for r in base})
+    pilot = Pilot(cost=[np.array([r.cost_usd for r in base if r.task_id == t]) for t in tasks],
+                  correct=[np.array([float(r.correct) for r in base if r.task_id == t])
+                           for t in tasks], source="")
+    same = power(Design(12, 6), fail=sc.thresholds.fail, adaptive=sc.adaptive, pilot=pilot,
+                 experiments=200, resamples=200, seed=sc.seed)
+    assert (p.improvement, p.regression) == (same.improvement, same.regression)
