@@ -107,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
         s = predicate.summary
         delta = f"{s.delta:+.1%}" if s.delta is not None else "n/a"
         ci = f" [{s.delta_ci[0]:+.1%}, {s.delta_ci[1]:+.1%}]" if s.delta_ci else ""
-        print(f"verdict: {s.verdict}, delta {delta}{ci}")
+        print(f"verdict: {s.verdict}, delta {delta}{ci}{_level(s.extra)}")
+        look = _look_note(s.extra)
+        if look:
+            print(look)
     if result.report_checked:
         print(f"report: {result.report_checked}")
     if result.attempts_checked:
@@ -117,3 +120,28 @@ def run(args: argparse.Namespace) -> int:
         print(f"scrubbed: {sum(scrubbed.values())} redaction(s): "
               + ", ".join(f"{k} {v}" for k, v in scrubbed.items()))
     return 0
+
+
+def _level(extra: dict[str, object]) -> str:
+    """The signed interval's level, as every output names it (an adaptive look's or a
+    split alpha's is not 95%)."""
+    from copeca_action._util.percent import level_text
+
+    level = extra.get("level")
+    return f" ({level_text(level)} interval)" if isinstance(level, float) else ""
+
+
+def _look_note(extra: dict[str, object]) -> str:
+    """Under adaptive sampling, the signed look: which, at which alpha, how much spent (the
+    line report.md and the comment print beside the verdict)."""
+    from pydantic import ValidationError
+
+    from copeca_action.report import Look, Multiplicity
+
+    try:
+        look = Look.model_validate(extra["look"]) if "look" in extra else None
+        split = (Multiplicity.model_validate(extra["multiplicity"]).comparisons
+                 if "multiplicity" in extra else 1)
+    except ValidationError:  # the signed summary is checked against its records elsewhere
+        return ""
+    return look.split_note(split) if look is not None else ""

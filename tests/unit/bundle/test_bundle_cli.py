@@ -323,3 +323,30 @@ def test_a_bundle_of_another_harness_version_has_its_report_recomputed(
     assert main(["analyze", str(path), "--format", "json"]) == 0
     captured = capsys.readouterr()
     assert not captured.err and captured.out.startswith("{")
+
+
+def test_verify_says_the_level_and_the_look_of_the_signed_interval(
+        tmp_path: Path, plan: RunPlan, demo, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """An adaptive bundle's signed interval is at its look's level (98.75% at look 1 of 3):
+    `verify` printed it bare, as if it were 95%. It names the level and the look (alpha,
+    spent), as report.md and the comment do; an ordinary bundle's line names its 95%."""
+    from copeca_action.bundle import verify_bundle
+
+    scenario = tmp_path / "adaptive.yaml"
+    scenario.write_text(demo[2].read_text().replace(
+        "repetitions: 2\n", "repetitions: 2\nadaptive: {min_repetitions: 2, max_repetitions: 4}\n"))
+    path = tmp_path / "b.copeca"
+    write_bundle(contents_for(plan, scenario), path, None, Scrubber())
+    summary = verify_bundle(path).statement.predicate.summary
+    assert summary is not None and summary.extra["look"]["look"] == 1
+    level = summary.extra["level"]
+    assert main(["verify", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"({level * 100:.4g}% interval)" in out and level == pytest.approx(0.9875)
+    assert ("adaptive sampling, look 1 of 3 (2 repetitions): judged at alpha 0.0125 "
+            "(98.75% intervals); 0.0125 of the overall alpha 0.05 spent") in out
+    real = tmp_path / "real.copeca"
+    write_bundle(contents_for(plan, demo[2]), real, None, Scrubber())
+    assert main(["verify", str(real)]) == 0
+    out = capsys.readouterr().out
+    assert "(95% interval)" in out and "adaptive sampling" not in out
