@@ -68,9 +68,9 @@ from copeca_action.github._render import escape_with_code, headline_text, render
 from copeca_action.render import render_history_html
 from copeca_action.report import Report
 
-OUTPUT_NAMES = ("verdict", "delta", "delta-ci-low", "delta-ci-high", "control-delta",
-                "cpc-baseline", "cpc-tool", "bundle-path", "bundle-sha256", "report-path",
-                "badge-path", "comment-url", "simulated")
+OUTPUT_NAMES = ("verdict", "delta", "delta-ci-low", "delta-ci-high", "delta-ci-level",
+                "control-delta", "cpc-baseline", "cpc-tool", "bundle-path", "bundle-sha256",
+                "report-path", "badge-path", "comment-url", "simulated")
 """Every output of action.yml; each is written on every run (empty when not known)."""
 STEP_OUTPUTS = ("artifact-name", "artifact-path")
 """Written for action.yml's own upload step, not outputs of the action."""

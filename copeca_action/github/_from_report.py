@@ -333,6 +333,8 @@ def output_values(report: Report, bundle: BundleInfo, report_path: Path | None) 
     if c is not None:
         out.update({"delta": _num(c.delta.estimate), "delta-ci-low": _num(c.delta.low),
                     "delta-ci-high": _num(c.delta.high),
+                    # the interval's level: 0.95, or the adaptive look's / the split alpha's
+                    "delta-ci-level": _num(c.delta.level),
                     "control-delta": _num(c.control_delta.estimate) if c.control_delta else "",
                     "cpc-baseline": _num(c.overall.cpc_base) if c.overall else
                     _num(arms[c.base].cpc_usd) if c.base in arms else "",

@@ -117,6 +117,26 @@ def test_outputs_are_the_headline_numbers(corpus_root: Path) -> None:
     assert out["cpc-tool"] and out["cpc-baseline"]
 
 
+def test_the_outputs_name_the_level_of_their_interval(corpus_root: Path) -> None:
+    """Under adaptive sampling the interval in delta-ci-low/-high is at the look's level
+    (98.75% at look 1 of 2..4): a workflow read it with nothing saying so. delta-ci-level
+    is the report's level, the one the comment and the badge name."""
+    from copeca_action.scenario import Adaptive
+
+    plain, _ = _report(corpus_root)
+    assert output_values(plain, BundleInfo(None, None, None), None)["delta-ci-level"] == "0.95"
+    scenario = load_scenario(corpus_root / "scenarios" / "demo.yaml")
+    plan = build_plan(scenario, load_corpus(corpus_root).tasks)
+    records = [record_for(plan, i) for i in range(len(plan.runs))]
+    settings = Settings.from_scenario(scenario, adaptive=Adaptive(min_repetitions=2,
+                                                                  max_repetitions=4))
+    report = build_report(records, settings, scenario=scenario.name)
+    head = report.headline_comparison
+    assert report.look is not None and head is not None
+    out = output_values(report, BundleInfo(None, None, None), None)
+    assert out["delta-ci-level"] == "0.9875" and head.delta.level == pytest.approx(0.9875)
+
+
 def test_an_unbounded_output_is_infinity_never_an_empty_zero(corpus_root: Path) -> None:
     """A GitHub expression reads an empty output as 0: an infinite cost per correct or bound
     printed empty would read as 0 ("delta-ci-high < 0.05" true for an unbounded interval)."""
