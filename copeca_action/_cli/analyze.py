@@ -183,6 +183,13 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
     if args.format != "json":  # only report.json holds the minimum detectable effects
         chosen = dataclasses.replace(chosen, power_experiments=0)  # (`Comparison.power`)
     report = build_report(table, chosen, source_format=fmt)
+    if scenario is None and fmt == "copeca-action" and report.records:
+        # the records do not say how the run was designed: a copy of an adaptive run's
+        # results judged here at the full alpha would drop the alpha its looks spent
+        print(f"copeca-action: {args.results}: no scenario.yaml beside it and no --scenario: "
+              "judged with the default settings (one look at alpha 0.05, the default "
+              "thresholds); a run with adaptive sampling or its own thresholds is judged as "
+              "it was only with --scenario (or its output folder)", file=sys.stderr)
     return _emit(args, report, points, curves,
                  args.scenario.read_text() if args.scenario else None)
 

@@ -69,6 +69,30 @@ def test_an_adaptive_scenario_judges_with_the_alpha_of_its_last_look(
     assert report.comparisons[0].delta.level == pytest.approx(1 - report.alpha)
 
 
+def test_results_without_their_scenario_say_they_are_judged_with_the_defaults(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The records do not say how the run was designed: an adaptive run's results.jsonl
+    copied away from its folder was judged at the full alpha 0.05 without a word, dropping
+    the alpha its looks spent. It is still judged so (nothing says otherwise), but stderr
+    says with which settings and how to judge it as it was; with its scenario, no note."""
+    rows = make_rows(Population(cost_ratio=1.0), 12, 2, np.random.default_rng(0))
+    results = write(tmp_path / "copied.jsonl", rows)
+    assert main(["analyze", str(results), "--format", "json", "--resamples", "300"]) == 0
+    captured = capsys.readouterr()
+    assert Report.model_validate_json(captured.out).alpha == 0.05
+    assert "no scenario.yaml beside it and no --scenario" in captured.err
+    assert "--scenario" in captured.err and "adaptive" in captured.err
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "name: s\ntasks: {include: ['*']}\nmodes: [baseline, codesearch]\nmodels: [m]\n"
+        "model_runner_map: {m: claude}\nresamples: 300\n"
+        "adaptive: {min_repetitions: 2, step: 2, max_repetitions: 6, alpha: 0.05}\n")
+    assert main(["analyze", str(results), "--scenario", str(scenario), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert Report.model_validate_json(captured.out).alpha < 0.05
+    assert "no scenario" not in captured.err
+
+
 def test_an_output_folder_is_analysed_with_its_own_scenario(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Without --scenario, the scenario.yaml the run wrote beside its results gives the seed,
