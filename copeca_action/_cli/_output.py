@@ -8,6 +8,7 @@ import sys
 from rich.console import Console
 
 from copeca_action._util.scrub import Scrubber
+from copeca_action._util.text import log_safe
 from copeca_action.errors import ConfigError, CopecaError, Problem
 
 
@@ -22,13 +23,13 @@ def annotate(problem: Problem, level: str = "error") -> None:
     props = f"file={problem.file}" + (f",line={problem.line}" if problem.line else "")
     message = (f"{problem.field}: " if problem.field else "") + problem.message
     message = Scrubber.from_env().scrub_text(message)  # a problem may quote a value
-    print(f"::{level} {props}::{_escape(message)}")
+    print(f"::{level} {props}::{_escape(log_safe(message))}")
 
 
 def print_problems(problems: list[Problem], level: str = "error") -> None:
     scrubber = Scrubber.from_env()
     for problem in problems:
-        print(f"{level}: {scrubber.scrub_text(str(problem))}", file=sys.stderr)
+        print(f"{level}: {log_safe(scrubber.scrub_text(str(problem)))}", file=sys.stderr)
         annotate(problem, level)
 
 
@@ -36,7 +37,9 @@ def report_error(exc: CopecaError) -> None:
     if isinstance(exc, ConfigError):
         print_problems(exc.problems)
     else:
-        message = Scrubber.from_env().scrub_text(str(exc))  # errors may quote a secret
+        # errors may quote a secret, or a bundle's text (escape sequences, a line that is a
+        # workflow command): scrubbed, then made safe to print
+        message = log_safe(Scrubber.from_env().scrub_text(str(exc)))
         print(f"error: {message}", file=sys.stderr)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             print(f"::error::{_escape(message)}")
