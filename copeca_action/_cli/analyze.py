@@ -129,7 +129,9 @@ def _run_bundle(args: argparse.Namespace) -> int:
     if report is None and own and which is not None:  # not compared: no report to compare
         report = recompute(bundle.statement, bundle.records, which.yaml.encode())[0]
     if bundle.report_checked.startswith("not confirmed"):
-        print(f"note: {args.results}: its report was {bundle.report_checked}",
+        from copeca_action._util.text import log_safe
+
+        print(log_safe(f"note: {args.results}: its report was {bundle.report_checked}"),
               file=sys.stderr)
     if report is None:
         scenario = load_scenario(args.scenario) if args.scenario else (

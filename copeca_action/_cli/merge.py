@@ -51,7 +51,9 @@ def run(args: argparse.Namespace) -> int:
                               check=scenario, tasks=tasks,
                               allow_unsigned=args.allow_unsigned)
     except VerificationError as exc:
-        print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
+        from copeca_action._util.text import log_safe
+
+        print(f"FAILED ({exc.kind}): {log_safe(str(exc))}", file=sys.stderr)  # quotes shards
         return exc.exit_code
     runs = sum(len(s.plan.runs) for s in merged.shards)
     print(f"merged {len(merged.shards)} shard(s), {runs} runs, {len(merged.manifest.files)} "

@@ -67,58 +67,62 @@ def run(args: argparse.Namespace) -> int:
     hashes = (ForkedMemberHashes(args.bundle) if threading.active_count() == 1
               and hasattr(os, "fork") else MemberHashes(args.bundle))
     pin_before_load()  # the report recomputed below: verify starts no program
+    from copeca_action._util.text import log_safe, shown
+
     try:
-        from copeca_action.bundle import summary_json, verify_bundle
+        from copeca_action.bundle import verify_bundle
 
         pubkey = pubkey_of(args)
         scenario, tasks = scenario_of(args)
         result = verify_bundle(args.bundle, pubkey, scenario, tasks, hashes=hashes,
                                report=_recompute)
+        if args.require_signature and not result.signed:
+            raise VerificationError("unsigned", "the bundle is unsigned and "
+                                    "--require-signature was given")
     except VerificationError as exc:
-        print(f"FAILED ({exc.kind}): {exc}", file=sys.stderr)
-        return exc.exit_code
+        return _failed(args, exc)
     finally:  # a bad --pubkey or --scenario: stop hashing (and reap the child) at once
         hashes.cancel()
-    if args.require_signature and not result.signed:
-        error = VerificationError("unsigned", "the bundle is unsigned and --require-signature "
-                                  "was given")
-        print(f"FAILED ({error.kind}): {error}", file=sys.stderr)
-        return error.exit_code
     if args.json:
+        from copeca_action.bundle import summary_json
+
         print(summary_json(result))
         return 0
+    from copeca_action.bundle import simulation_line
+
+    # every value the bundle chose is escaped where it is put in a line (`shown`), and each
+    # line passes `log_safe`: nothing a bundle holds moves a terminal's cursor, forges a
+    # line of its own or is a workflow command to a CI runner
     predicate = result.statement.predicate
-    shard = f" (shard {predicate.shard})" if predicate.shard else ""
+    shard = f" (shard {shown(predicate.shard)})" if predicate.shard else ""
     against = f", checked against {args.scenario}" if result.scenario_checked else \
         " (pass --scenario to check against the scenario as it is today)"
-    print(f"OK {result.path}: {len(result.manifest.files)} files, "
-          f"{_size(result.bytes_hashed)} hashed")
-    print(f"signature: {describe_signature(result)}")
-    print(f"runs: {len(result.plan.runs)}/{len(result.plan.runs)} of plan "
-          f"{predicate.plan_digest[:12]} ({predicate.scenario}){shard}{against}")
+    lines = [f"OK {result.path}: {len(result.manifest.files)} files, "
+             f"{_size(result.bytes_hashed)} hashed",
+             f"signature: {describe_signature(result)}",
+             f"runs: {len(result.plan.runs)}/{len(result.plan.runs)} of plan "
+             f"{shown(predicate.plan_digest[:12])} ({shown(predicate.scenario)}){shard}"
+             f"{against}"]
     if result.simulated:
-        from collections import Counter
-
-        from copeca_action.records import simulation_note
-
-        runs = Counter(str(r.endpoint or "unknown") for r in result.records)
-        print(f"SIMULATED: {simulation_note(runs)}")
+        lines.append(f"SIMULATED: {simulation_line(result)}")
     if predicate.summary:
         s = predicate.summary
         delta = f"{s.delta:+.1%}" if s.delta is not None else "n/a"
         ci = f" [{s.delta_ci[0]:+.1%}, {s.delta_ci[1]:+.1%}]" if s.delta_ci else ""
-        print(f"verdict: {s.verdict}, delta {delta}{ci}{_level(s.extra)}")
+        lines.append(f"verdict: {shown(s.verdict, 40)}, delta {delta}{ci}{_level(s.extra)}")
         look = _look_note(s.extra)
         if look:
-            print(look)
+            lines.append(look)
     if result.report_checked:
-        print(f"report: {result.report_checked}")
+        lines.append(f"report: {result.report_checked}")
     if result.attempts_checked:
-        print(f"earlier attempts: {result.attempts_checked}")
+        lines.append(f"earlier attempts: {result.attempts_checked}")
     scrubbed = result.manifest.scrubbed
     if scrubbed:
-        print(f"scrubbed: {sum(scrubbed.values())} redaction(s): "
-              + ", ".join(f"{k} {v}" for k, v in scrubbed.items()))
+        lines.append(f"scrubbed: {sum(scrubbed.values())} redaction(s): "
+                     + ", ".join(f"{shown(k, 80)} {v}" for k, v in scrubbed.items()))
+    for line in lines:
+        print(log_safe(line.replace("\n", " ")))
     return 0
 
 
@@ -145,3 +149,15 @@ def _look_note(extra: dict[str, object]) -> str:
     except ValidationError:  # the signed summary is checked against its records elsewhere
         return ""
     return look.split_note(split) if look is not None else ""
+
+
+def _failed(args: argparse.Namespace, exc: VerificationError) -> int:
+    """`FAILED (kind): ...` on stderr, and with --json the same on stdout as JSON."""
+    from copeca_action._util.text import log_safe
+
+    if args.json:
+        from copeca_action.bundle import failure_json
+
+        print(failure_json(args.bundle, exc))
+    print(f"FAILED ({exc.kind}): {log_safe(str(exc))}", file=sys.stderr)
+    return exc.exit_code

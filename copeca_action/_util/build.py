@@ -14,6 +14,7 @@ import hashlib
 from dataclasses import dataclass
 
 from copeca_action._util.paths import PACKAGE_DIR, runners_dir
+from copeca_action._util.text import shown
 
 REPORT_CODE = ("__init__.py", "errors.py", "_util", "bundle", "conclude", "plan", "records",
                "render", "report", "retrieval", "scenario")
@@ -77,12 +78,15 @@ class Build:
         return self.report_code is not None and self.numpy is not None
 
     def __str__(self) -> str:
+        """The build for a message; each part escaped (`_util/text.shown`): a bundle's
+        maker chose them."""
+        version = shown(self.version, 64)
         if not self.known:
-            return (f"copeca-action {self.version} (build not recorded: made before bundles "
+            return (f"copeca-action {version} (build not recorded: made before bundles "
                     "recorded their report's code)")
         assert self.report_code is not None
-        return f"copeca-action {self.version} (report code {self.report_code[:12]}, " \
-               f"numpy {self.numpy})"
+        return f"copeca-action {version} (report code {shown(self.report_code[:12])}, " \
+               f"numpy {shown(self.numpy, 64)})"
 
     def same(self, other: Build) -> bool:
         """Known to be the same build: both recorded, every part equal."""

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from copeca_action._util.text import shown
 from copeca_action.plan import PlannedRun, run_id_for
 from copeca_action.records import RunRecord
 from copeca_action.records._kinds import NOT_REACHED
@@ -50,9 +51,9 @@ class Completeness:
                              ("unexpected", self.unexpected),
                              ("mislabelled", self.mislabelled)):
             if items:
-                shown = items[:SHOW]
                 more = f"\n  ... and {len(items) - SHOW} more" if len(items) > SHOW else ""
-                lines.append(f"{len(items)} {title} run(s):\n  " + "\n  ".join(shown) + more)
+                lines.append(f"{len(items)} {title} run(s):\n  "  # one line each, whatever
+                             + "\n  ".join(shown(i, None) for i in items[:SHOW]) + more)
         return "\n".join(lines)
 
 

@@ -74,17 +74,25 @@ class Summary(RecordModel):
     """Anything else the report wants signed (runs, spend, adoption, ...)."""
 
 
+VERSION = (r"^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?"
+           r"(\+[A-Za-z0-9]+(\.[A-Za-z0-9]+)*)?$")
+"""A version as PEP 440 writes it in normal form (`0.1.0`, `2.1.0rc1`, `0.2.0.dev3+g1a2b`):
+what verify prints of a build, and puts in a `pipx run copeca-action==VERSION` command, is
+one of these, never text a bundle's maker chose (a line break, an escape sequence, a shell
+word)."""
+
+
 class Environment(RecordModel):
     """Where and with what the runs were made; None when unknown."""
 
-    harness_version: str
+    harness_version: Annotated[str, Field(pattern=VERSION, max_length=64)]
     """The copeca-action version that wrote the bundle and computed its report (a merge's:
     the merging one)."""
-    report_code: str | None = None
+    report_code: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
     """sha256 of the code and data that build computes and renders the report with
     (`_util/build.py`); with harness_version and numpy_version, the build `verify` compares
     with its own. None: not recorded (a bundle made before it was)."""
-    numpy_version: str | None = None
+    numpy_version: Annotated[str, Field(pattern=VERSION, max_length=64)] | None = None
     """The numpy that build computed the report with; None: not recorded."""
     cli_versions: dict[str, str] = {}
     """Runner name → agent CLI version, as the records report them."""

@@ -10,6 +10,7 @@ the statement names another build than this one as its maker).
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from copeca_action._util.build import Build
 from copeca_action._util.hashing import sha256_bytes, sha256_json
+from copeca_action._util.text import shown
 from copeca_action.bundle._canonical import check_canonical
 from copeca_action.bundle._complete import Completeness, check_completeness, describe
 from copeca_action.bundle._model import (
@@ -111,8 +113,8 @@ def _parse(model: type[M], data: bytes, name: str) -> M:
         return model.model_validate_json(data, context=STORED)
     except ValidationError as exc:
         first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise VerificationError("corrupt", f"{name}: {where}: {first['msg']}") from exc
+        where = ".".join(shown(p, 80) for p in first["loc"])  # a key the bundle chose
+        raise VerificationError("corrupt", f"{name}: {where}: {shown(first['msg'])}") from exc
 
 
 def _run_of(path: str) -> str:
@@ -121,8 +123,9 @@ def _run_of(path: str) -> str:
 
 
 def _listing(items: list[str]) -> str:
+    """One item a line, each on its line whatever the bundle's text in it holds."""
     more = f"\n  ... and {len(items) - SHOW} more" if len(items) > SHOW else ""
-    return "\n  " + "\n  ".join(items[:SHOW]) + more
+    return "\n  " + "\n  ".join(shown(item, None) for item in items[:SHOW]) + more
 
 
 def _check_plan(plan: RunPlan) -> None:
@@ -466,10 +469,7 @@ def _published_report(archive: SafeZip, statement: Statement,
     if not other_build_fails:
         return (f"not confirmed: made by {made_by}, this is {this}; this build's recompute "
                 f"differs ({problems[0]})")
-    rerun = f"`pipx run copeca-action=={made_by.version} verify {archive.path} ...` (the " \
-            "same flags) for a released build"
-    if environment.image_digest:
-        rerun += f", or the image it ran in ({environment.image_digest})"
+    rerun = _rerun(made_by, archive.path, environment.image_digest)
     raise VerificationError("build", f"not confirmed: {signature}, and every member and "
                             "record matches the manifest the statement binds, but its report "
                             "was computed by another build, and this build's recompute of it "
@@ -480,6 +480,21 @@ def _published_report(archive: SafeZip, statement: Statement,
                             "Another build may word or compute the report otherwise, so this "
                             "is neither proof of tampering nor a confirmed verdict. To confirm "
                             f"it, verify the bundle with the build that made it: {rerun}.")
+
+
+def _rerun(made_by: Build, path: Path, image_digest: str | None) -> str:
+    """How to verify with the build that made the bundle: a command to paste only for a
+    released version (the statement's model admits only a version's characters; a local
+    version, `+...`, was never released), its path quoted for a shell; the image as text."""
+    if "+" in made_by.version:
+        rerun = (f"copeca-action {made_by.version} is a local build (never released): use "
+                 "that checkout")
+    else:
+        rerun = (f"`pipx run copeca-action=={made_by.version} verify "
+                 f"{shlex.quote(str(path))} ...` (the same flags) for a released build")
+    if image_digest:
+        rerun += f", or the image it ran in ({shown(image_digest, 120)})"
+    return rerun
 
 
 def _differs(name: str, published: bytes, expected: bytes) -> str:
@@ -508,8 +523,9 @@ def _summary_differs(published: Summary | None, expected: Summary) -> list[str]:
         return [f"{STATEMENT}: the statement signs no summary, though the bundle carries a "
                 "report"]
     mine, theirs = fields(expected), fields(published)
-    return [f"{STATEMENT}: the signed summary's {k} is {theirs.get(k, '(absent)')}, the "
-            f"records give {mine.get(k, '(absent)')}"
+    return [f"{STATEMENT}: the signed summary's {shown(k, 80)} is "
+            f"{shown(theirs.get(k, '(absent)'))}, the records give "
+            f"{shown(mine.get(k, '(absent)'))}"
             for k in sorted(mine.keys() | theirs.keys()) if mine.get(k) != theirs.get(k)]
 
 
@@ -545,18 +561,47 @@ def _settings_differ(scenario: Scenario, predicate: Predicate) -> str:
     return f": it sets {'; '.join(differ)}" if differ else ""
 
 
-def summary_json(result: VerifiedBundle) -> str:
-    """Machine-readable outcome of a verification (for --json)."""
+def simulation_line(result: VerifiedBundle) -> str:
+    """The `SIMULATED:` sentence verify prints (how many runs the scripted model answered);
+    empty when none was."""
+    if not result.simulated:
+        return ""
+    from collections import Counter
+
+    from copeca_action.records import simulation_note
+
+    return simulation_note(Counter(str(r.endpoint or "unknown") for r in result.records))
+
+
+def summary_json(result: VerifiedBundle, exit_code: int = 0) -> str:
+    """Machine-readable outcome of a verification that passed (for --json): the facts the
+    text prints (exit code, signer, runs, simulated, the build that made the report, the
+    report and attempts checks), in JSON's own escaping (no control character of the
+    bundle's reaches a terminal or log raw)."""
     predicate = result.statement.predicate
+    environment = predicate.environment
     return json.dumps({
-        "ok": True, "path": str(result.path), "signed": result.signed, "keyid": result.keyid,
+        "ok": True, "exit_code": exit_code, "kind": None, "error": None,
+        "path": str(result.path), "signed": result.signed, "keyid": result.keyid,
         "pinned": result.pinned, "files": len(result.manifest.files),
+        "bytes_hashed": result.bytes_hashed,
         "runs": len(result.plan.runs), "records": len(result.records),
         "scenario": predicate.scenario, "plan_digest": predicate.plan_digest,
         "shard": predicate.shard, "scenario_checked": result.scenario_checked,
-        "simulated": result.simulated,
+        "simulated": result.simulated, "simulation_note": simulation_line(result),
+        "build": {"harness_version": environment.harness_version,
+                  "report_code": environment.report_code,
+                  "numpy_version": environment.numpy_version},
         "report_checked": result.report_checked,
+        "attempts": sorted(result.attempts or {}),
         "attempts_checked": result.attempts_checked,
         "scrubbed": result.manifest.scrubbed,
         "summary": predicate.summary.model_dump(mode="json") if predicate.summary else None,
     }, indent=2)
+
+
+def failure_json(path: Path, error: VerificationError) -> str:
+    """Machine-readable outcome of a verification that failed (for --json): its exit code,
+    kind and message, the message as the text prints it."""
+    return json.dumps({"ok": False, "exit_code": error.exit_code, "kind": error.kind,
+                       "error": str(error), "path": str(path)}, indent=2)
