@@ -158,3 +158,69 @@ def test_a_merge_carries_each_shards_earlier_attempts(
     assert {n: merged[n] for n in names} == {n: shard[n] for n in names}
     assert verify_bundle(out, key.public_key()).attempts_checked.startswith(
         "1 earlier attempt(s) spent $0.0300 outside the statistics; 1 of them with")
+
+
+def test_attempt_folders_a_maker_crafted_are_refused(
+        tmp_path: Path, plan: RunPlan, demo) -> None:  # type: ignore[no-untyped-def]
+    """Signed by the maker's own key (their own writer, which checks nothing), so only what
+    verify checks stands between them and a pass: an attempt folder when results.jsonl
+    supersedes no line, one for a run the plan does not hold, one whose record says $0
+    where the superseded line says $0.03 (or the reverse), a record under another run's
+    folder, two folders of one line, and a folder name that climbs out."""
+    import dataclasses
+
+    from bundle_support import contents_for
+    from zipedit import resign, rewrite_canonical
+
+    from copeca_action.bundle._write import KeptAttempt
+    from copeca_action.records import write_records
+
+    final = [record_for(plan, i) for i in range(len(plan.runs))]
+    retried = record_for(plan, 0, outcome="infra_error", correct=False, cost_usd=0.03,
+                         attempt=1, started_at=STARTED)
+    maker = Ed25519PrivateKey.generate()
+    good = tmp_path / "good.copeca"
+    write_bundle(dataclasses.replace(contents_for(plan, demo[2], records=final),
+                                     records=[retried, *final], attempts={
+        f"{retried.run_id}/1-x": KeptAttempt(record=retried)}), good, maker, Scrubber())
+    assert verify_bundle(good).attempts_checked.startswith("1 earlier attempt(s) spent $0.0300")
+
+    def results(records: list[RunRecord]) -> bytes:
+        write_records(tmp_path / "r.jsonl", records)
+        return (tmp_path / "r.jsonl").read_bytes()
+
+    def record(r: RunRecord) -> bytes:
+        return r.model_dump_json(indent=1).encode()
+
+    folder = f"attempts/{retried.run_id}/1-x"
+    other = final[1].run_id
+    cases: dict[str, tuple[dict[str, bytes | None], str]] = {
+        "no superseded line": ({"results.jsonl": results(final)}, folder),
+        "a run not in the plan": ({f"{folder}/record.json": None,
+                                   f"attempts/{'0' * 16}/1-x/record.json": record(
+                                       retried.model_copy(update={"run_id": "0" * 16}))},
+                                  f"attempts/{'0' * 16}/1-x"),
+        "spent less than its line": ({f"{folder}/record.json": record(
+            retried.model_copy(update={"cost_usd": 0.0}))}, folder),
+        "spent more than its line": ({"results.jsonl": results(
+            [retried.model_copy(update={"cost_usd": 0.0}), *final])}, folder),
+        "under another run's folder": ({f"{folder}/record.json": None,
+                                        f"attempts/{other}/1-x/record.json": record(retried)},
+                                       f"attempts/{other}/1-x"),
+    }
+    for name, (edit, named) in cases.items():
+        path = resign(good, tmp_path / f"{name}.copeca", edit, maker)
+        with pytest.raises(VerificationError) as info:
+            verify_bundle(path)
+        assert info.value.kind == "incomplete", name
+        assert f"{named}/record.json is no earlier attempt of run" in str(info.value), name
+    twice = resign(good, tmp_path / "twice.copeca", {
+        f"attempts/{retried.run_id}/2-y/record.json": record(retried)}, maker)
+    with pytest.raises(VerificationError, match="is in another folder of attempts/ too"):
+        verify_bundle(twice)
+    members = read_all(good)
+    members[f"attempts/{retried.run_id}/../1-x/record.json"] = members.pop(
+        f"{folder}/record.json")
+    with pytest.raises(VerificationError) as info:
+        verify_bundle(rewrite_canonical(good, tmp_path / "climb.copeca", members))
+    assert info.value.kind == "corrupt" and "climbs out" in str(info.value)
