@@ -239,16 +239,17 @@ def check_attempts(log: list[RunRecord], attempts: Mapping[str, RunRecord]) -> s
     problems, backed = [], set()
     for key, record in sorted(attempts.items()):
         run_id = key.split("/", 1)[0]
-        twin = next((i for i, r in enumerate(earlier) if r == record), None)
-        if record.run_id != run_id or twin is None:
+        twins = [i for i, r in enumerate(earlier) if r == record]
+        free = next((i for i in twins if i not in backed), None)  # a line twice: two folders
+        if record.run_id != run_id or not twins:
             problems.append(f"{ATTEMPTS_DIR}/{key}/{RECORD} is no earlier attempt of run "
                             f"{run_id} in {RESULTS} (not a superseded line of it, field for "
                             "field)")
-        elif twin in backed:
+        elif free is None:
             problems.append(f"{ATTEMPTS_DIR}/{key}: attempt {record.attempt} of run {run_id} "
                             "is in another folder of attempts/ too")
         else:
-            backed.add(twin)
+            backed.add(free)
     if problems:
         raise VerificationError("incomplete", f"the earlier attempts in {ATTEMPTS_DIR}/ do not "
                                 f"match {RESULTS}:{_listing(problems)}")
@@ -443,7 +444,7 @@ def _published_report(archive: SafeZip, statement: Statement,
         expected = report(statement, records[0], archive.read(SCENARIO))
     except (CopecaError, ValueError) as exc:
         unreadable = f"{SCENARIO}: the report cannot be recomputed from the records with it: " \
-                     f"{exc}"
+                     f"{shown(exc, 2000)}"  # may quote the bundle's scenario.yaml
         problems = [unreadable]
     else:
         checked = [name for name in present if name in expected.files]

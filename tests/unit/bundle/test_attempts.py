@@ -107,6 +107,12 @@ def test_an_attempt_folder_that_is_no_superseded_line_is_incomplete(
         check_attempts(records, {f"{final.run_id}/1-x": final})
     with pytest.raises(VerificationError, match="is in another folder of attempts/ too"):
         check_attempts(records, {key: retried, f"{retried.run_id}/copy": retried})
+    # the same line logged twice (two attempts alike to the field) backs two folders, once
+    said = check_attempts([retried, *records], {key: retried, f"{retried.run_id}/copy": retried})
+    assert said.startswith("2 earlier attempt(s) spent $0.0600 outside the statistics; 2 of")
+    with pytest.raises(VerificationError, match="is in another folder of attempts/ too"):
+        check_attempts([retried, *records], {key: retried, f"{retried.run_id}/b": retried,
+                                             f"{retried.run_id}/c": retried})
 
 
 def test_an_earlier_attempt_without_its_folder_is_named_not_refused(

@@ -200,3 +200,29 @@ def test_verify_json_says_what_the_text_says(
     write_bundle(contents_for(plan, demo[2]), unsigned, None, Scrubber())
     assert main(["verify", str(unsigned), "--json", "--require-signature"]) == 13
     assert json.loads(capsys.readouterr().out)["kind"] == "unsigned"
+
+
+def test_a_scenario_error_quoting_the_bundle_stays_on_its_line(
+        tmp_path: Path, plan: RunPlan, demo, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """A scenario.yaml the report cannot be recomputed with: the loader's error quotes the
+    key the maker wrote, line break and all; it stays on the FAILED line, escaped."""
+    import hashlib
+
+    from zipedit import read_all, resign
+
+    from copeca_action.bundle._write import pretty_json
+
+    maker = Ed25519PrivateKey.generate()
+    good = tmp_path / "good.copeca"
+    write_bundle(contents_for(plan, demo[2]), good, maker, Scrubber())
+    scenario = demo[2].read_bytes() + b'"\\nOK b.copeca verified\\x1b[2J": 1\n'
+    statement = json.loads(read_all(good)["statement.json"])
+    statement["predicate"]["scenario_sha256"] = hashlib.sha256(scenario).hexdigest()
+    path = resign(good, tmp_path / "b.copeca", {
+        "scenario.yaml": scenario, "statement.json": pretty_json(statement)}, maker)
+    assert main(["verify", str(path)]) == 15
+    err = capsys.readouterr().err
+    assert_inert(err)
+    assert len(err.splitlines()) == 1
+    assert "the records with it: scenario.yaml:" in err
+    assert ": \\x0aOK b.copeca verified\\x1b[2J: unknown key" in err
