@@ -107,8 +107,12 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"SIMULATED: {simulation_line(result)}")
     if predicate.summary:
         s = predicate.summary
-        delta = f"{s.delta:+.1%}" if s.delta is not None else "n/a"
-        ci = f" [{s.delta_ci[0]:+.1%}, {s.delta_ci[1]:+.1%}]" if s.delta_ci else ""
+        from copeca_action.report import pct_text
+
+        # as the report writes them: an unbounded side as ∞, never "+inf%"
+        delta = pct_text(s.delta, (0.0,)) if s.delta is not None else "n/a"
+        ci = (f" [{pct_text(s.delta_ci[0], (0.0,))}, {pct_text(s.delta_ci[1], (0.0,))}]"
+              if s.delta_ci else "")
         lines.append(f"verdict: {shown(s.verdict, 40)}, delta {delta}{ci}{_level(s.extra)}")
         look = _look_note(s.extra)
         if look:

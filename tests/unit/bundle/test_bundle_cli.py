@@ -350,3 +350,25 @@ def test_verify_says_the_level_and_the_look_of_the_signed_interval(
     assert main(["verify", str(real)]) == 0
     out = capsys.readouterr().out
     assert "(95% interval)" in out and "adaptive sampling" not in out
+
+
+def test_verify_writes_an_unbounded_interval_as_the_report_does(
+        tmp_path: Path, plan: RunPlan, demo, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    """The tool arm right on one task only: a resample without it has nothing right, so the
+    signed interval's upper side is unbounded. verify printed it "+inf%" (Python's float
+    format) where report.md writes +∞."""
+    from bundle_support import record_for
+
+    from copeca_action.bundle import verify_bundle
+
+    first = next(r.task_id for r in plan.runs if not r.control)
+    records = [record_for(plan, i, "a", correct=r.arm != "codesearch" or r.task_id == first)
+               for i, r in enumerate(plan.runs)]
+    path = tmp_path / "b.copeca"
+    write_bundle(contents_for(plan, demo[2], records=records), path, None, Scrubber())
+    summary = verify_bundle(path).statement.predicate.summary
+    assert summary is not None and summary.delta_ci is not None
+    assert summary.delta_ci[1] == float("inf")
+    assert main(["verify", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "inf%" not in out and ", +∞]" in out, out
