@@ -13,6 +13,7 @@ import os
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -151,9 +152,31 @@ def base_worktree(ctx: ActionContext) -> Iterator[Path | None]:
         _git(root, "worktree", "remove", "--force", str(where))
 
 
+NO_BASE_EVENTS = ("push", "release", "schedule", "workflow_dispatch")
+"""Events with no pull request, hence no base to compare with (docs/action.md, "Triggers")."""
+
+
+def effective_compare(ctx: ActionContext) -> tuple[ActionContext, str | None]:
+    """`compare: base-ref|both` on an event that has no base (a push to the default branch
+    recording the history, a release, a schedule, a manual run) compares with the baseline,
+    as docs/action.md's trigger table says, and the comment says so; a PR event without a
+    base stays an error in `base_worktree`."""
+    if (ctx.inputs.compare == "baseline" or ctx.event.name not in NO_BASE_EVENTS
+            or ctx.event.base_sha or ctx.event.base_ref):
+        return ctx, None
+    note = (f"compare: {ctx.inputs.compare} needs a pull request's base, and a "
+            f"{ctx.event.name} event has none: the tool was compared with the baseline (the "
+            "agent without the tool) instead")
+    inputs = ctx.inputs.model_copy(update={"compare": "baseline"})
+    return replace(ctx, inputs=inputs), note
+
+
 def run_engine(ctx: ActionContext) -> Outcome:
     """Run the plan, conclude (report files, signed bundle, verified), build the Outcome."""
     export_keys(ctx)
+    ctx, note = effective_compare(ctx)
+    if note is not None:
+        annotate("notice", f"copeca-action: {note}")
     key = (parse_private_key(ctx.inputs.signing_key.encode(), "input signing-key")
            if ctx.inputs.signing_key.strip() else None)
     if ctx.inputs.merge:
@@ -163,7 +186,7 @@ def run_engine(ctx: ActionContext) -> Outcome:
             return fork_bundle_refused(ctx)
         return run_merge(ctx, key)
     with base_worktree(ctx) as base:
-        return _run(ctx, key, base)
+        return _run(ctx, key, base, note)
 
 
 def reuse_path(ctx: ActionContext) -> tuple[Path | None, str | None]:
@@ -184,18 +207,19 @@ def reuse_path(ctx: ActionContext) -> tuple[Path | None, str | None]:
     return matches[0], None
 
 
-def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None) -> Outcome:
+def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None,
+         note: str | None = None) -> Outcome:
     prep = prepare_ctx(ctx, base_tool_dir=base)
     prep.reuse, refused = reuse_path(ctx)
     # A bundle signed by the action's own key, when it has one; else any intact bundle.
     prep.reuse_pubkey = key.public_key() if key is not None else None
     ctx.output_dir.mkdir(parents=True, exist_ok=True)
     with prep.cfg.out.held():  # the runs, the report and the bundle: one writer
-        return _run_held(ctx, prep, key, refused)
+        return _run_held(ctx, prep, key, refused, note)
 
 
 def _run_held(ctx: ActionContext, prep: Prepared, key: Ed25519PrivateKey | None,
-              refused: str | None) -> Outcome:
+              refused: str | None, note: str | None = None) -> Outcome:
     stats = execute(prep, resume=prep.cfg.out.results.exists(), plain=True)
     if stats.interrupted:
         raise CopecaError("the run was interrupted before the plan finished")
@@ -210,8 +234,9 @@ def _run_held(ctx: ActionContext, prep: Prepared, key: Ed25519PrivateKey | None,
     data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
                         full_report=artifact_hint(ctx), commits=compared_commits(ctx))
-    if refused:
-        data = data.model_copy(update={"warnings": [*data.warnings, refused]})
+    extra = [text for text in (note, refused) if text]
+    if extra:
+        data = data.model_copy(update={"warnings": [*data.warnings, *extra]})
     md = done.files.get("report.md")
     return Outcome(comment=data,
                    outputs=output_values(done.report, info, done.files.get("report.json")),

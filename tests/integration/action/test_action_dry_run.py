@@ -166,6 +166,28 @@ def test_dry_run_compare_both_runs_the_base_arm_from_a_worktree_of_the_base(
     assert "unsigned" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
 
 
+def test_push_to_main_with_compare_both_records_a_baseline_comparison(tmp_path: Path) -> None:
+    """One workflow on `pull_request` and `push` with `compare: both`: the push to main (the
+    run that records the history) has no base, and stopped with exit 2 before; it compares
+    with the baseline, as the trigger table says, and the comment and summary say so."""
+    env = _env(tmp_path, "", "")
+    data = payload("push")  # the real payload, made a push to the default branch
+    data["ref"], data["repository"]["default_branch"] = "refs/heads/main", "main"
+    data["after"] = "c" * 40
+    Path(env["GITHUB_EVENT_PATH"]).write_text(json.dumps(data))
+    env.update(GITHUB_EVENT_NAME="push", INPUT_COMPARE="both", INPUT_SIGNING_KEY="",
+               INPUT_HISTORY="never")
+    assert main(env, run_engine) == 0
+    out = parse_outputs(Path(env["GITHUB_OUTPUT"]))
+    report = Report.model_validate_json(Path(out["report-path"]).read_text())
+    assert sorted(a.arm for a in report.arms) == ["baseline", "codesearch"]
+    assert report.headline_comparison is not None
+    assert report.headline_comparison.base == "baseline"
+    assert out["verdict"] == report.verdict and out["delta"] != ""
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text().replace("&#8203;", "")
+    assert "compare: both needs a pull request&#39;s base, and a push event has none" in summary
+
+
 def test_dry_run_rerun_with_reuse_copies_every_unchanged_run(tmp_path: Path) -> None:
     """The real CLI twice: the second job gets the first job's signed bundle as `reuse`;
     nothing changed (same probed Claude Code version, runner, modes, tasks, scripts), so every

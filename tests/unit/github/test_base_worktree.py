@@ -9,7 +9,7 @@ import pytest
 
 from copeca_action.errors import ConfigError
 from copeca_action.github import ActionContext, EventContext
-from copeca_action.github._engine import base_worktree
+from copeca_action.github._engine import base_worktree, effective_compare, prepare_ctx
 from copeca_action.github._inputs import ActionInputs
 
 
@@ -51,4 +51,36 @@ def test_baseline_needs_no_worktree_and_base_ref_needs_a_base(tmp_path: Path) ->
         assert where is None
     with pytest.raises(ConfigError, match="compare"), \
             base_worktree(_ctx(tmp_path, "both", None)):
+        pass
+
+
+@pytest.mark.parametrize("event", ["push", "workflow_dispatch", "release", "schedule"])
+@pytest.mark.parametrize("compare", ["base-ref", "both"])
+def test_an_event_without_a_base_compares_with_the_baseline_and_says_so(
+        tmp_path: Path, event: str, compare: str) -> None:
+    """One workflow on `pull_request` and `push` (the push to main records the history):
+    `compare: base-ref|both` stopped every push with exit 2 ("the push event names none"),
+    though the docs' trigger table says such events compare with the baseline."""
+    (tmp_path / "tool").mkdir()
+    inputs = ActionInputs(scenario="demo", tool_dir="tool", compare=compare,  # type: ignore[arg-type]
+                          dry_run=True)
+    ev = EventContext(name=event, repository="o/r", ref="refs/heads/main",  # type: ignore[arg-type]
+                      default_branch="main", head_sha="a" * 40)
+    ctx, note = effective_compare(ActionContext(inputs, ev, tmp_path, tmp_path / ".copeca"))
+    assert ctx.inputs.compare == "baseline"
+    assert note is not None and f"compare: {compare}" in note and event in note
+    with base_worktree(ctx) as where:  # no worktree, no error
+        assert where is None
+    arms = prepare_ctx(ctx).plan.arms
+    assert "baseline" in arms and not any(a.endswith("@base") for a in arms)
+
+
+def test_a_pull_request_keeps_its_comparison_and_one_without_a_base_still_fails(
+        tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path, "both", "b" * 40)
+    assert effective_compare(ctx) == (ctx, None)
+    (tmp_path / "tool").mkdir()
+    broken = _ctx(tmp_path, "base-ref", None)  # a pull_request payload without base.sha
+    assert effective_compare(broken) == (broken, None)
+    with pytest.raises(ConfigError, match="compare"), base_worktree(broken):
         pass
