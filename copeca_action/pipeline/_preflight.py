@@ -36,6 +36,11 @@ def check_keys(cfg: EngineConfig, plan: RunPlan) -> None:
             "(the action's `dry-run: true`)")
 
 
+BASE_HINT = ("{arm!r} is the tool at the comparison's base commit: when the change under test "
+             "adds the tool (the pull request that sets up copeca-action), the base has none "
+             "yet; compare with the baseline (`compare: baseline`) until it is merged")
+
+
 def check_tools(cfg: EngineConfig, plan: RunPlan,
                 timeout_s: float = MCP_START_TIMEOUT_S) -> None:
     """Start each arm's MCP servers once and look up its wrapper, before any run."""
@@ -48,8 +53,11 @@ def check_tools(cfg: EngineConfig, plan: RunPlan,
         for arm in plan.arms:
             mode = _resolve_mode(cfg, arm)
             tool_dir = cfg.base_tool_dir if arm.endswith("@base") else cfg.tool_dir
-            problems += [f"mode {arm!r}: {p}" for p in mode_start_problems(
-                mode, env, cwd, timeout_s, [tool_dir] if tool_dir is not None else [])]
+            found = mode_start_problems(mode, env, cwd, timeout_s,
+                                        [tool_dir] if tool_dir is not None else [])
+            problems += [f"mode {arm!r}: {p}" for p in found]
+            if found and arm.endswith("@base"):
+                problems.append(BASE_HINT.format(arm=arm))
     if problems:
         raise InfraError("the tool under test does not start, so nothing was run and nothing "
                          "was charged: " + "; ".join(problems))

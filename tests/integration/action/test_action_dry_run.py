@@ -262,3 +262,44 @@ def test_the_actions_dry_run_plays_the_users_own_scripts_through_their_tool(
     assert tool_runs and len(comments) == 1 and report.verdict in comments[0]["body"]
     [check] = checks
     assert check["history"] == ["in_progress", "completed"]
+
+
+def test_the_pull_request_that_adds_the_tool_with_compare_base_ref_says_why_it_cannot_run(
+        tmp_path: Path) -> None:
+    """The first pull request: it adds `copeca-action init`'s benchmark and stand-in tool, and
+    the workflow says `compare: base-ref`. The base commit has no tool, so the `@base` arm's
+    wrapper is missing: stopped before any run (exit 2), and the error says that this is the
+    base commit's arm and what to do, rather than only naming a path in a temp folder."""
+    from copeca_action.github._scaffold import scaffold
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    git = ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    (ws / "README.md").write_text("a project\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    base = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+    scaffold(ws, "wrapper", name="my-tool")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "add copeca-action"], check=True)
+    data = payload("pull_request.opened")
+    data["pull_request"]["base"]["sha"] = base
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps(data))
+    env = {
+        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event), "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_RUN_ID": "4242",
+        "INPUT_SCENARIO": "benchmark/scenarios/pr.yaml", "INPUT_TOOL_DIR": ".",
+        "INPUT_DRY_RUN": "true", "INPUT_COMPARE": "base-ref", "INPUT_COMMENT": "never",
+    }
+    assert main(env, run_engine) == 2
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert "copeca-action failed" in summary and "nothing was run" in summary
+    assert "'my-tool@base' is the tool at the comparison's base commit" in summary
+    assert "compare: baseline" in summary
+    assert not (ws / ".copeca" / "results.jsonl").exists()
