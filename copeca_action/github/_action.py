@@ -37,7 +37,7 @@ from copeca_action.github._checks import (
     create_check_run,
     start_check_run,
 )
-from copeca_action.github._client import GitHubClient, RetryPolicy
+from copeca_action.github._client import GitHubClient, GitHubForbidden, RetryPolicy
 from copeca_action.github._comment_data import CommentData, Footer
 from copeca_action.github._comments import upsert_comment
 from copeca_action.github._event import EventContext, read_event
@@ -344,7 +344,22 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
         if data.verdict == "skipped":  # a fork's token is read-only: say so, do not fail
             annotate("warning", f"copeca-action: could not comment: {error}")
             return
+        if isinstance(error, GitHubForbidden) and read_only_token(ctx):
+            annotate("warning", f"copeca-action: could not comment: {READ_ONLY_FORK} ({error})")
+            return
         raise error
+
+
+READ_ONLY_FORK = ("this pull request comes from a fork, and GitHub gives a fork's "
+                  "`pull_request` job a read-only token, so neither the comment nor the check "
+                  "run can be written; the verdict is in the job summary, the outputs and the "
+                  "artifact, and the exit code follows `fail-on`")
+
+
+def read_only_token(ctx: ActionContext) -> bool:
+    """A fork's `pull_request` job: GitHub's token there is read-only, whatever the workflow's
+    `permissions:` ask, so a 403 on the comment is GitHub's rule, not a failure of the run."""
+    return ctx.event.name == "pull_request" and ctx.event.is_fork
 
 
 def summary_markdown(data: CommentData, report_md: str | None) -> str:

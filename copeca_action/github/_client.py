@@ -36,6 +36,10 @@ PERMISSION_HELP = (
     "pattern in docs/action.md.")
 
 
+class GitHubForbidden(GitHubError):
+    """GitHub answered 403 (not a rate limit): the token lacks a permission."""
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     """How hard to try before a call fails: attempts in all, waits capped."""
@@ -157,8 +161,8 @@ class GitHubClient:
                               "or expired; pass `github-token: ${{ github.token }}`")
         if resp.status_code == 403:
             perm = MISSING_PERMISSION.get(permission, permission)
-            raise GitHubError(PERMISSION_HELP.format(what=label, permission=perm)
-                              + f" GitHub said: {message}")
+            raise GitHubForbidden(PERMISSION_HELP.format(what=label, permission=perm)
+                                  + f" GitHub said: {message}")
         if resp.status_code == 404:
             raise GitHubError(f"{label}: 404 Not Found ({message}): the repository, pull "
                               "request or comment does not exist or the token cannot see it")

@@ -146,6 +146,35 @@ def test_fork_with_a_read_only_token_still_exits_0(fake_github: FakeGitHub, acti
     assert outputs(env)["verdict"] == "skipped"
 
 
+@pytest.mark.parametrize(("verdict", "code"), [("inconclusive", 0), ("regression", 1)])
+def test_a_forks_dry_run_publishes_its_verdict_and_warns_that_it_cannot_comment(
+        fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str],
+        verdict: str, code: int) -> None:
+    """A fork's pull request with `dry-run: true` runs (no secret needed), but GitHub gives a
+    fork's `pull_request` job a read-only token: the comment and the check run answer 403.
+    That was exit 2, "the tool itself failed", a red job its author cannot fix, after the
+    verdict was computed; now the verdict decides the exit code, as on any other run, the
+    summary and outputs hold it, and a warning says why there is no comment."""
+    fake_github.fail("POST", r"/comments$", 403, "Resource not accessible by integration")
+    fake_github.fail("POST", r"/check-runs$", 403, "Resource not accessible by integration",
+                     times=2)
+    env = actions_env("pull_request", fork_payload(), fake_github.url, anthropic_api_key="",
+                      dry_run="true", check_run="true")
+    assert run_main(env, engine(verdict)) == code
+    out = capsys.readouterr().out
+    assert "::warning::copeca-action: could not comment" in out
+    assert "read-only" in out and "job summary" in out
+    assert outputs(env)["verdict"] == verdict and outputs(env)["comment-url"] == ""
+    assert verdict in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+
+
+def test_a_403_on_a_pull_request_of_the_repository_itself_still_fails(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    fake_github.fail("POST", r"/comments$", 403, "Resource not accessible by integration")
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url)
+    assert run_main(env, engine("inconclusive")) == 2
+
+
 def test_pull_request_target_is_refused_before_any_call(
         fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     env = actions_env("pull_request_target", fork_payload(), fake_github.url)
