@@ -54,8 +54,11 @@ def scenario_path(ctx: ActionContext) -> Path:
     path = path if path.is_absolute() else ctx.workspace / path
     if not path.is_file():
         raise ConfigError([Problem(SOURCE, f"no scenario file at {path} (paths are relative "
-                                   "to the workspace; `demo` is the bundled demo)",
-                                   field="scenario")])
+                                   "to the workspace; `demo` is the bundled demo). A "
+                                   "repository without a benchmark yet: `copeca-action init . "
+                                   "--kind mcp|env|hook|wrapper|setup` writes one, "
+                                   "benchmark/scenarios/pr.yaml (docs/action.md); commit it "
+                                   "on the branch this workflow runs on", field="scenario")])
     return path
 
 

@@ -175,6 +175,23 @@ def test_a_403_on_a_pull_request_of_the_repository_itself_still_fails(
     assert run_main(env, engine("inconclusive")) == 2
 
 
+def test_a_repository_without_a_benchmark_is_told_how_to_make_one(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    """The workflow added before any benchmark (docs/action.md's ten lines alone): the real
+    engine stops before anything runs, names the missing file and says how to write it."""
+    from copeca_action.github import run_engine
+
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      check_run="true")
+    assert run_main(env, run_engine) == 2
+    summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+    assert "no scenario file at" in summary and "benchmark/scenarios/pr.yaml" in summary
+    assert "copeca-action init . --kind" in summary
+    [run] = fake_github.check_runs
+    assert run["history"] == ["in_progress", "completed"] and run["conclusion"] == "failure"
+    assert fake_github.comments.get(KEY, []) == []
+
+
 def test_pull_request_target_is_refused_before_any_call(
         fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     env = actions_env("pull_request_target", fork_payload(), fake_github.url)
