@@ -84,3 +84,36 @@ def test_a_pull_request_keeps_its_comparison_and_one_without_a_base_still_fails(
     assert effective_compare(broken) == (broken, None)
     with pytest.raises(ConfigError, match="compare"), base_worktree(broken):
         pass
+
+
+def test_a_checkout_made_as_actions_checkout_makes_it_gets_its_base_fetched(
+        tmp_path: Path) -> None:
+    """actions/checkout on `pull_request` by default: a fresh repository that fetched only
+    the PR's merge commit at depth 1 and checked it out detached. The base commit is not
+    there and is fetched by its SHA."""
+    origin = tmp_path / "origin"
+    (origin / "tool").mkdir(parents=True)
+    _git(origin, "init", "-q", "-b", "trunk")  # a default branch not named main
+    (origin / "tool" / "server.py").write_text("OLD\n")
+    _git(origin, "add", ".")
+    _git(origin, "commit", "-qm", "base")
+    base = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "checkout", "-qb", "feature")
+    (origin / "tool" / "server.py").write_text("NEW\n")
+    _git(origin, "commit", "-qam", "head")
+    _git(origin, "checkout", "-q", "trunk")
+    _git(origin, "merge", "-q", "--no-ff", "-m", "merge", "feature")
+    merge = _git(origin, "rev-parse", "HEAD")
+    _git(origin, "reset", "-q", "--hard", base)  # the merge commit lives only under refs/pull
+    _git(origin, "update-ref", "refs/pull/1/merge", merge)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    _git(ws, "init", "-q")
+    _git(ws, "remote", "add", "origin", origin.as_uri())
+    _git(ws, "fetch", "-q", "--no-tags", "--depth=1", "origin",
+         f"+{merge}:refs/remotes/pull/1/merge")
+    _git(ws, "checkout", "-q", "--detach", "refs/remotes/pull/1/merge")
+    assert _git(ws, "rev-parse", "--is-shallow-repository") == "true"
+    with base_worktree(_ctx(ws, "base-ref", base)) as where:
+        assert where is not None and (where / "server.py").read_text() == "OLD\n"
+    assert (ws / "tool" / "server.py").read_text() == "NEW\n"
