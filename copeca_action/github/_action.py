@@ -394,7 +394,8 @@ def _history(ctx: ActionContext, client: GitHubClient, outcome: Outcome,
             if c is None or c.overall is None:
                 return data
             history, _ = read_history(client, owner, repo, ctx.inputs.comment_id)
-            branch = ctx.event.base_ref or "the default branch"
+            # The history holds the default branch's runs, whatever this PR's base is.
+            branch = ctx.event.default_branch or "the default branch"
             line = history_line(history, c.overall.cpc_tool, c.tool, branch)
             return data.model_copy(update={"history": line}) if line else data
     except GitHubError as exc:

@@ -132,6 +132,22 @@ def test_a_pull_request_compares_with_the_last_runs_on_main(
     assert not any(c.method == "PUT" for c in fake_github.calls[-3:])  # a PR only reads
 
 
+def test_a_pull_request_into_another_branch_names_the_branch_the_history_is_of(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    """The history holds runs of the default branch (master in the payload); a pull request
+    into `release-1.x` said "the last 3 runs on release-1.x", naming numbers it never had."""
+    for i in range(3):
+        env = actions_env("push", _push(f"{i + 1:x}" * 40), fake_github.url, fail_on="never")
+        assert _run(env, _report(1.0, seed=i)) == 0
+    data = payload("pull_request.opened")
+    data["pull_request"]["base"]["ref"] = "release-1.x"
+    env = actions_env("pull_request", data, fake_github.url, fail_on="never")
+    assert _run(env, _report(0.6, seed=5)) == 0
+    body = fake_github.comments[(OWNER, REPO, 2)][0]["body"]
+    assert "over the last 3 runs on master" in body
+    assert "release-1.x" not in body
+
+
 def test_without_contents_write_the_history_warns_and_the_run_succeeds(
         fake_github: FakeGitHub, actions_env: Any, capsys: pytest.CaptureFixture[str]) -> None:
     fake_github.fail("POST", r"/git/trees$", 403, "Resource not accessible by integration")
