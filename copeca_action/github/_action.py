@@ -464,7 +464,19 @@ def main(env: Mapping[str, str] | None = None, engine: Engine | None = None,
         if (path := summary_path(env)) is not None:
             with contextlib.suppress(GitHubError):
                 write_summary(path, f"### ❌ copeca-action failed\n\n{code_block(message)}\n")
+        _empty_outputs(env)
         return exc.exit_code
+
+
+def _empty_outputs(env: Mapping[str, str]) -> None:
+    """Every output set, empty, when the action failed before `publish` wrote them (bad
+    inputs, no scenario): docs/action.md promises each output on every run, and a later
+    step reading `verdict` must find it empty, not missing. Outputs already written (a
+    failure after `publish`) are left as they are."""
+    path = outputs_path(env)
+    with contextlib.suppress(OSError, GitHubError):
+        if path is not None and (not path.exists() or path.stat().st_size == 0):
+            write_outputs(path, dict.fromkeys(OUTPUT_NAMES, ""))
 
 
 def _print_inert(text: str) -> None:

@@ -187,6 +187,10 @@ def test_a_repository_without_a_benchmark_is_told_how_to_make_one(
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()
     assert "no scenario file at" in summary and "benchmark/scenarios/pr.yaml" in summary
     assert "copeca-action init . --kind" in summary
+    # every output is set (empty) on a failure too, as docs/action.md promises
+    from copeca_action.github._action import OUTPUT_NAMES
+
+    assert outputs(env) == dict.fromkeys(OUTPUT_NAMES, "")
     [run] = fake_github.check_runs
     assert run["history"] == ["in_progress", "completed"] and run["conclusion"] == "failure"
     assert fake_github.comments.get(KEY, []) == []
