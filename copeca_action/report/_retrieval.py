@@ -16,6 +16,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from copeca_action._util.arrays import distinct
 from copeca_action._util.percent import level_text
 from copeca_action.report._model import (
     ComparisonKind,
@@ -82,8 +83,11 @@ def retrieval_section(t: RecordTable, pairs: Sequence[tuple[ComparisonKind, str,
                                                       & (t.arm.codes == code)).sum()),
                          metrics=summarize_arm([runs[i] for i in np.flatnonzero(arm == code)]))
             for code, name in enumerate(t.arm.names) if (arm == code).any()]
-    reached_tasks = np.unique(t.task.codes[t.reached])
-    no_gold = sorted(t.task.names[c] for c in np.setdiff1d(reached_tasks, np.unique(task)))
+    # `distinct`, not np.unique/np.setdiff1d: their first call imports numpy.ma (35 ms of
+    # every `verify`, which recomputes this report beside its hashing)
+    scored_tasks = set(distinct(task).tolist())
+    no_gold = sorted(t.task.names[c] for c in distinct(t.task.codes[t.reached]).tolist()
+                     if c not in scored_tasks)
     comparisons = []
     for kind, tool, base in pairs:
         tc, bc = t.arm.code(tool), t.arm.code(base)

@@ -50,3 +50,22 @@ def test_markdown_and_json_carry_the_section(tmp_path: Path) -> None:
     section = json.loads(js.read_text())["retrieval"]
     line = section["comparisons"][0]["lines"][0]
     assert line["metric"] == "trajectory.file.auc" and line["ratio"] == 2.0
+
+
+def test_the_retrieval_section_does_not_import_numpy_ma(tmp_path: Path) -> None:
+    """np.unique and np.setdiff1d import numpy.ma on their first call: 35 ms of every
+    `verify` (which recomputes this report beside its hashing: 1.26× openssl's time on a
+    1 GB bundle, against a target of 1.25×). The section finds its tasks with `distinct`."""
+    import subprocess
+    import sys
+
+    path = results(tmp_path)
+    code = ("import sys, contextlib, io, copeca_action.cli as c\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    code = c.main(['analyze', {str(path)!r}, '--format', 'json', "
+            "'--resamples', '200'])\n"
+            "print(code, 'copeca_action.report._retrieval' in sys.modules, "
+            "'numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.splitlines()[-1]
+    assert out == "0 True False", out
