@@ -62,19 +62,29 @@ def _env(tmp_path: Path, api_url: str, key_pem: str) -> dict[str, str]:
     ws = tmp_path / "ws"
     (ws / "benchmark").mkdir(parents=True)
     (ws / "benchmark" / "pr.yaml").write_text(SCENARIO)
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps(payload("pull_request.opened")))
-    return {
-        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": str(event), "GITHUB_WORKSPACE": str(ws),
-        "GITHUB_OUTPUT": str(tmp_path / "output"),
-        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-        "GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_RUN_ID": "4242",
-        "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": api_url,
+    return _runner_env(tmp_path, ws, payload("pull_request.opened"), api_url) | {
         "INPUT_SCENARIO": "benchmark/pr.yaml", "INPUT_GITHUB_TOKEN": TOKEN,
         "INPUT_DRY_RUN": "true", "INPUT_FAIL_ON": "never", "INPUT_SIGNING_KEY": key_pem,
         "INPUT_ALERT_THRESHOLD": "4%",
     }
+
+
+def _runner_env(tmp_path: Path, ws: Path, event: dict[str, object],
+                api_url: str | None = None) -> dict[str, str]:
+    """What the runner sets for a pull_request job in workspace `ws` (its event written
+    beside it); no inputs."""
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(event))
+    env = {
+        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(path), "GITHUB_WORKSPACE": str(ws),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_RUN_ID": "4242",
+    }
+    if api_url is not None:
+        env |= {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": api_url}
+    return env
 
 
 def test_dry_run_comments_the_real_report_and_writes_a_verified_bundle(
@@ -230,16 +240,8 @@ def test_the_actions_dry_run_plays_the_users_own_scripts_through_their_tool(
 
     ws = tmp_path / "ws"
     scaffold(ws, "mcp", name="my-tool")
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps(payload("pull_request.opened")))
     with FakeGitHub() as fake:
-        env = {
-            "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
-            "GITHUB_EVENT_PATH": str(event), "GITHUB_WORKSPACE": str(ws),
-            "GITHUB_OUTPUT": str(tmp_path / "output"),
-            "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-            "GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_RUN_ID": "4242",
-            "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": fake.url,
+        env = _runner_env(tmp_path, ws, payload("pull_request.opened"), fake.url) | {
             "INPUT_SCENARIO": "benchmark/scenarios/pr.yaml", "INPUT_TOOL_DIR": ".",
             "INPUT_GITHUB_TOKEN": TOKEN, "INPUT_DRY_RUN": "true", "INPUT_FAIL_ON": "never",
             "INPUT_CHECK_RUN": "true", "INPUT_OUTPUT_DIR": "out",
@@ -286,14 +288,7 @@ def test_the_pull_request_that_adds_the_tool_with_compare_base_ref_says_why_it_c
     subprocess.run([*git, "commit", "-qm", "add copeca-action"], check=True)
     data = payload("pull_request.opened")
     data["pull_request"]["base"]["sha"] = base
-    event = tmp_path / "event.json"
-    event.write_text(json.dumps(data))
-    env = {
-        "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": str(event), "GITHUB_WORKSPACE": str(ws),
-        "GITHUB_OUTPUT": str(tmp_path / "output"),
-        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-        "GITHUB_REPOSITORY": "Codertocat/Hello-World", "GITHUB_RUN_ID": "4242",
+    env = _runner_env(tmp_path, ws, data) | {
         "INPUT_SCENARIO": "benchmark/scenarios/pr.yaml", "INPUT_TOOL_DIR": ".",
         "INPUT_DRY_RUN": "true", "INPUT_COMPARE": "base-ref", "INPUT_COMMENT": "never",
     }

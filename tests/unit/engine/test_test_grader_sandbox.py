@@ -10,10 +10,20 @@ import pytest
 from engine_helpers import config, fake, make_corpus, scenario
 
 from copeca_action.conclude._report import isolation_note
-from copeca_action.engine import run_plan
+from copeca_action.engine import EngineConfig, run_plan
 from copeca_action.evaluate._local import BWRAP_PROBE, _works
 from copeca_action.plan import build_plan
 from copeca_action.records import read_records
+
+
+def _graded(tmp_path: Path, test_cmd: list[str]) -> EngineConfig:
+    """One edit task, run once, graded by `test_cmd` (one mutation it must catch)."""
+    mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
+    corpus = make_corpus(tmp_path, {"one": {
+        "type": "edit", "category": "fix",
+        "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="done"),
+        "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}}})
+    return config(tmp_path, corpus, scenario(repetitions=1))
 
 
 @pytest.mark.skipif(not _works(BWRAP_PROBE), reason="bubblewrap does not work on this host")
@@ -24,12 +34,7 @@ def test_test_command_writes_only_its_tree_and_home(tmp_path: Path) -> None:
     test_cmd = ["sh", "-c", f'touch ok-in-tree && touch "$HOME/ok-in-home" && '
                 f'! touch "{outside}/planted" 2>/dev/null && '
                 "printf '# tests 1\\n# pass 1\\n# fail 0\\n'"]
-    mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
-    corpus = make_corpus(tmp_path, {"one": {
-        "type": "edit", "category": "fix",
-        "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="done"),
-        "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}}})
-    cfg = config(tmp_path, corpus, scenario(repetitions=1))
+    cfg = _graded(tmp_path, test_cmd)
     run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), scenario_text="name: t\n")
     (record,) = read_records(cfg.out.results)
     assert record.correct, record.grading.get("output")
@@ -73,12 +78,7 @@ def test_under_unshare_graded_code_cannot_write_the_harness_files_or_read_its_ke
                      for i, (name, check) in enumerate(checks.items(), 1))
     test_cmd = ["sh", "-c", f"p=0; f=0\n{script}printf '# tests {len(checks)}\\n# pass %d"
                 "\\n# fail %d\\n' $p $f"]
-    mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
-    corpus = make_corpus(tmp_path, {"one": {
-        "type": "edit", "category": "fix",
-        "prompt": fake(edit=["app.py", "return 42 ", "return 42"], answer="done"),
-        "grading": {"test": {"command": test_cmd, "mutations": [mutation]}}}})
-    cfg = config(tmp_path, corpus, scenario(repetitions=1))
+    cfg = _graded(tmp_path, test_cmd)
     try:
         run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), scenario_text="name: t\n")
         assert not probe.exists()
