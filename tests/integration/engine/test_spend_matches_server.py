@@ -202,6 +202,30 @@ def _cents(x: float) -> int:
     return round(x * 100)
 
 
+def _unreported(entries: list[dict[str, Any]],
+                records: list[RunRecord]) -> dict[tuple[str, str], float]:
+    """Per (script, API), what the server billed beyond the records' costs. Each shortfall
+    must belong to an attempt flagged `cost_lower_bound` (stopped mid-run) and be at most
+    one of that script's replies (the one in flight when the CLI was stopped)."""
+    short: dict[tuple[str, str], float] = {}
+    for (script, api) in {(e["script"], e["api"]) for e in entries if "billed" in e}:
+        mine = [e for e in entries if e.get("script") == script and e.get("api") == api]
+        served = served_usd(mine)[0]
+        runs = [r for r in records if r.task_id == f"fastapi/{script}"
+                and r.runner == RUNNER_OF_API[api]]
+        recorded = sum(r.cost_usd or 0.0 for r in runs)
+        assert recorded <= served * (1 + 1e-9) + 1e-12, (script, api, recorded, served)
+        if served - recorded <= served * 1e-9 + 1e-12:
+            continue
+        stopped = [r for r in runs if "cost_lower_bound" in r.flags]
+        assert stopped, (script, api, recorded, served, runs)
+        largest = max(served_usd([e])[0] for e in mine if "billed" in e)
+        assert served - recorded <= len(stopped) * largest * (1 + 1e-9), (
+            script, api, recorded, served, largest)
+        short[script, api] = served - recorded
+    return short
+
+
 def test_spend_equals_what_the_server_served(tmp_path: Path, corpus_root: Path,
                                              server_factory: Any,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
@@ -312,10 +336,15 @@ def test_spend_survives_sigint_and_resume(tmp_path: Path, corpus_root: Path,
     out, cache = tmp_path / "out", tmp_path / "cache"
     proc = _run_cli(scenario, out, cache, server.url)
     deadline = time.monotonic() + 240
-    while time.monotonic() < deadline:  # both slow runs are inside their `sleep 8`
-        slow = {e["api"] for e in server.entries()
-                if e.get("script") == "slow" and e.get("completed")}
-        if slow == {"anthropic", "openai"}:
+    # The signal comes when both slow runs are inside their `sleep 8` and Claude has just
+    # been served its quick answer: it may or may not print it before it is stopped (the
+    # race every interrupt has, met here on purpose rather than by chance)
+    while time.monotonic() < deadline:
+        seen = server.entries()
+        slow = {e["api"] for e in seen if e.get("script") == "slow" and e.get("completed")}
+        answered = any(e.get("script") == "ok" and e.get("api") == "anthropic"
+                       and e.get("step") == 2 and e.get("completed") for e in seen)
+        if slow == {"anthropic", "openai"} and answered:
             break
         assert proc.poll() is None, proc.communicate()[0][-3000:]
         time.sleep(0.1)
@@ -345,8 +374,18 @@ def test_spend_survives_sigint_and_resume(tmp_path: Path, corpus_root: Path,
     assert served > spent_before
     report = _report(out)
     assert report.spend is not None
-    assert _cents(report.spend.total_usd) == _cents(served)
-    assert report.spend.total_usd == pytest.approx(served, rel=1e-9, abs=1e-12)
+    # the spend line is the records' sum, computed once
+    assert report.spend.total_usd == pytest.approx(sum(r.cost_usd or 0.0 for r in records),
+                                                   rel=1e-12, abs=1e-15)
+    # and the server's log, less what only a killed CLI was told: a reply that reached the
+    # CLI whole the moment the harness stopped it, before the CLI printed it, is billed and
+    # reported to no one. That is the `cost_lower_bound` the record carries and the report
+    # warns of; at most the one reply each such CLI had in flight, never more.
+    short = _unreported(server.entries(), records)
+    assert report.spend.total_usd == pytest.approx(served - sum(short.values()),
+                                                   rel=1e-9, abs=1e-12)
+    if short:
+        assert any("may be higher than counted" in w for w in report.warnings), report.warnings
     assert report.spend.excluded_attempts == len(interrupted) >= 2
     for r in interrupted:  # a lower bound, unless the CLI had printed its closing event
         # (its usage whole) when the signal came: then its cost is exact, and not flagged
@@ -355,8 +394,10 @@ def test_spend_survives_sigint_and_resume(tmp_path: Path, corpus_root: Path,
                      if read_record(f / "record.json") == r]
         ended = parse_transcript(parser, folder / "stdout.jsonl", folder / "config").ended
         assert ("cost_lower_bound" in r.flags) is not ended, r
+    # the slow runs at least (stopped in their sleep); a quick run whose CLI had closed when
+    # the signal came, but was not graded, is interrupted with its cost exact
     assert report.spend.lower_bound_attempts == len(
-        [r for r in records if "cost_lower_bound" in r.flags]) >= len(interrupted)
+        [r for r in records if "cost_lower_bound" in r.flags]) >= 2
     assert report.spend.excluded_usd == pytest.approx(
         sum(r.cost_usd or 0.0 for r in interrupted), rel=1e-9)
     md = subprocess.run([sys.executable, "-m", "copeca_action.cli", "analyze", str(out),
