@@ -62,8 +62,10 @@ def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_agent_sta
                         lambda argv: argv[0] != "bwrap" and _real_works(argv))
     if "harness-ro" not in _process.agent_isolation()[1]:
         pytest.skip("unshare cannot mount here")
-    monkeypatch.setattr(_process, "unshare_view",
-                        lambda writable: ["ro", str(tmp_path / "not-there"), ""])
+    guarded = tmp_path / "guarded"
+    guarded.mkdir()
+    monkeypatch.setattr(_process, "unshare_view",  # /dev/null cannot cover a folder
+                        lambda writable: ["file", str(guarded), ""])
     started = tmp_path / "started"
     corpus = make_corpus(tmp_path, {"q": {"prompt": fake(answer="42", touch=str(started))}})
     cfg = config(tmp_path, corpus, scenario())
@@ -72,5 +74,30 @@ def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_agent_sta
     records = read_records(cfg.out.results)
     assert records and all(r.outcome == "infra_error" for r in records)
     assert all("sandbox" in (r.error or "") and "never started" in (r.error or "")
-               and "not-there" in (r.error or "") for r in records), records[0].error
+               and str(guarded) in (r.error or "") for r in records), records[0].error
     assert not started.exists()
+
+
+def test_under_unshare_a_folder_gone_since_it_was_listed_is_not_a_failure(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another harness's folder of git views, listed to be made read-only, removed as that
+    harness exits before this agent's mounts are made: nothing is left to guard, so the agent
+    starts (it was an infra error, retried, under parallel harnesses)."""
+    if not any(_real_works(v) for v in _process.UNSHARE_AGENT):
+        pytest.skip("unshare cannot make a pid namespace here")
+    monkeypatch.setattr(_process, "_works",
+                        lambda argv: argv[0] != "bwrap" and _real_works(argv))
+    if "harness-ro" not in _process.agent_isolation()[1]:
+        pytest.skip("unshare cannot mount here")
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    monkeypatch.setattr(_process, "unshare_view", lambda writable: [
+        "ro", str(tmp_path / "copeca-git-gone"), "", "ro", str(kept), ""])
+    corpus = make_corpus(tmp_path, {"q": {"prompt": fake(
+        answer="42", touch=str(kept / "written"))}})
+    cfg = config(tmp_path, corpus, scenario())
+    run_plan(cfg, build_plan(cfg.scenario, cfg.corpus.tasks), resume=False,
+             scenario_text="name: t\n")
+    records = read_records(cfg.out.results)
+    assert records and all(r.outcome != "infra_error" for r in records), records[0].error
+    assert not (kept / "written").exists()  # the mounts after it were made: read-only
