@@ -62,6 +62,7 @@ from copeca_action.github._history import (
     records_history,
     trend_runs,
 )
+from copeca_action.github._identity import token_login
 from copeca_action.github._inputs import ActionInputs, path_problems, read_inputs
 from copeca_action.github._markdown import code_block
 from copeca_action.github._render import escape_with_code, headline_text, render_comment
@@ -93,6 +94,9 @@ class ActionContext:
     output_dir: Path
     check_run_id: int | None = None
     """The check run started `in_progress` for this job, completed by `publish`."""
+    comment_author: str | None = None
+    """The login our token writes the comment as (github/_identity.py), learned before the
+    plan runs; only a comment by it is ever edited."""
 
 
 @dataclass
@@ -222,6 +226,9 @@ def run_action(env: Mapping[str, str], engine: Engine | None = None,
     else:
         if engine is None:
             raise CopecaError(NOT_WIRED)
+        if wants_comment(ctx):  # a check that can fail: before the first paid run
+            ctx = replace(ctx, comment_author=comment_author(ctx, env, _api(ctx, env, policy,
+                                                                            sleep)))
         check = _start_check(ctx, env, policy, sleep)
         try:
             outcome = engine(ctx)
@@ -324,7 +331,7 @@ def publish(ctx: ActionContext, outcome: Outcome, env: Mapping[str, str],
     error: GitHubError | None = None
     if client is not None:
         try:
-            values["comment-url"] = _comment(ctx, client, body)
+            values["comment-url"] = _comment(ctx, env, client, body)
             _check_run(ctx, client, data, body)
         except GitHubError as exc:
             error = exc
@@ -403,6 +410,22 @@ def _history(ctx: ActionContext, client: GitHubClient, outcome: Outcome,
     return data
 
 
+def wants_comment(ctx: ActionContext) -> bool:
+    return (ctx.inputs.comment != "never" and ctx.event.pr_number is not None
+            and bool(ctx.inputs.github_token))
+
+
+def comment_author(ctx: ActionContext, env: Mapping[str, str], client: GitHubClient) -> str:
+    """The login the comment is written as: known when action.yml says `github-token` is
+    the workflow's own token (COPECA_WORKFLOW_TOKEN), else asked of GitHub."""
+    if ctx.comment_author is not None:
+        return ctx.comment_author
+    login = token_login(client, workflow_token=env.get("COPECA_WORKFLOW_TOKEN") == "true")
+    print(f"copeca-action: github-token acts as {login}; only its comment is edited",
+          flush=True)
+    return login
+
+
 def _client(ctx: ActionContext, env: Mapping[str, str], policy: RetryPolicy | None,
             sleep: Callable[[float], None] | None,
             outcome: Outcome | None = None) -> GitHubClient | None:
@@ -419,12 +442,14 @@ def _client(ctx: ActionContext, env: Mapping[str, str], policy: RetryPolicy | No
                         or ctx.event.api_url, policy=policy, sleep=sleep or time.sleep)
 
 
-def _comment(ctx: ActionContext, client: GitHubClient, body: str) -> str:
+def _comment(ctx: ActionContext, env: Mapping[str, str], client: GitHubClient,
+             body: str) -> str:
     number = ctx.event.pr_number
     if ctx.inputs.comment == "never" or number is None:
         return ""
     result = upsert_comment(client, ctx.event.owner, ctx.event.repo, number,
                             ctx.inputs.comment_id, body,
+                            author=comment_author(ctx, env, client),
                             only_on_change=ctx.inputs.comment == "on-change")
     print(f"copeca-action: comment {result.action}: {result.html_url}", flush=True)
     return result.html_url

@@ -6,14 +6,15 @@ comments are read (a busy PR has more than one page). A POST that fails with a 5
 have created the comment, so before posting again the list is read once more; so it is when
 the comment found was deleted before the edit reached it (404), and a new one is posted.
 
-Anyone who can comment can copy the marker. A comment is taken for ours only when a bot (the
-workflow's token, an app) or someone the API says has write access (a personal token's
-owner) wrote it; else a fork's author could plant a marked comment, have the action write the
-verdict into it, then edit the verdict under the action's marker (and `comment: on-change`,
-seeing the state marker unchanged, would leave the edit standing). `author_association` only
-narrows whom to ask: MEMBER is anyone in the owning organization and COLLABORATOR an invited
-reader too, neither of which means write access (someone with write access may edit the
-action's comment anyway, so their marked comment grants nothing new).
+Anyone who can comment can copy the marker, and another bot on the repository (or one that
+echoes comments) can post a body that starts with it. A comment is ours only when the identity
+our token acts as wrote it (`token_login`: github-actions[bot] for the workflow's token, the
+person for a personal token, `<app>[bot]` for an app's installation token) and the marker opens
+its body (a quote of it is not ours). Anyone else's marked comment is never edited, nor read as
+"already posted" by `comment: on-change`: a fork's author could otherwise plant a marked
+comment, have the action write the verdict into it, then edit the verdict under the action's
+marker. When several comments of ours carry the marker (a POST that failed yet was created),
+the oldest is the one edited.
 """
 
 from __future__ import annotations
@@ -21,16 +22,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import quote
 
 from copeca_action.errors import GitHubError
 from copeca_action.github._client import GitHubClient
 
 MARKER_PREFIX = "<!-- copeca-action:comment-id="
 MAX_COMMENT_CHARS = 65_536
-TRUSTED_AUTHORS = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
-"""`author_association` values of people who may have write access (the API says whether)."""
 WRITE_ACCESS = frozenset({"admin", "maintain", "write"})
+"""Collaborator permissions that may edit the repository (github/_approval.py)."""
 _STATE = re.compile(r"<!-- copeca-action:state=([0-9a-f]{8,64}) -->")
 
 
@@ -60,48 +59,37 @@ def _is_ours(comment: Any, mark: str) -> bool:
     return isinstance(body, str) and body.lstrip().startswith(mark)  # not a quote of it
 
 
-def _is_bot(comment: dict[str, Any]) -> bool:
+def _login(comment: dict[str, Any]) -> str | None:
     user = comment.get("user")
-    return isinstance(user, dict) and user.get("type") == "Bot"
+    login = user.get("login") if isinstance(user, dict) else None
+    return login if isinstance(login, str) else None
 
 
-def _can_write(client: GitHubClient, owner: str, repo: str, login: str) -> bool:
-    """What the API says of `login`'s access to the repository (never the payload's word);
-    an answer that says nothing (404, 403) is no write access."""
-    resp = client.request("GET", f"repos/{owner}/{repo}/collaborators/{quote(login, safe='')}"
-                          "/permission", what=f"read {login}'s permission", allow=(403, 404))
-    data = resp.json() if resp.status_code == 200 else None
-    return isinstance(data, dict) and data.get("permission") in WRITE_ACCESS
+def _oldest(comment: dict[str, Any]) -> tuple[str, int]:
+    """Creation time, then id (ISO 8601 UTC times sort as text)."""
+    created = comment.get("created_at")
+    cid = comment.get("id")
+    return (created if isinstance(created, str) else "", cid if isinstance(cid, int) else 0)
 
 
 def find_comment(client: GitHubClient, owner: str, repo: str, number: int,
-                 comment_id: str) -> dict[str, Any] | None:
-    """Our comment on the PR, if any: the first bot-authored match, else the oldest by someone
-    the API says has write access; a marked comment by anyone else is not ours."""
+                 comment_id: str, author: str) -> dict[str, Any] | None:
+    """Our comment on the PR, if any: the oldest whose body opens with the marker and whose
+    author is `author` (the login our token acts as, `token_login`); a marked comment by
+    anyone else, bot or person, is not ours."""
     mark = marker(comment_id)
-    found: list[dict[str, Any]] = [
-        c for c in client.paginate(f"repos/{owner}/{repo}/issues/{number}/comments",
-                                   what="list pull request comments") if _is_ours(c, mark)]
-    for comment in found:
-        if _is_bot(comment):
-            return comment
-    access: dict[str, bool] = {}
-    for comment in found:
-        user = comment.get("user")
-        login = user.get("login") if isinstance(user, dict) else None
-        if not isinstance(login, str) or comment.get("author_association") not in TRUSTED_AUTHORS:
-            continue
-        if login not in access:
-            access[login] = _can_write(client, owner, repo, login)
-        if access[login]:
-            return comment
-    return None
+    who = author.lower()  # GitHub logins are case-insensitive
+    found = [c for c in client.paginate(f"repos/{owner}/{repo}/issues/{number}/comments",
+                                        what="list pull request comments")
+             if _is_ours(c, mark) and (_login(c) or "").lower() == who]
+    return min(found, key=_oldest) if found else None
 
 
 def upsert_comment(client: GitHubClient, owner: str, repo: str, number: int,
-                   comment_id: str, body: str, *, only_on_change: bool = False,
+                   comment_id: str, body: str, *, author: str, only_on_change: bool = False,
                    post_attempts: int = 3) -> CommentResult:
-    """Edit our comment if it exists, create it otherwise; never a second one."""
+    """Edit our comment (by `author`, the login our token acts as) if it exists, create it
+    otherwise; never a second one, never someone else's."""
     mark = marker(comment_id)
     if not body.startswith(mark):
         body = f"{mark}\n{body}"
@@ -110,7 +98,7 @@ def upsert_comment(client: GitHubClient, owner: str, repo: str, number: int,
                           f"{MAX_COMMENT_CHARS} (render it with a size limit)")
     why = "a server error; GitHub may be having trouble"
     for attempt in range(1, post_attempts + 1):
-        existing = find_comment(client, owner, repo, number, comment_id)
+        existing = find_comment(client, owner, repo, number, comment_id, author)
         if existing is not None:
             updated = _update(client, owner, repo, existing, body, only_on_change)
             if updated is not None:
@@ -124,6 +112,10 @@ def upsert_comment(client: GitHubClient, owner: str, repo: str, number: int,
                               permission="comment", retry_5xx=False)
         if resp.status_code < 500:
             data = resp.json()
+            if (_login(data) or "").lower() != author.lower():
+                print(f"copeca-action: warning: the comment was written as {_login(data)}, "
+                      f"not {author} as expected: the next run will not find it to edit",
+                      flush=True)
             return CommentResult("created", int(data["id"]), str(data["html_url"]))
         print(f"copeca-action: creating the comment got HTTP {resp.status_code}; checking "
               "whether it was created anyway", flush=True)

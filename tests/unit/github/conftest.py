@@ -45,6 +45,8 @@ def actions_env(tmp_path: Path) -> Any:
             "GITHUB_SERVER_URL": "https://github.com", "GITHUB_API_URL": api_url,
             "INPUT_SCENARIO": "benchmark/scenarios/pr.yaml", "INPUT_GITHUB_TOKEN": TOKEN,
             "INPUT_ANTHROPIC_API_KEY": "sk-ant-test",
+            # github-token left at its default, the workflow's token (action.yml compares)
+            "COPECA_WORKFLOW_TOKEN": "true",
         }
         for key, value in inputs.items():
             env[f"INPUT_{key.upper()}"] = value

@@ -44,7 +44,7 @@ CONTRACTS = _contracts()
 SPEC_PATH = CONTRACTS / "github-rest-issue-comments.json"
 EXTRA_SPEC = Path(__file__).resolve().parents[2] / "fixtures" / "github" / "github-rest-extra.json"
 """Operations beyond shared/contracts (collaborator permission, PATCH check-runs, PRs of a
-commit), extracted from @octokit/openapi 23.0.2 with the components they reach."""
+commit, GET /user), extracted from @octokit/openapi 23.0.2 with the components they reach."""
 CONTENTS_SPEC_PATH = Path(__file__).resolve().parent / "contracts" / "github-rest-contents.json"
 """Contents and git data operations (the history's data branch): see contracts/README.md."""
 PAYLOADS = CONTRACTS / "webhook-payloads"
@@ -61,6 +61,35 @@ _GET_REF = re.compile(r"^/repos/([^/]+)/([^/]+)/git/ref/(.+)$")
 _REFS = re.compile(r"^/repos/([^/]+)/([^/]+)/git/refs$")
 _TREES = re.compile(r"^/repos/([^/]+)/([^/]+)/git/trees$")
 _COMMITS = re.compile(r"^/repos/([^/]+)/([^/]+)/git/commits$")
+
+WORKFLOW_TOKEN = "test-token-123"
+PAT_TOKEN = "test-pat-456"
+APP_TOKEN = "test-app-789"
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Whom a token acts as: its login, and the app when it is an installation token."""
+
+    login: str
+    user_id: int
+    app_slug: str | None = None
+    """The app of an installation token (GET /user refuses it; comments name the app)."""
+
+    @property
+    def is_app(self) -> bool:
+        return self.app_slug is not None
+
+
+IDENTITIES = {
+    WORKFLOW_TOKEN: Identity("github-actions[bot]", 41898282, "github-actions"),
+    PAT_TOKEN: Identity("maintainer", 583231),
+    APP_TOKEN: Identity("copeca-app[bot]", 99000001, "copeca-app"),
+}
+"""The tokens the fake accepts. The workflow's GITHUB_TOKEN is the GitHub Actions app's
+installation token, so comments it writes are github-actions[bot]'s."""
+OTHER_BOT = Identity("echo-bot[bot]", 99000002, "echo-bot")
+"""Another app on the repository, whose token the action never holds."""
 
 
 @cache
@@ -151,7 +180,9 @@ class FakeGitHub:
         return copy.deepcopy(self.raw["components"]["examples"][name]["value"])
 
     def make_comment(self, owner: str, repo: str, number: int, body: str,
-                     bot: bool = True) -> dict[str, Any]:
+                     bot: bool = True, author: Identity | None = None) -> dict[str, Any]:
+        """A comment from the contract's example: by `author`, else github-actions[bot]
+        (`bot`), else the example's user (octocat, a person)."""
         self.next_id += 1
         cid = self.next_id
         c = self.example("issue-comment")
@@ -161,8 +192,14 @@ class FakeGitHub:
             "html_url": f"https://github.com/{owner}/{repo}/pull/{number}#issuecomment-{cid}",
             "issue_url": f"{HOST}/repos/{owner}/{repo}/issues/{number}",
         })
-        if bot:
-            c["user"].update({"login": "github-actions[bot]", "type": "Bot", "id": 41898282})
+        who = author or (IDENTITIES[WORKFLOW_TOKEN] if bot else None)
+        if who is not None:
+            c["user"].update({"login": who.login, "id": who.user_id,
+                              "type": "Bot" if who.is_app else "User"})
+            if who.is_app:
+                app = self.example("check-run-example-of-completed-conclusion")["app"]
+                app.update({"slug": who.app_slug, "name": who.app_slug})
+                c["performed_via_github_app"] = app
         return c
 
     def add_pull(self, number: int, head_sha: str, head_repo: str,
@@ -180,11 +217,11 @@ class FakeGitHub:
         return pr
 
     def seed(self, owner: str, repo: str, number: int, bodies: list[str],
-             bot: bool = False) -> None:
+             bot: bool = False, author: Identity | None = None) -> None:
         key = (owner, repo, number)
         for body in bodies:
             self.comments.setdefault(key, []).append(self.make_comment(owner, repo, number,
-                                                                       body, bot))
+                                                                       body, bot, author))
 
     def nonsense(self, method: str, path: str, status: int = 200, times: int = 1) -> None:
         """Answer with an HTML page (a captive portal, an outage page) instead of JSON."""
@@ -215,6 +252,8 @@ class FakeGitHub:
 
     def _validate_request(self, method: str, path: str, query: dict[str, list[str]],
                           data: bytes) -> bool:
+        if path == "/graphql":  # GraphQL has no OpenAPI description: not validated
+            return True
         path = self._spec_path(path)
         args = {k: v[-1] for k, v in query.items()}
         req = MockRequest(HOST, method.lower(), path, args=args, data=data or None)
@@ -228,6 +267,8 @@ class FakeGitHub:
     def _validate_response(self, method: str, path: str, query: dict[str, list[str]],
                            data: bytes, status: int, body: bytes,
                            headers: dict[str, str]) -> None:
+        if path == "/graphql":
+            return
         path = self._spec_path(path)
         args = {k: v[-1] for k, v in query.items()}
         req = MockRequest(HOST, method.lower(), path, args=args, data=data or None)
@@ -260,7 +301,8 @@ class FakeGitHub:
                 (_GET_REF, "/repos/{owner}/{repo}/git/ref/{ref}"),
                 (_REFS, "/repos/{owner}/{repo}/git/refs"),
                 (_TREES, "/repos/{owner}/{repo}/git/trees"),
-                (_COMMITS, "/repos/{owner}/{repo}/git/commits")):
+                (_COMMITS, "/repos/{owner}/{repo}/git/commits"),
+                (re.compile(r"^/user$"), "/user")):
             if pattern.match(path):
                 op = self.raw["paths"][template].get(method.lower(), {})
                 return str(status) in op.get("responses", {})
@@ -270,7 +312,8 @@ class FakeGitHub:
 
     def handle(self, method: str, path: str, query: dict[str, list[str]], data: bytes,
                auth: str) -> tuple[int, Any, dict[str, str]]:
-        if auth != "Bearer test-token-123":
+        who = IDENTITIES.get(auth.removeprefix("Bearer "))
+        if who is None:
             return 401, {"message": "Bad credentials"}, {}
         for hook in list(self.before):
             if hook[0] == method and re.search(hook[1], path):
@@ -280,19 +323,35 @@ class FakeGitHub:
             if fault.times > 0 and fault.method == method and re.search(fault.path, path):
                 fault.times -= 1
                 if fault.after_effect:
-                    self.route(method, path, query, data)
+                    self.route(method, path, query, data, who)
                 return fault.status, fault.body, fault.headers
-        return self.route(method, path, query, data)
+        return self.route(method, path, query, data, who)
 
     def route(self, method: str, path: str, query: dict[str, list[str]],
-              data: bytes) -> tuple[int, Any, dict[str, str]]:
+              data: bytes, who: Identity | None = None) -> tuple[int, Any, dict[str, str]]:
         body = json.loads(data) if data else None
+        who = who or IDENTITIES[WORKFLOW_TOKEN]
+        if path == "/user" and method == "GET":
+            if who.is_app:  # not enabled for GitHub Apps (the operation's x-github)
+                return 403, {"message": "Resource not accessible by integration",
+                             "documentation_url": "https://docs.github.com/rest/users/users"
+                             "#get-the-authenticated-user", "status": "403"}, {}
+            user = self.example(
+                "private-user-response-with-public-and-private-profile-information")
+            # upstream's example lacks the discriminator its own schema requires (GitHub
+            # sends it): set as for a token that sees its owner's private profile
+            user.update(login=who.login, id=who.user_id, user_view_type="private")
+            return 200, user, {}
+        if path == "/graphql" and method == "POST":
+            if "viewer" not in str((body or {}).get("query")):
+                return 200, {"errors": [{"message": "the fake answers only viewer"}]}, {}
+            return 200, {"data": {"viewer": {"login": who.login}}}, {}
         if (m := _LIST.match(path)) is not None:
             key = (m.group(1), m.group(2), int(m.group(3)))
             if method == "GET":
                 return self._page(key, path, query)
             if method == "POST":
-                comment = self.make_comment(*key, body["body"])
+                comment = self.make_comment(*key, body["body"], author=who)
                 self.comments.setdefault(key, []).append(comment)
                 return 201, comment, {"Location": comment["url"]}
         if (m := _ONE.match(path)) is not None and method == "PATCH":

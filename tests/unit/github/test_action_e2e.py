@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fake_github import FakeGitHub
+from fake_github import APP_TOKEN, OTHER_BOT, PAT_TOKEN, FakeGitHub
 from gh_support import TOKEN, fork_payload, parse_outputs, payload
 from sample import sample_comment
 
@@ -318,6 +318,67 @@ def test_on_change_leaves_an_unchanged_result_alone(fake_github: FakeGitHub,
     fake_github.calls.clear()
     assert run_main(env, engine(note="different note, same numbers")) == 0
     assert [c.method for c in fake_github.calls] == ["GET"]
+
+
+def test_on_change_is_not_fooled_by_another_bots_copy(fake_github: FakeGitHub,
+                                                     actions_env: Any) -> None:
+    """An echo bot reposts our comment, marker and state marker at its start, and ours is
+    then deleted: with `on-change` the second run must not take the echo for its own
+    unchanged comment (it would post nothing) nor edit it (403): it posts its own."""
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      comment="on-change")
+    assert run_main(env) == 0
+    ours = fake_github.comments[KEY].pop()
+    fake_github.seed(OWNER, REPO, PR, [ours["body"]], author=OTHER_BOT)
+    fake_github.calls.clear()
+    assert run_main(env) == 0
+    assert [c.method for c in fake_github.calls] == ["GET", "POST"]
+    echo, mine = fake_github.comments[KEY]
+    assert (echo["user"]["login"], mine["user"]["login"]) == (OTHER_BOT.login,
+                                                              "github-actions[bot]")
+    assert outputs(env)["comment-url"] == mine["html_url"]
+
+
+def test_a_personal_token_is_asked_who_it_is_before_the_plan_runs(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    """github-token is not the workflow's (a PAT): GET /user names whom the comment is
+    written as, before the engine spends anything; a rerun edits that comment, not the
+    Actions bot's marked one beside it."""
+    fake_github.seed(OWNER, REPO, PR, [marker("copeca") + "\nanother job's"], bot=True)
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      github_token=PAT_TOKEN)
+    env["COPECA_WORKFLOW_TOKEN"] = "false"
+    asked: list[list[str]] = []
+
+    def spy(ctx: ActionContext) -> Outcome:
+        asked.append([c.path for c in fake_github.calls])
+        assert ctx.comment_author == "maintainer"
+        return engine()(ctx)
+
+    assert run_main(env, spy) == 0 and run_main(env, spy) == 0
+    assert asked[0] == ["/user"]
+    bots, mine = fake_github.comments[KEY]
+    assert bots["body"].endswith("another job's") and mine["user"]["login"] == "maintainer"
+
+
+def test_an_unknown_identity_stops_the_action_before_the_plan_runs(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    """An app token whose login GitHub will not tell (GraphQL refused): a named error and
+    exit code before the engine starts; nothing is spent on a verdict that cannot be posted
+    as ours."""
+    fake_github.fail("POST", r"^/graphql$", 403, "Resource not accessible by integration")
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      github_token=APP_TOKEN)
+    env["COPECA_WORKFLOW_TOKEN"] = "false"
+    ran: list[str] = []
+
+    def spy(ctx: ActionContext) -> Outcome:
+        ran.append("engine")
+        return engine()(ctx)
+
+    assert run_main(env, spy) != 0
+    assert ran == [] and KEY not in fake_github.comments
+    assert "whose token" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
 
 
 def test_workflow_run_comments_on_the_pr_given_as_input(fake_github: FakeGitHub,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fake_github import FakeGitHub
+from fake_github import APP_TOKEN, IDENTITIES, OTHER_BOT, PAT_TOKEN, FakeGitHub
 from gh_support import TOKEN
 
 from copeca_action.errors import GitHubError
@@ -15,8 +15,11 @@ from copeca_action.github import (
     marker,
     upsert_comment,
 )
+from copeca_action.github._identity import graphql_url, token_login
 
 FAST = RetryPolicy(attempts=3, backoff_s=0.5, max_wait_s=30)
+BOT = "github-actions[bot]"
+"""The login the workflow's token (TOKEN) writes comments as."""
 
 
 def client(fake: FakeGitHub, sleeps: list[float] | None = None) -> GitHubClient:
@@ -26,27 +29,27 @@ def client(fake: FakeGitHub, sleeps: list[float] | None = None) -> GitHubClient:
 
 def test_create_then_update_never_a_second_comment(fake_github: FakeGitHub) -> None:
     c = client(fake_github)
-    first = upsert_comment(c, "o", "r", 5, "copeca", "one")
-    second = upsert_comment(c, "o", "r", 5, "copeca", "two")
+    first = upsert_comment(c, "o", "r", 5, "copeca", "one", author=BOT)
+    second = upsert_comment(c, "o", "r", 5, "copeca", "two", author=BOT)
     assert (first.action, second.action) == ("created", "updated")
     assert first.id == second.id
     comments = fake_github.comments[("o", "r", 5)]
     assert len(comments) == 1 and comments[0]["body"] == marker("copeca") + "\ntwo"
-    assert upsert_comment(c, "o", "r", 5, "copeca", "two").action == "unchanged"
+    assert upsert_comment(c, "o", "r", 5, "copeca", "two", author=BOT).action == "unchanged"
 
 
 def test_comment_ids_keep_separate_comments(fake_github: FakeGitHub) -> None:
     c = client(fake_github)
-    upsert_comment(c, "o", "r", 5, "shard-a", "a")
-    upsert_comment(c, "o", "r", 5, "shard-b", "b")
-    upsert_comment(c, "o", "r", 5, "shard-a", "a2")
+    upsert_comment(c, "o", "r", 5, "shard-a", "a", author=BOT)
+    upsert_comment(c, "o", "r", 5, "shard-b", "b", author=BOT)
+    upsert_comment(c, "o", "r", 5, "shard-a", "a2", author=BOT)
     assert [x["body"].split("\n")[1] for x in fake_github.comments[("o", "r", 5)]] == ["a2", "b"]
 
 
 def test_finds_our_comment_on_the_last_of_many_pages(fake_github: FakeGitHub) -> None:
     fake_github.seed("o", "r", 5, [f"chatter {i}" for i in range(250)])
     fake_github.seed("o", "r", 5, [marker("copeca") + "\nold"], bot=True)
-    found = find_comment(client(fake_github), "o", "r", 5, "copeca")
+    found = find_comment(client(fake_github), "o", "r", 5, "copeca", BOT)
     assert found is not None and found["body"].endswith("old")
     pages = [call.query.get("page", ["1"])[0] for call in fake_github.calls]
     assert pages == ["1", "2", "3"]
@@ -55,7 +58,7 @@ def test_finds_our_comment_on_the_last_of_many_pages(fake_github: FakeGitHub) ->
 def test_a_users_copy_of_the_marker_loses_to_the_bot_comment(fake_github: FakeGitHub) -> None:
     fake_github.seed("o", "r", 5, [f"{marker('copeca')} copied by a user"], bot=False)
     fake_github.seed("o", "r", 5, [marker("copeca") + "\nours"], bot=True)
-    found = find_comment(client(fake_github), "o", "r", 5, "copeca")
+    found = find_comment(client(fake_github), "o", "r", 5, "copeca", BOT)
     assert found is not None and found["body"].endswith("ours")
 
 
@@ -69,48 +72,111 @@ def test_a_marked_comment_by_an_outsider_is_never_ours(fake_github: FakeGitHub,
                "### 🟢 copeca-action: improvement")
     fake_github.seed("o", "r", 5, [planted], bot=False)
     fake_github.comments[("o", "r", 5)][0]["author_association"] = association
-    assert find_comment(client(fake_github), "o", "r", 5, "copeca") is None
+    assert find_comment(client(fake_github), "o", "r", 5, "copeca", BOT) is None
     result = upsert_comment(client(fake_github), "o", "r", 5, "copeca",
                             f"{marker('copeca')}\n<!-- copeca-action:state=0123456789abcdef -->"
-                            "\n### ⚪ copeca-action: inconclusive", only_on_change=True)
+                            "\n### ⚪ copeca-action: inconclusive", author=BOT,
+                            only_on_change=True)
     assert result.action == "created"
     first, ours = fake_github.comments[("o", "r", 5)]
     assert first["body"] == planted and "inconclusive" in ours["body"]
 
 
-@pytest.mark.parametrize("association", ["MEMBER", "COLLABORATOR"])
-def test_a_marked_comment_by_a_reader_is_never_ours(fake_github: FakeGitHub,
-                                                    association: str) -> None:
-    """`author_association` says MEMBER for anyone in the owning organization and
-    COLLABORATOR for an invited reader: neither means write access. Such a reader plants the
-    marker; the action must not write its verdict into their comment (they could then edit
-    it). Only the API's permission (write, maintain, admin) makes a person's comment ours."""
+@pytest.mark.parametrize("association", ["MEMBER", "COLLABORATOR", "OWNER"])
+def test_a_marked_comment_by_a_person_is_never_the_bots(fake_github: FakeGitHub,
+                                                        association: str) -> None:
+    """Whatever their standing (a reader, a member, even the owner), a person's marked
+    comment is not the comment the workflow's token wrote: it is never edited."""
     planted = f"{marker('copeca')}\n### 🟢 copeca-action: improvement"
     fake_github.seed("o", "r", 5, [planted], bot=False)
     fake_github.comments[("o", "r", 5)][0]["author_association"] = association
-    fake_github.permissions["octocat"] = "read"
-    assert find_comment(client(fake_github), "o", "r", 5, "copeca") is None
-    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "inconclusive")
+    assert find_comment(client(fake_github), "o", "r", 5, "copeca", BOT) is None
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "inconclusive",
+                            author=BOT)
     assert result.action == "created"
     assert [c["body"] for c in fake_github.comments[("o", "r", 5)]] == [
         planted, marker("copeca") + "\ninconclusive"]
 
 
-@pytest.mark.parametrize("level", ["write", "maintain", "admin"])
-def test_a_personal_tokens_comment_is_found_by_its_authors_write_access(
-        fake_github: FakeGitHub, level: str) -> None:
-    """With a personal token the action's comment is written by that person: the API says
-    they may write, so a rerun edits that comment rather than posting a second one."""
-    fake_github.seed("o", "r", 5, [marker("copeca") + "\nold"], bot=False)
-    fake_github.permissions["octocat"] = level
-    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "new")
-    assert result.action == "updated" and len(fake_github.comments[("o", "r", 5)]) == 1
+def test_another_bots_marked_comment_is_never_ours(fake_github: FakeGitHub) -> None:
+    """Another app on the repository posts a body that opens with our marker (an echo bot
+    repeating our comment, state marker and all): it is a Bot's comment, but not ours. The
+    action neither edits it (GitHub would answer 403) nor, with `on-change`, takes it for
+    its own unchanged comment and stays silent."""
+    body = (f"{marker('copeca')}\n<!-- copeca-action:state=0123456789abcdef -->\n"
+            "### ⚪ copeca-action: inconclusive")
+    fake_github.seed("o", "r", 5, [body], author=OTHER_BOT)
+    assert fake_github.comments[("o", "r", 5)][0]["user"]["type"] == "Bot"
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", body, author=BOT,
+                            only_on_change=True)
+    assert result.action == "created"
+    echo, ours = fake_github.comments[("o", "r", 5)]
+    assert echo["user"]["login"] == OTHER_BOT.login and ours["user"]["login"] == BOT
+    assert [c.method for c in fake_github.calls if c.method != "GET"] == ["POST"]
+
+
+def test_the_oldest_of_our_marked_comments_is_edited(fake_github: FakeGitHub) -> None:
+    """Two comments of ours (a POST that failed yet was created, on an earlier run): the
+    oldest is edited, whatever order the list gives; the other bot's older one is left."""
+    fake_github.seed("o", "r", 5, [marker("copeca") + "\necho"], author=OTHER_BOT)
+    fake_github.seed("o", "r", 5, [marker("copeca") + "\nnewer", marker("copeca") + "\nolder"],
+                     bot=True)
+    echo, newer, older = fake_github.comments[("o", "r", 5)]
+    echo["created_at"] = "2026-01-01T00:00:00Z"
+    newer["created_at"], older["created_at"] = "2026-03-01T00:00:00Z", "2026-02-01T00:00:00Z"
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "new", author=BOT)
+    assert result.action == "updated" and result.id == older["id"]
+    assert [c["body"].split("\n")[1] for c in (echo, newer, older)] == ["echo", "newer", "new"]
+
+
+@pytest.mark.parametrize(("token", "login"), [(PAT_TOKEN, "maintainer"),
+                                              (APP_TOKEN, "copeca-app[bot]")])
+def test_a_personal_or_app_token_edits_its_own_comment_only(
+        fake_github: FakeGitHub, token: str, login: str) -> None:
+    """A personal token writes as its owner, an app's installation token as the app's bot:
+    `token_login` names them (GET /user; GraphQL's viewer where GET /user is refused), the
+    second run edits the first run's comment, and the workflow bot's marked comment on the
+    same PR (another job's, with the default token) is left alone."""
+    fake_github.seed("o", "r", 5, [marker("copeca") + "\nthe workflow bot's"], bot=True)
+    c = GitHubClient(token, fake_github.url, policy=FAST, sleep=lambda s: None)
+    assert token_login(c) == login
+    first = upsert_comment(c, "o", "r", 5, "copeca", "one", author=login)
+    second = upsert_comment(c, "o", "r", 5, "copeca", "two", author=login)
+    assert (first.action, second.action) == ("created", "updated") and first.id == second.id
+    bodies = [(x["user"]["login"], x["body"]) for x in fake_github.comments[("o", "r", 5)]]
+    assert bodies == [(BOT, marker("copeca") + "\nthe workflow bot's"),
+                      (login, marker("copeca") + "\ntwo")]
+
+
+def test_the_workflow_token_is_the_actions_bot(fake_github: FakeGitHub) -> None:
+    """The workflow's GITHUB_TOKEN is the Actions app's installation token: GET /user is
+    refused and GraphQL's viewer names github-actions[bot]; told it is the workflow's token
+    (action.yml's COPECA_WORKFLOW_TOKEN), no call is made at all."""
+    assert IDENTITIES[TOKEN].login == BOT
+    assert token_login(client(fake_github)) == BOT
+    assert [(x.method, x.path, x.status) for x in fake_github.calls] == [
+        ("GET", "/user", 403), ("POST", "/graphql", 200)]
+    assert token_login(client(fake_github), workflow_token=True) == BOT
+    assert len(fake_github.calls) == 2
+
+
+def test_an_identity_that_cannot_be_learned_is_a_named_error(fake_github: FakeGitHub) -> None:
+    fake_github.fail("POST", r"^/graphql$", 200, "Resource not accessible by integration")
+    with pytest.raises(GitHubError, match=r"whose token github-token is.*cannot tell"):
+        token_login(client(fake_github))
+
+
+@pytest.mark.parametrize(("api", "graphql"), [
+    ("https://api.github.com", "https://api.github.com/graphql"),
+    ("https://ghe.example.com/api/v3/", "https://ghe.example.com/api/graphql")])
+def test_graphql_sits_beside_the_rest_root(api: str, graphql: str) -> None:
+    assert graphql_url(GitHubClient(TOKEN, api).api_url) == graphql
 
 
 def test_502_then_success_is_retried_with_backoff(fake_github: FakeGitHub) -> None:
     fake_github.fail("GET", r"/comments$", 502, "Server Error")
     sleeps: list[float] = []
-    result = upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "body")
+    result = upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "body", author=BOT)
     assert result.action == "created"
     assert sleeps == [0.5]
     assert [c.status for c in fake_github.calls] == [502, 200, 201]
@@ -119,7 +185,7 @@ def test_502_then_success_is_retried_with_backoff(fake_github: FakeGitHub) -> No
 def test_a_failed_post_is_not_repeated_blindly(fake_github: FakeGitHub) -> None:
     """GitHub may create the comment and still answer 502: look again before posting."""
     fake_github.fail("POST", r"/comments$", 502, "Bad Gateway", after_effect=True)
-    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "body")
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "body", author=BOT)
     assert result.action == "unchanged"
     assert len(fake_github.comments[("o", "r", 5)]) == 1
     assert [(c.method, c.status) for c in fake_github.calls] == [
@@ -130,7 +196,7 @@ def test_secondary_rate_limit_honours_retry_after(fake_github: FakeGitHub) -> No
     fake_github.fail("POST", r"/comments$", 403, "You have exceeded a secondary rate limit.",
                      headers={"Retry-After": "7"})
     sleeps: list[float] = []
-    result = upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x")
+    result = upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x", author=BOT)
     assert result.action == "created" and sleeps == [7.0]
 
 
@@ -142,8 +208,8 @@ def test_an_exhausted_primary_limit_waits_until_its_reset(fake_github: FakeGitHu
     fake_github.fail("GET", r"/comments$", 403, "API rate limit exceeded for installation.",
                      headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(reset)})
     sleeps: list[float] = []
-    assert upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x").action \
-        == "created"
+    result = upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x", author=BOT)
+    assert result.action == "created"
     assert len(sleeps) == 1 and 15 <= sleeps[0] <= 22
 
 
@@ -153,7 +219,7 @@ def test_a_429_without_headers_or_words_is_a_rate_limit(fake_github: FakeGitHub)
     fake_github.fail("POST", r"/comments$", 429, "Too Many Requests")
     sleeps: list[float] = []
     c = GitHubClient(TOKEN, fake_github.url, policy=RetryPolicy(), sleep=sleeps.append)
-    assert upsert_comment(c, "o", "r", 5, "copeca", "x").action == "created"
+    assert upsert_comment(c, "o", "r", 5, "copeca", "x", author=BOT).action == "created"
     assert sleeps == [60.0]
 
 
@@ -161,14 +227,14 @@ def test_a_wait_longer_than_the_cap_fails_and_names_it(fake_github: FakeGitHub) 
     fake_github.fail("POST", r"/comments$", 403, "secondary rate limit",
                      headers={"Retry-After": "3600"})
     with pytest.raises(GitHubError, match="wait 3600 s"):
-        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x")
+        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x", author=BOT)
 
 
 def test_bounded_retries_then_a_clear_error(fake_github: FakeGitHub) -> None:
     fake_github.fail("GET", r"/comments$", 502, "Server Error", times=10)
     sleeps: list[float] = []
     with pytest.raises(GitHubError, match="failed after 3 attempts"):
-        upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x")
+        upsert_comment(client(fake_github, sleeps), "o", "r", 5, "copeca", "x", author=BOT)
     assert sleeps == [0.5, 1.0]
 
 
@@ -177,7 +243,7 @@ def test_403_names_the_missing_permission_and_hides_the_token(fake_github: FakeG
     fake_github.fail("POST", r"/comments$", 403,
                      f"Resource not accessible by integration {TOKEN}")
     with pytest.raises(GitHubError) as info:
-        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x")
+        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x", author=BOT)
     text = str(info.value)
     assert "pull-requests: write" in text and "Resource not accessible" in text
     assert TOKEN not in text
@@ -193,7 +259,7 @@ def test_the_token_never_goes_to_another_host(fake_github: FakeGitHub) -> None:
 
 def test_body_over_the_limit_is_refused_before_any_call(fake_github: FakeGitHub) -> None:
     with pytest.raises(GitHubError, match="65536"):
-        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x" * 70_000)
+        upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x" * 70_000, author=BOT)
     assert fake_github.calls == []
 
 
@@ -231,7 +297,7 @@ def test_no_token_is_a_clear_error() -> None:
 def test_a_bad_token_gets_a_401_message(fake_github: FakeGitHub) -> None:
     bad = GitHubClient("wrong-token", fake_github.url, policy=FAST, sleep=lambda s: None)
     with pytest.raises(GitHubError, match="401 Unauthorized") as info:
-        find_comment(bad, "o", "r", 5, "copeca")
+        find_comment(bad, "o", "r", 5, "copeca", BOT)
     assert "wrong-token" not in str(info.value)
 
 
@@ -244,14 +310,14 @@ def test_network_errors_are_retried_then_reported() -> None:
     sleeps: list[float] = []
     c = GitHubClient(TOKEN, f"http://127.0.0.1:{port}", policy=FAST, sleep=sleeps.append)
     with pytest.raises(GitHubError, match=r"failed after 3 attempts \(network error"):
-        find_comment(c, "o", "r", 5, "copeca")
+        find_comment(c, "o", "r", 5, "copeca", BOT)
     assert sleeps == [0.5, 1.0]
 
 
 def test_a_quoted_marker_is_not_our_comment(fake_github: FakeGitHub) -> None:
     fake_github.seed("o", "r", 5, [f"> {marker('copeca')}\n> quoted reply"], bot=True)
-    assert upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x").action == "created"
-    assert len(fake_github.comments[("o", "r", 5)]) == 2
+    result = upsert_comment(client(fake_github), "o", "r", 5, "copeca", "x", author=BOT)
+    assert result.action == "created" and len(fake_github.comments[("o", "r", 5)]) == 2
 
 
 def test_a_comment_deleted_between_find_and_edit_is_posted_again(
@@ -259,10 +325,10 @@ def test_a_comment_deleted_between_find_and_edit_is_posted_again(
     """Someone deletes the comment after the list was read: the edit gets 404, and the
     verdict is posted as a new comment instead of failing the job."""
     c = client(fake_github)
-    first = upsert_comment(c, "o", "r", 5, "copeca", "one")
+    first = upsert_comment(c, "o", "r", 5, "copeca", "one", author=BOT)
     fake_github.before.append(("PATCH", r"/issues/comments/\d+$",
                                fake_github.comments[("o", "r", 5)].clear))
-    result = upsert_comment(c, "o", "r", 5, "copeca", "two")
+    result = upsert_comment(c, "o", "r", 5, "copeca", "two", author=BOT)
     assert result.action == "created" and result.id != first.id
     assert [x["body"] for x in fake_github.comments[("o", "r", 5)]] == [
         marker("copeca") + "\ntwo"]
