@@ -166,7 +166,14 @@ class RunFacts(RecordModel):
     models: list[str] = []
     cli_versions: list[str] = []
     commits: list[tuple[str, str]] = []
-    """(label, sha) pairs: the tool's commit and, for head vs base, the base's."""
+    """(label, sha) pairs: first the commit the tool was measured at, as checked out in
+    tool-dir (`PR head`, `merge commit` or `commit`), then for head vs base the base's."""
+    merged_from: tuple[str, str] | None = None
+    """When the measured commit is GitHub's merge commit of a pull request (what a
+    `pull_request` workflow checks out, refs/pull/N/merge): (the PR head, the base commit it
+    was merged into), its two parents."""
+    pr_head: str | None = None
+    """The PR head, when the measured commit is neither it nor its merge commit."""
 
 
 class HistoryLine(RecordModel):

@@ -29,7 +29,12 @@ from copeca_action.github._action import ActionContext, Outcome, artifact_name, 
 from copeca_action.github._approval import how_to_approve
 from copeca_action.github._client import GitHubClient, RetryPolicy
 from copeca_action.github._files import annotate
-from copeca_action.github._from_report import BundleInfo, comment_data, output_values
+from copeca_action.github._from_report import (
+    BundleInfo,
+    Measured,
+    comment_data,
+    output_values,
+)
 from copeca_action.github._history import (
     History,
     HistoryEntry,
@@ -236,7 +241,7 @@ def _run_held(ctx: ActionContext, prep: Prepared, key: Ed25519PrivateKey | None,
     info = BundleInfo(done.bundle_path, done.bundle_sha256, done.keyid)
     data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
-                        full_report=artifact_hint(ctx), commits=compared_commits(ctx))
+                        full_report=artifact_hint(ctx), measured=measured_commits(ctx))
     extra = [text for text in (note, refused) if text]
     if extra:
         data = data.model_copy(update={"warnings": [*data.warnings, *extra]})
@@ -281,13 +286,46 @@ def run_history_entry(ctx: ActionContext, report: Report, scenario_digest: str,
                          run_url=ev.run_url)
 
 
-def compared_commits(ctx: ActionContext) -> list[tuple[str, str]]:
-    """The commits the comment names: the tool's head and, for a base-ref comparison, the
-    PR's base."""
-    out = [("head", ctx.event.head_sha)] if ctx.event.head_sha else []
-    if ctx.inputs.compare != "baseline" and ctx.event.base_sha:
-        out.append(("base", ctx.event.base_sha))
-    return out
+def checked_out(tool: Path) -> tuple[str | None, list[str]]:
+    """The commit checked out in `tool` and its parents, read from the commit object itself
+    (a shallow clone, `fetch-depth: 1`, has the object but not its parents); (None, []) when
+    `tool` is not a git checkout."""
+    head = _git(tool, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if head.returncode != 0 or not head.stdout.strip():
+        return None, []
+    sha = head.stdout.strip()
+    raw = _git(tool, "cat-file", "commit", sha).stdout
+    header = raw.split("\n\n", 1)[0]
+    return sha, [line.split()[1] for line in header.splitlines()
+                 if line.startswith("parent ") and len(line.split()) == 2]
+
+
+def measured_commits(ctx: ActionContext) -> Measured:
+    """The commits the comment names: the one tool-dir really has checked out (what was
+    measured) and, for a base-ref comparison, the PR's base. A `pull_request` workflow checks
+    out GitHub's merge commit (refs/pull/N/merge), not the PR head the payload names
+    (`pull_request.head.sha`): that commit is named as the merge it is, with its parents, the
+    PR head and the base commit it was merged into."""
+    ev = ctx.event
+    sha, parents = checked_out(tool_dir(ctx))
+    pr = ev.pr_number is not None
+    out: list[tuple[str, str]] = []
+    merged: tuple[str, str] | None = None
+    other: str | None = None
+    if sha is None:  # not a git checkout: only a non-PR event's own commit is known
+        if ev.head_sha and not pr:
+            out.append(("commit", ev.head_sha))
+    elif pr and sha == ev.head_sha:
+        out.append(("PR head", sha))
+    elif pr and ev.head_sha and len(parents) == 2 and parents[1] == ev.head_sha:
+        out.append(("merge commit", sha))
+        merged = (ev.head_sha, parents[0])
+    else:
+        out.append(("commit", sha))
+        other = ev.head_sha if pr else None
+    if ctx.inputs.compare != "baseline" and ev.base_sha:
+        out.append(("base", ev.base_sha))
+    return Measured(out, merged, other)
 
 
 def artifact_hint(ctx: ActionContext) -> str:
@@ -382,7 +420,7 @@ def run_merge(ctx: ActionContext, key: Ed25519PrivateKey | None) -> Outcome:
     print(f"copeca-action: merged {len(paths)} shard bundle(s) into {out}", flush=True)
     data = comment_data(merged.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=_tasks(ctx), run_url=ctx.event.run_url,
-                        full_report=artifact_hint(ctx), commits=compared_commits(ctx))
+                        full_report=artifact_hint(ctx), measured=measured_commits(ctx))
     md = merged.files.get("report.md")
     scenario = merged.files.get("scenario.yaml")
     return Outcome(comment=data, outputs=output_values(merged.report, info,

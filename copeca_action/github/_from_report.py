@@ -212,7 +212,20 @@ def shared_note(rows: list[TaskRow]) -> str:
     return notes.pop() if len(rows) > 1 and len(notes) == 1 else ""
 
 
-def run_facts(report: Report, commits: list[tuple[str, str]]) -> RunFacts:
+@dataclass(frozen=True)
+class Measured:
+    """The commits the comment names (github/_engine.py `measured_commits`)."""
+
+    commits: list[tuple[str, str]]
+    """(label, sha): the tool's commit as measured, then for head vs base the base's."""
+    merged_from: tuple[str, str] | None = None
+    """(PR head, base commit) when the measured commit is the PR's merge commit."""
+    pr_head: str | None = None
+    """The PR head when the measured commit is neither it nor its merge commit."""
+
+
+def run_facts(report: Report, commits: list[tuple[str, str]],
+              measured: Measured | None = None) -> RunFacts:
     sp = report.spend
     counted = sum(a.spend_usd for a in report.arms)
     return RunFacts(spend_usd=sp.total_usd if sp is not None else counted,
@@ -228,7 +241,9 @@ def run_facts(report: Report, commits: list[tuple[str, str]]) -> RunFacts:
                     runs=sum(a.runs for a in report.arms),
                     models=sorted({m for a in report.arms for m in a.models}),
                     cli_versions=sorted({v for a in report.arms for v in a.cli_versions}),
-                    commits=commits)
+                    commits=measured.commits if measured else commits,
+                    merged_from=measured.merged_from if measured else None,
+                    pr_head=measured.pr_head if measured else None)
 
 
 def warnings_for(report: Report, base: ArmSummary | None, tool: ArmSummary | None,
@@ -263,8 +278,10 @@ def comparison_rows(report: Report) -> list[ComparisonRow]:
 def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
                  tasks: Mapping[str, Task], run_url: str | None = None,
                  full_report: str = "",
-                 commits: list[tuple[str, str]] | None = None) -> CommentData:
-    """`commits`: (label, sha) of what was compared, e.g. [("head", …), ("base", …)]."""
+                 commits: list[tuple[str, str]] | None = None,
+                 measured: Measured | None = None) -> CommentData:
+    """`commits`: (label, sha) of what was compared, e.g. [("PR head", …), ("base", …)];
+    `measured`, when given, says it with the merge commit's parents (it wins)."""
     c = report.headline_comparison
     arms = {a.arm: a for a in report.arms}
     base = arms.get(c.base) if c else None
@@ -284,7 +301,7 @@ def comment_data(report: Report, bundle: BundleInfo, *, comment_id: str,
         "verdict_reason": "; ".join(report.verdict_reasons),
         "footer": footer,
         "warnings": warnings_for(report, base, tool, bundle), "full_report": full_report,
-        "simulated": report.simulation_note, "run": run_facts(report, commits or []),
+        "simulated": report.simulation_note, "run": run_facts(report, commits or [], measured),
         "look": report.look_note}
     if report.multiplicity is not None:
         data.update(multiplicity=report.multiplicity.note,

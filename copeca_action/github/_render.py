@@ -18,7 +18,13 @@ import jinja2
 
 from copeca_action._util.money import usd_text
 from copeca_action._util.percent import level_text
-from copeca_action.github._comment_data import Bounds, CommentData, Estimate, MetricRow
+from copeca_action.github._comment_data import (
+    Bounds,
+    CommentData,
+    Estimate,
+    MetricRow,
+    RunFacts,
+)
 from copeca_action.github._comments import MAX_COMMENT_CHARS, marker, state_marker
 from copeca_action.github._markdown import (
     Safe,
@@ -191,10 +197,8 @@ def run_text(data: CommentData) -> Safe:
             parts.append("models " + ", ".join(escape_md(m, 80) for m in r.models[:6]))
         if r.cli_versions:
             parts.append("CLIs " + ", ".join(escape_md(v, 80) for v in r.cli_versions[:6]))
-        commits = [f"{escape_md(label, 40)} <code>{sha[:12]}</code>" for label, sha in r.commits
-                   if _HEX.match(sha or "")]
-        if commits:
-            parts.append("compared " + " with ".join(commits))
+        if commits := commits_text(r):
+            parts.append(commits)
     url = safe_url(data.footer.run_url if data.footer else None)
     where = escape_md(data.full_report, 200) if data.full_report else ""
     if url:
@@ -202,6 +206,29 @@ def run_text(data: CommentData) -> Safe:
     elif where:
         parts.append(f"full report in {where}")
     return Safe(" · ".join(parts))
+
+
+def _sha(sha: str | None) -> str | None:
+    return f"<code>{sha[:12]}</code>" if sha and _HEX.match(sha) else None
+
+
+def commits_text(r: RunFacts) -> str:
+    """What was measured: the tool's commit as checked out (for a pull_request event
+    GitHub's merge commit, named with the PR head and the base commit it merges), then what
+    it was compared with."""
+    shown = [(escape_md(label, 40), code) for label, sha in r.commits
+             if (code := _sha(sha)) is not None]
+    if not shown:
+        return ""
+    (label, code), rest = shown[0], shown[1:]
+    text = f"measured {label} {code}"
+    if r.merged_from and (head := _sha(r.merged_from[0])) and (into := _sha(r.merged_from[1])):
+        text += f" (the PR head {head} merged into {into})"
+    elif (head := _sha(r.pr_head)) is not None:
+        text += f" (not the PR head {head})"
+    if rest:
+        text += " against " + " and ".join(f"{lab} {c}" for lab, c in rest)
+    return text
 
 
 def history_text(data: CommentData) -> Safe:
