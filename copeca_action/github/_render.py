@@ -263,6 +263,15 @@ def _truncation_note(data: CommentData, level: int, shown: int = 0) -> Safe:
                 f"report.html) is in <code>{where}</code>, the artifact{run}.")
 
 
+ARM_COLUMNS = {"baseline": ("Baseline", "Tool"), "base": ("Base", "Head")}
+"""The tables' two arm columns by what the headline compares: the agent without the tool
+and with it, or the tool at the PR's base and at the commit measured."""
+
+
+def column_names(data: CommentData) -> tuple[str, str]:
+    return ARM_COLUMNS[data.headline.versus if data.headline else "baseline"]
+
+
 def _render_level(data: CommentData, level: int, task_cap: int | None = None) -> str:
     """Level 0: everything; 1: the first `task_cap` tasks; 2: no tasks and short lists."""
     cap = len(data.tasks) if level == 0 else (task_cap or 0) if level == 1 else 0
@@ -284,7 +293,7 @@ def _render_level(data: CommentData, level: int, task_cap: int | None = None) ->
                                                   lines=verdict_lines(data)),
         row_delta=lambda row: row_delta(row, verdict_lines(data, row.control)
                                         if row.metric == "Cost per correct" else (0.0,)),
-        arm=arm_value, footer=footer_text(data),
+        arm=arm_value, footer=footer_text(data), cols=column_names(data),
         run_line=run_text(data), history=history_text(data),
         notes=any(t.note and t.note != data.task_note for t in data.tasks),
         truncation_note=_truncation_note(data, max(level, 1), cap))

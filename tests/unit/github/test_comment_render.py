@@ -145,3 +145,22 @@ def test_rounding_never_shows_a_bound_on_the_line_the_verdict_says_it_clears() -
         row = next(ln for ln in render_comment(changed).splitlines()
                    if ln.startswith("| Cost per correct"))
         assert row.endswith(f"| {shown.replace('95% CI ', '')} |")
+
+
+def test_a_head_vs_base_comment_names_its_columns_base_and_head() -> None:
+    """With `compare: base-ref` the arms are the tool at the PR's base and at the commit
+    measured; the tables said "Baseline | Tool", the names of the other comparison (the
+    agent without the tool and with it)."""
+    data = sample_comment()
+    assert data.headline is not None
+    data = data.model_copy(update={"headline": data.headline.model_copy(
+        update={"versus": "base"})})
+    body = render_comment(data)
+    assert "| Metric | Base | Head | Δ (95% CI) |" in body
+    assert "| Task | Category | Base correct | Head correct | Base cpc | Head cpc |" in body
+    assert "| Category | Tasks | Base accuracy | Head accuracy |" in body
+    assert "| Flag | Base runs | Head runs | Detail |" in body
+    assert "Base: the tool at the PR's base; Head: the tool at the commit measured." in body
+    assert "Baseline" not in body and "| Tool" not in body
+    baseline = render_comment(sample_comment())
+    assert "| Metric | Baseline | Tool |" in baseline and "Head" not in baseline
