@@ -73,6 +73,9 @@ class HistoryEntry(RecordModel):
     delta: float | None = None
     delta_low: float | None = None
     delta_high: float | None = None
+    delta_level: float | None = None
+    """The confidence level of [delta_low, delta_high] (0.95, or an adaptive look's or a
+    split alpha's); None in entries written before it was kept, which say so."""
     arms: list[ArmPoint] = []
     spend_usd: float
     """All arms and tasks (control included): what the run cost."""
@@ -117,7 +120,8 @@ def history_entry(report: Report, *, commit: str, date: dt.datetime, ref: str = 
         commit=commit, date=date, ref=ref, event=event, tag=tag, verdict=report.verdict,
         tool=c.tool if c else "", base=c.base if c else "",
         delta=_num(c.delta.estimate) if c else None, delta_low=_num(c.delta.low) if c else None,
-        delta_high=_num(c.delta.high) if c else None, arms=arms,
+        delta_high=_num(c.delta.high) if c else None,
+        delta_level=c.delta.level if c else None, arms=arms,
         spend_usd=(report.spend.total_usd if report.spend is not None
                    else sum(a.spend_usd for a in report.arms)), scenario=report.scenario,
         scenario_digest=scenario_digest, bundle_sha256=bundle_sha256,
@@ -139,7 +143,8 @@ def trend_runs(history: History) -> list[TrendRun]:
     return [TrendRun(commit=e.commit, date=e.date.isoformat(), verdict=e.verdict,
                      arms=[TrendArm(a.arm, a.cpc_usd, a.cpc_low, a.cpc_high) for a in e.arms],
                      release=e.tag, delta=e.delta, delta_low=e.delta_low,
-                     delta_high=e.delta_high, accuracy={a.arm: a.accuracy for a in e.arms},
+                     delta_high=e.delta_high, delta_level=e.delta_level,
+                     accuracy={a.arm: a.accuracy for a in e.arms},
                      spend_usd=e.spend_usd, simulated=e.simulated, run_url=e.run_url,
                      bundle_sha256=e.bundle_sha256, scenario_digest=e.scenario_digest)
             for e in history.entries]

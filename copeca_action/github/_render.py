@@ -237,7 +237,7 @@ def history_text(data: CommentData) -> Safe:
         return Safe("")
     return Safe(f"Tool cost per correct {value_text(h.cpc_tool, 'usd')} vs a median of "
                 f"{value_text(h.median_cpc_tool, 'usd')} over the last {h.runs} runs on "
-                f"{escape_md(h.branch, 80)}.")
+                f"{escape_md(h.branch, 80)} (a point comparison: no interval).")
 
 
 def state_of_data(data: CommentData) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
+from copeca_action._util.percent import level_text
 from copeca_action.render._markdown import usd
 from copeca_action.render._svg import PALETTE, Scale, _f
 from copeca_action.render._templates import asset, environment, without_bidi
@@ -49,6 +50,8 @@ class TrendRun:
     delta: float | None = None
     delta_low: float | None = None
     delta_high: float | None = None
+    delta_level: float | None = None
+    """The level of [delta_low, delta_high]; None: not recorded (an older history entry)."""
     accuracy: dict[str, float | None] = field(default_factory=dict)
     spend_usd: float | None = None
     simulated: bool = False
@@ -136,4 +139,5 @@ def render_history_html(runs: Sequence[TrendRun], *, title: str = "copeca-action
     return without_bidi(environment().get_template("history.html.j2").render(
         title=title, chart=trend_svg(runs), runs=list(reversed(runs)), arms=arms,
         simulated=any(r.simulated for r in runs), badge_url=badge_url,
-        style=Markup(asset("report.css")), script=Markup(script), script_hash=digest))
+        style=Markup(asset("report.css")), script=Markup(script), script_hash=digest,
+        level=level_text))

@@ -182,3 +182,44 @@ def test_a_conflicting_write_is_read_again_and_no_entry_is_lost(
     puts = [c for c in fake_github.calls if c.method == "PUT" and
             c.path.endswith("history.json")]
     assert [c.status for c in puts] == [201, 409, 200]
+
+
+def test_the_history_names_each_deltas_confidence_level() -> None:
+    """The history page showed "delta [CI]" with no level, though a run under adaptive
+    sampling has a wider level than 95%: each interval now says its level, an entry written
+    before the level was kept says it is not recorded, and a delta without finite bounds says
+    it is a point estimate."""
+    from copeca_action.github._history import trend_runs
+    from copeca_action.render import render_history_html
+
+    report = _report(0.6, seed=3)
+    c = report.headline_comparison
+    assert c is not None and c.delta.level == 0.95
+    when = dt.datetime(2026, 11, 1, tzinfo=dt.UTC)
+    entry = history_entry(report, commit="1" * 40, date=when)
+    assert entry.delta_level == 0.95 and entry.delta_low is not None
+    adaptive = entry.model_copy(update={"commit": "2" * 40, "delta_level": 0.9944})
+    old = History.model_validate({"entries": [{
+        k: v for k, v in entry.model_copy(update={"commit": "3" * 40}).model_dump(
+            mode="json").items() if k != "delta_level"}]}).entries[0]
+    point = entry.model_copy(update={"commit": "4" * 40, "delta_low": None,
+                                     "delta_high": None})
+    page = render_history_html(trend_runs(History(entries=[entry, adaptive, old, point])))
+    rows = {line[line.index("<code>") + 6:][:1]: line
+            for line in page.split("<tr>") if "<code>" in line}
+    assert "delta [CI, level]" in page
+    assert "] 95% CI</td>" in rows["1"] and "] 99.44% CI</td>" in rows["2"]
+    assert "] (CI level not recorded)</td>" in rows["3"]
+    assert "(point estimate: no finite interval recorded)</td>" in rows["4"]
+
+
+def test_the_comments_history_line_says_it_is_a_point_comparison(
+        fake_github: FakeGitHub, actions_env: Any) -> None:
+    for i in range(2):
+        env = actions_env("push", _push(f"{i + 1:x}" * 40), fake_github.url, fail_on="never")
+        assert _run(env, _report(1.0, seed=i)) == 0
+    env = actions_env("pull_request", payload("pull_request.opened"), fake_github.url,
+                      fail_on="never")
+    assert _run(env, _report(0.6, seed=5)) == 0
+    body = fake_github.comments[(OWNER, REPO, 2)][0]["body"]
+    assert "over the last 2 runs on master (a point comparison: no interval)." in body
