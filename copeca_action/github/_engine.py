@@ -48,6 +48,8 @@ from copeca_action.pipeline import Prepared, conclude_prepared, execute, prepare
 from copeca_action.render import TrendRun
 from copeca_action.report import Report
 from copeca_action.scenario import Task, find_corpus_root, load_corpus, load_scenario
+from copeca_action.workspace._content import checkout_view, find_checkout
+from copeca_action.workspace._git import HARDENING, git, git_env
 
 KEY_ENV = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY"}
 
@@ -122,8 +124,10 @@ def export_keys(ctx: ActionContext) -> None:
 
 
 def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, text=True,
-                          check=False)
+    """git in the tool's checkout (the base-ref worktree): none of the harness's keys in its
+    environment, and nothing a config could name run (`HARDENING`)."""
+    return subprocess.run(["git", *HARDENING, "-c", "safe.directory=*", "-C", str(cwd), *args],
+                          capture_output=True, text=True, check=False, env=git_env())
 
 
 @contextlib.contextmanager
@@ -222,12 +226,14 @@ def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None,
     # A bundle signed by the action's own key, when it has one; else any intact bundle.
     prep.reuse_pubkey = key.public_key() if key is not None else None
     ctx.output_dir.mkdir(parents=True, exist_ok=True)
+    # read before the tool's set-up commands and agents run (they may write its checkout)
+    measured = measured_commits(ctx)
     with prep.cfg.out.held():  # the runs, the report and the bundle: one writer
-        return _run_held(ctx, prep, key, refused, note)
+        return _run_held(ctx, prep, key, refused, note, measured)
 
 
 def _run_held(ctx: ActionContext, prep: Prepared, key: Ed25519PrivateKey | None,
-              refused: str | None, note: str | None = None) -> Outcome:
+              refused: str | None, note: str | None, measured: Measured) -> Outcome:
     stats = execute(prep, resume=prep.cfg.out.results.exists(), plain=True)
     if stats.interrupted:
         raise CopecaError("the run was interrupted before the plan finished")
@@ -241,7 +247,7 @@ def _run_held(ctx: ActionContext, prep: Prepared, key: Ed25519PrivateKey | None,
     info = BundleInfo(done.bundle_path, done.bundle_sha256, done.keyid)
     data = comment_data(done.report, info, comment_id=ctx.inputs.comment_id,
                         tasks=prep.cfg.corpus.tasks, run_url=ctx.event.run_url,
-                        full_report=artifact_hint(ctx), measured=measured_commits(ctx))
+                        full_report=artifact_hint(ctx), measured=measured)
     extra = [text for text in (note, refused) if text]
     if extra:
         data = data.model_copy(update={"warnings": [*data.warnings, *extra]})
@@ -289,12 +295,22 @@ def run_history_entry(ctx: ActionContext, report: Report, scenario_digest: str,
 def checked_out(tool: Path) -> tuple[str | None, list[str]]:
     """The commit checked out in `tool` and its parents, read from the commit object itself
     (a shallow clone, `fetch-depth: 1`, has the object but not its parents); (None, []) when
-    `tool` is not a git checkout."""
-    head = _git(tool, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-    if head.returncode != 0 or not head.stdout.strip():
+    `tool` is not a git checkout. Read through a view whose config is the harness's own
+    (workspace/_content.py): the checkout's `.git` is the tool's, which its set-up commands
+    could have written, and this git runs outside every sandbox."""
+    found = find_checkout(tool.resolve())
+    if found is None:
         return None, []
-    sha = head.stdout.strip()
-    raw = _git(tool, "cat-file", "commit", sha).stdout
+    _top, git_dir, common_dir = found
+    with checkout_view(git_dir, common_dir) as view:
+        env = {"GIT_DIR": str(view)}
+        head = git(["-c", "safe.directory=*", "rev-parse", "--verify", "--quiet",
+                    "HEAD^{commit}"], cwd=view, env=env, check=False)
+        sha = head.stdout.strip() if head.returncode == 0 else ""
+        if not sha:
+            return None, []
+        raw = git(["-c", "safe.directory=*", "cat-file", "commit", sha], cwd=view, env=env,
+                  check=False).stdout
     header = raw.split("\n\n", 1)[0]
     return sha, [line.split()[1] for line in header.splitlines()
                  if line.startswith("parent ") and len(line.split()) == 2]

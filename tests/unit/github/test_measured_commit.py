@@ -109,3 +109,22 @@ def test_a_checkout_of_something_else_says_it_is_not_the_pr_head(tmp_path: Path)
 def test_without_a_git_checkout_no_pr_commit_is_claimed(tmp_path: Path) -> None:
     (tmp_path / "tool").mkdir()
     assert measured_commits(_ctx(tmp_path, "a" * 40, "b" * 40)) == Measured([])
+
+
+def test_a_config_planted_in_the_tools_checkout_runs_nothing(tmp_path: Path) -> None:
+    """The tool's set-up commands may write its checkout's `.git/config`, and the harness's
+    git runs outside every sandbox: the commit is read through a view whose config is the
+    harness's own, so nothing planted there is obeyed (here an unknown extension, which makes
+    git refuse the repository, so the comment would name no commit)."""
+    origin, base, head, _ = _pr_repo(tmp_path)
+    _git(origin, "checkout", "-q", "--detach", head)
+    (origin / "tool").mkdir()
+    ran = tmp_path / "ran"
+    hook = tmp_path / "planted.sh"
+    hook.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    hook.chmod(0o755)
+    with (origin / ".git" / "config").open("a") as fh:
+        fh.write(f"[core]\n\tfsmonitor = {hook}\n\thooksPath = {tmp_path}\n"
+                 "\trepositoryformatversion = 1\n[extensions]\n\tplanted = yes\n")
+    assert measured_commits(_ctx(origin, head, base)) == Measured([("PR head", head)])
+    assert not ran.exists()
