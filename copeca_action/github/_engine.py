@@ -131,14 +131,18 @@ def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @contextlib.contextmanager
-def base_worktree(ctx: ActionContext) -> Iterator[Path | None]:
+def base_worktree(ctx: ActionContext, measured: Measured | None = None
+                  ) -> Iterator[Path | None]:
     """For `compare: base-ref|both`: the tool at the PR's base, as a detached worktree of the
-    tool's own checkout (removed afterwards). None for `compare: baseline`."""
+    tool's own checkout (removed afterwards). None for `compare: baseline`. The base is the
+    one `measured` names (the merge commit's first parent, when the tool's checkout is the
+    PR's merge commit), else the payload's."""
     if ctx.inputs.compare == "baseline":
         yield None
         return
     tool = tool_dir(ctx)
-    ref = ctx.event.base_sha or ctx.event.base_ref
+    named = [sha for label, sha in (measured.commits if measured else []) if label == "base"]
+    ref = (named[0] if named else None) or ctx.event.base_sha or ctx.event.base_ref
     if not ref:
         raise ConfigError([Problem(SOURCE, f"{ctx.inputs.compare} needs the PR's base, but the "
                                    f"{ctx.event.name} event names none; use compare: baseline",
@@ -197,8 +201,10 @@ def run_engine(ctx: ActionContext) -> Outcome:
         if ctx.event.name == "workflow_run" and ctx.event.is_fork and key is None:
             return fork_bundle_refused(ctx)
         return run_merge(ctx, key)
-    with base_worktree(ctx) as base:
-        return _run(ctx, key, base, note)
+    # read before the tool's set-up commands and agents run (they may write its checkout)
+    measured = measured_commits(ctx)
+    with base_worktree(ctx, measured) as base:
+        return _run(ctx, key, base, note, measured)
 
 
 def reuse_path(ctx: ActionContext) -> tuple[Path | None, str | None]:
@@ -220,14 +226,12 @@ def reuse_path(ctx: ActionContext) -> tuple[Path | None, str | None]:
 
 
 def _run(ctx: ActionContext, key: Ed25519PrivateKey | None, base: Path | None,
-         note: str | None = None) -> Outcome:
+         note: str | None, measured: Measured) -> Outcome:
     prep = prepare_ctx(ctx, base_tool_dir=base)
     prep.reuse, refused = reuse_path(ctx)
     # A bundle signed by the action's own key, when it has one; else any intact bundle.
     prep.reuse_pubkey = key.public_key() if key is not None else None
     ctx.output_dir.mkdir(parents=True, exist_ok=True)
-    # read before the tool's set-up commands and agents run (they may write its checkout)
-    measured = measured_commits(ctx)
     with prep.cfg.out.held():  # the runs, the report and the bundle: one writer
         return _run_held(ctx, prep, key, refused, note, measured)
 
@@ -339,8 +343,12 @@ def measured_commits(ctx: ActionContext) -> Measured:
     else:
         out.append(("commit", sha))
         other = ev.head_sha if pr else None
-    if ctx.inputs.compare != "baseline" and ev.base_sha:
-        out.append(("base", ev.base_sha))
+    if ctx.inputs.compare != "baseline":
+        # the head arm is the merge commit: its base arm is what it was merged into (the
+        # base branch may have moved since the payload's base.sha), so the delta is the PR's
+        base = merged[1] if merged is not None else ev.base_sha
+        if base:
+            out.append(("base", base))
     return Measured(out, merged, other)
 
 

@@ -128,3 +128,27 @@ def test_a_config_planted_in_the_tools_checkout_runs_nothing(tmp_path: Path) -> 
                  "\trepositoryformatversion = 1\n[extensions]\n\tplanted = yes\n")
     assert measured_commits(_ctx(origin, head, base)) == Measured([("PR head", head)])
     assert not ran.exists()
+
+
+def test_head_vs_base_on_a_merge_commit_takes_the_base_it_was_merged_into(
+        tmp_path: Path) -> None:
+    """The head arm is the merge commit, built on the base branch's tip of the moment; the
+    payload's base.sha may be older (the branch moved on since the event). The base arm is
+    then the merge commit's first parent, so the delta is the PR's change alone, and the
+    comment names that base."""
+    from copeca_action.github._engine import base_worktree
+
+    origin, base, head, merge = _pr_repo(tmp_path)
+    older = _git(origin, "rev-parse", f"{base}~1")  # the payload's stale base.sha
+    ws = tmp_path / "ws"
+    _git(tmp_path, "clone", "-q", "--no-local", f"file://{origin}", str(ws))
+    _git(ws, "fetch", "-q", "origin", "refs/pull/2/merge")
+    _git(ws, "checkout", "-q", "--detach", "FETCH_HEAD")
+    (ws / "tool").mkdir()
+    ctx = _ctx(ws, head, older, "base-ref")
+    measured = measured_commits(ctx)
+    assert measured.commits == [("merge commit", merge), ("base", base)]
+    with base_worktree(ctx, measured) as where:
+        assert where is not None
+        assert _git(where.parent, "rev-parse", "HEAD") == base
+        assert (where.parent / "README").read_text() == "main moved on\n"
