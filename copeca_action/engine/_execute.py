@@ -36,14 +36,16 @@ from copeca_action.grade import GradeResult, grade_answer, grade_test_clean
 from copeca_action.plan import PlannedRun, RunPlan
 from copeca_action.records import (
     AGENT_FILES_VISIBLE,
+    Design,
     Outcome,
     RetrievalSummary,
     RunRecord,
+    design_of,
     latest_by_run_id,
 )
 from copeca_action.records._kinds import HARNESS_DIED, KILLED
 from copeca_action.retrieval import record_retrieval
-from copeca_action.scenario import BuildCacheSpec, Mode, Task, TestGrading
+from copeca_action.scenario import BuildCacheSpec, Mode, Scenario, Task, TestGrading
 from copeca_action.transcript import RunCost, Transcript, cost_of, parse_transcript
 from copeca_action.workspace import (
     Worktree,
@@ -335,8 +337,15 @@ def _base_record(cfg: EngineConfig, res: Resolved, prep: Prepared, outcome: Outc
         control=run.control, category=run.category, language=run.language, outcome=outcome,
         flags=list(prep.flags), error=error, started_at=prep.started_at,
         run_dir=f"runs/{run.run_id}", fingerprint=res.fingerprints.get(run.run_id),
-        endpoint=cfg.endpoint_kind)
+        endpoint=cfg.endpoint_kind, design=record_design(cfg.scenario))
     return record.model_copy(update=spend_of(prep.transcript, prep.cost, record.flags))
+
+
+def record_design(scenario: Scenario) -> Design:
+    """The design a run's record names: the scenario's thresholds as run (overrides
+    included) and its adaptive schedule (`records.Design`)."""
+    key = design_of(scenario.thresholds, scenario.adaptive)
+    return Design(thresholds=key.thresholds, adaptive=key.adaptive)
 
 
 def spend_of(transcript: Transcript | None, cost: RunCost | None,

@@ -17,7 +17,7 @@ from pathlib import Path
 from copeca_action.engine._outdir import FINISHED, OutputDir
 from copeca_action.errors import CopecaError
 from copeca_action.plan import RunPlan
-from copeca_action.records import RunRecord, append_records, latest_by_run_id
+from copeca_action.records import Design, RunRecord, append_records, latest_by_run_id
 
 
 @dataclass(frozen=True)
@@ -69,12 +69,15 @@ def _why_not(old: RunRecord | None, fingerprint: str | None, scenario: str) -> s
 
 
 def adopt(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
-          fingerprints: Mapping[str, str | None]) -> ReuseResult:
-    """Copy every matching finished run of `offer` not already finished in `out`."""
+          fingerprints: Mapping[str, str | None], design: Design | None = None
+          ) -> ReuseResult:
+    """Copy every matching finished run of `offer` not already finished in `out`. `design`:
+    the statistical design of this run, which its reused records then name (they join a
+    run judged with it; the fingerprint, which they match, holds no threshold)."""
     result = ReuseResult(bundle=offer.name, sha256=offer.sha256)
     taken: list[RunRecord] = []
     try:
-        _adopt_runs(out, plan, scenario, offer, fingerprints, result, taken)
+        _adopt_runs(out, plan, scenario, offer, fingerprints, result, taken, design)
     finally:
         # One append for the batch: a run folder without its record (a crash before this)
         # is simply run again, its folder replaced.
@@ -84,7 +87,7 @@ def adopt(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
 
 def _adopt_runs(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
                 fingerprints: Mapping[str, str | None], result: ReuseResult,
-                taken: list[RunRecord]) -> None:
+                taken: list[RunRecord], design: Design | None) -> None:
     finished = {rid for rid, r in latest_by_run_id(out.records()).items()
                 if r.outcome in FINISHED}
     for run in plan.runs:
@@ -113,7 +116,8 @@ def _adopt_runs(out: OutputDir, plan: RunPlan, scenario: str, offer: ReuseOffer,
             result.error = str(exc)
             break
         record = old.model_copy(update={"reused_from": offer.sha256,
-                                         "run_dir": f"runs/{run.run_id}"})
+                                         "run_dir": f"runs/{run.run_id}",
+                                         **({"design": design} if design is not None else {})})
         (partial / "record.json").write_text(record.model_dump_json(indent=2) + "\n")
         if dest.exists():
             shutil.rmtree(dest)

@@ -43,6 +43,7 @@ from copeca_action.engine._execute import (
     cleanup,
     finish,
     provision,
+    record_design,
     recover_lost,
     start_agent,
 )
@@ -450,7 +451,8 @@ def _run_once(cfg: EngineConfig, plan: RunPlan, resume: bool, scenario_text: str
         res.fingerprints = fingerprints(cfg, res, plan)
         reuse = None
         if cfg.reuse is not None:
-            reuse = adopt(out, plan, cfg.scenario.name, cfg.reuse, res.fingerprints)
+            reuse = adopt(out, plan, cfg.scenario.name, cfg.reuse, res.fingerprints,
+                          record_design(cfg.scenario))
             progress.warn(f"reuse: {reuse.message()}")
         recorded = out.records()  # read once: every record, superseded attempts included
         # what a harness that died left in the run folders but not in results.jsonl

@@ -6,6 +6,7 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from copeca_action.records._columns import Columns, read_columns
     from copeca_action.records._copeca import Format, detect_format
+    from copeca_action.records._design import DesignKey, design_key, design_of, last_design
     from copeca_action.records._foreign import from_copeca, read_rows
     from copeca_action.records._io import (
         append_record,
@@ -24,6 +25,7 @@ if _typing.TYPE_CHECKING:
     from copeca_action.records._record import (
         OUTCOMES,
         CostSource,
+        Design,
         Endpoint,
         Outcome,
         RunRecord,
@@ -43,6 +45,8 @@ __all__ = [
     "STORED",
     "Columns",
     "CostSource",
+    "Design",
+    "DesignKey",
     "Endpoint",
     "Format",
     "Outcome",
@@ -54,9 +58,12 @@ __all__ = [
     "ViewedSpan",
     "append_record",
     "append_records",
+    "design_key",
+    "design_of",
     "detect_format",
     "from_copeca",
     "iter_records",
+    "last_design",
     "latest_by_run_id",
     "read_columns",
     "read_records",
@@ -68,6 +75,8 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "Columns": "copeca_action.records._columns",
     "CostSource": "copeca_action.records._kinds",
+    "Design": "copeca_action.records._record",
+    "DesignKey": "copeca_action.records._design",
     "Endpoint": "copeca_action.records._kinds",
     "Format": "copeca_action.records._copeca",
     "OUTCOMES": "copeca_action.records._kinds",
@@ -83,9 +92,12 @@ _LAZY: dict[str, str] = {
     "ViewedSpan": "copeca_action.records._record",
     "append_record": "copeca_action.records._io",
     "append_records": "copeca_action.records._io",
+    "design_key": "copeca_action.records._design",
+    "design_of": "copeca_action.records._design",
     "detect_format": "copeca_action.records._copeca",
     "from_copeca": "copeca_action.records._foreign",
     "iter_records": "copeca_action.records._io",
+    "last_design": "copeca_action.records._design",
     "latest_by_run_id": "copeca_action.records._io",
     "read_columns": "copeca_action.records._columns",
     "read_records": "copeca_action.records._io",

@@ -31,6 +31,7 @@ import msgspec
 from copeca_action._util.forked import Forked, can_fork
 from copeca_action.records import _copeca
 from copeca_action.records._copeca import Format, copeca_messages, detect_format, renumber
+from copeca_action.records._design import DIGEST_PATTERN
 from copeca_action.records._kinds import KILLED, MAX_COUNT, Endpoint, Outcome, died_flags
 from copeca_action.records._lines import MAX_LINE_BYTES
 
@@ -76,6 +77,9 @@ class Columns:
     """The runner's price-table date the record carries (copeca's: None)."""
     started_at: list[dt.datetime | str | None] = field(default_factory=list)
     """When the run started (copeca's `timestamp`, as text)."""
+    design: list[Any] = field(default_factory=list)
+    """The statistical design each record names (a struct with `thresholds` and
+    `adaptive`; None: none, an older record or copeca's); see `records._design`."""
 
     def __len__(self) -> int:
         return len(self.run_id)
@@ -86,6 +90,16 @@ class _Tokens(msgspec.Struct, gc=False):
     output: NonNeg = 0
     cache_write: NonNeg = 0
     cache_read: NonNeg = 0
+
+
+_Digest = Annotated[str, msgspec.Meta(pattern=DIGEST_PATTERN)]
+
+
+class _Design(msgspec.Struct, gc=False, frozen=True):
+    """A record's `design` (RunRecord's `Design`)."""
+
+    thresholds: _Digest
+    adaptive: _Digest | None = None
 
 
 class _Ours(msgspec.Struct, gc=False):
@@ -124,6 +138,8 @@ class _Ours(msgspec.Struct, gc=False):
     endpoint: Endpoint | None = None
     pricing_updated: dt.date | None = None
     started_at: dt.datetime | None = None
+    design: msgspec.Raw = msgspec.Raw(b"null")
+    """_Design | None, decoded once per distinct text (`_designs`): a file repeats one."""
     error: str | None = None
     """Read for `died_flags` only (an older resume's record of a harness that died)."""
 
@@ -337,7 +353,7 @@ def _unpickled(data: bytes | None) -> _Part | None:
 
 _REPEATING = ("task_id", "arm", "model", "served_model", "runner", "cli_version", "category",
               "language", "outcome", "cost_source", "cost_unknown_reason", "tokens", "flags",
-              "endpoint", "scenario")
+              "endpoint", "scenario", "design")
 """The columns with few distinct values."""
 
 
@@ -445,7 +461,23 @@ def _add_ours(cols: Columns, rows: list[_Ours]) -> bool:
     cols.endpoint += [r.endpoint for r in rows]
     cols.pricing_updated += [r.pricing_updated for r in rows]
     cols.started_at += [r.started_at for r in rows]
+    cols.design += _designs([r.design for r in rows])
     return True
+
+
+def _designs(raws: list[msgspec.Raw]) -> list[_Design | None]:
+    """Each row's design, decoded once per distinct text (a ValidationError sends the file
+    to `read_rows`, which names the line): every row of a run names the same one, so the
+    usual block is one comparison per row and one decode."""
+    last = raws[-1] if raws else _NULL
+    if raws.count(last) == len(raws):
+        return [_DESIGN.decode(last)] * len(raws)
+    seen: dict[bytes, _Design | None] = {}
+    out = []
+    for raw in raws:
+        key = bytes(raw)
+        out.append(seen[key] if key in seen else seen.setdefault(key, _DESIGN.decode(key)))
+    return out
 
 
 _NULL = msgspec.Raw(b"null")
@@ -519,6 +551,7 @@ def _add_copeca(cols: Columns, rows: list[_Copeca], stem: str) -> bool:
     cols.endpoint += [None] * n
     cols.pricing_updated += [None] * n
     cols.started_at += [r.timestamp for r in rows]
+    cols.design += [None] * n
     return control.count(msgspec.UNSET) < n
 
 
@@ -585,5 +618,6 @@ def _sound(cols: Columns) -> bool:
 
 _OURS = msgspec.json.Decoder(_Ours)
 _COPECA = msgspec.json.Decoder(_Copeca)
+_DESIGN = msgspec.json.Decoder(_Design | None)
 _FLAGS = msgspec.json.Decoder(dict[str, bool | None] | None)
 _META = msgspec.json.Decoder(_Meta | None)

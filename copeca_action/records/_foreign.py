@@ -29,6 +29,7 @@ from copeca_action.records._copeca import (
     renumber,
     unpriced,
 )
+from copeca_action.records._design import DIGEST_PATTERN
 from copeca_action.records._kinds import (
     MAX_COUNT,
     OUTCOMES,
@@ -183,6 +184,14 @@ class _Tokens(TypedDict, total=False):
     cache_read: NonNegInt
 
 
+_Digest = Annotated[str, Field(pattern=DIGEST_PATTERN)]
+
+
+class _Design(TypedDict):
+    thresholds: _Digest
+    adaptive: NotRequired[_Digest | None]
+
+
 class _Row(TypedDict):
     """The fields the analysis reads; the rest of a line is parsed but not kept."""
 
@@ -211,6 +220,7 @@ class _Row(TypedDict):
     flags: NotRequired[list[str]]
     retrieval: NotRequired[RetrievalSummary | None]
     endpoint: NotRequired[Endpoint | None]
+    design: NotRequired[_Design | None]
     pricing_updated: NotRequired[dt.date | None]
     started_at: NotRequired[dt.datetime | None]
     error: NotRequired[str | None]

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationInfo, model_validator
 
 from copeca_action._util.model import RecordModel
+from copeca_action.records._design import DIGEST_PATTERN
 from copeca_action.records._kinds import (
     MAX_COUNT,
     NOT_REACHED,
@@ -51,6 +52,24 @@ class ViewedSpan(RecordModel):
     """Repository-relative path."""
     lines: tuple[int, int] | None = None
     """1-based inclusive range; None = the whole file (or only the file name was seen)."""
+
+
+Digest = Annotated[str, Field(pattern=DIGEST_PATTERN)]
+
+
+class Design(RecordModel):
+    """The statistical design the run was planned under (`records._design`): what decides a
+    verdict beyond the records. A report judges these records as the run decided only with
+    a scenario of the same design; `analyze` of records of a run with adaptive sampling or
+    its own thresholds, without that scenario (or with another), is `invalid`."""
+
+    thresholds: Digest
+    """sha256 (first 16 hex digits) of the scenario's thresholds as the run used them (with
+    any override, e.g. the action's `fail-threshold`), their fields at defaults left out;
+    `44136fa355b3678a` is the built-in thresholds."""
+    adaptive: Digest | None = None
+    """sha256 (first 16 hex digits) of the adaptive schedule, its fields at defaults left out;
+    None: adaptive sampling off (one look at alpha 0.05)."""
 
 
 class RunRecord(RecordModel):
@@ -134,6 +153,10 @@ class RunRecord(RecordModel):
     for this field; None: measured by this run."""
     endpoint: Endpoint | None = None
     """What answered the agent (see `Endpoint`); None: not recorded (older records)."""
+    design: Design | None = None
+    """The statistical design the run was planned under (see `Design`); None: not recorded
+    (older records): `analyze` then takes the design from the scenario beside the results,
+    or `--scenario`, and judges with the defaults without one."""
 
     @model_validator(mode="before")
     @classmethod

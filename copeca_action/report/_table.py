@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from copeca_action.errors import ConfigError
 from copeca_action.records import OUTCOMES, RetrievalSummary
 from copeca_action.records._columns import Columns
+from copeca_action.records._design import DesignKey, last_design
 from copeca_action.records._kinds import died_flags
 from copeca_action.report._spend import (
     SpendAccount,
@@ -129,6 +130,9 @@ class RecordTable:
     spend: SpendAccount = field(default_factory=SpendAccount)
     """Spend outside the rows: excluded and retried attempts, and counted runs whose cost
     is unknown (those are not rows: the statistics never see an unknown cost)."""
+    design: DesignKey | None = None
+    """The statistical design the records name (that of the last record naming one, in file
+    order: the run's current design); None when none does (older records, copeca's)."""
     unreported: frozenset[str] = frozenset()
     """Of `turns`, `tool_calls` and `duration`, those some row did not report (-1 or NaN
     there): a mean or sum over such a row is unknown, not a mean of zeros."""
@@ -199,7 +203,8 @@ def table_from_rows(rows: Iterable[Mapping[str, Any]], scenario: str = "",
                   _retrieval_column(col("retrieval", None)),
                   _pricing_dates([r.get("runner") for r in every],
                                  [r.get("pricing_updated") for r in every]),
-                  _run_date(r.get("started_at") for r in every))
+                  _run_date(r.get("started_at") for r in every),
+                  last_design([r.get("design") for r in every]))
 
 
 def table_from_columns(columns: Columns, scenario: str = "",
@@ -209,11 +214,12 @@ def table_from_columns(columns: Columns, scenario: str = "",
     in the same file."""
     pricing = _pricing_dates(columns.runner, columns.pricing_updated)
     run_date = _run_date(columns.started_at)
+    design = last_design(columns.design)
     keep, spend = account_columns(columns)
     if keep is not None:
         columns = Columns(**{f.name: _pick(getattr(columns, f.name), keep)
                              for f in dataclasses.fields(Columns)})
-    return _table(columns, spend, 0, scenario, warnings, (), pricing, run_date)
+    return _table(columns, spend, 0, scenario, warnings, (), pricing, run_date, design)
 
 
 def _pick(values: list[Any], keep: list[int]) -> list[Any]:
@@ -222,8 +228,8 @@ def _pick(values: list[Any], keep: list[int]) -> list[Any]:
 
 def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
            warnings: Sequence[str], retrieval: tuple[RetrievalSummary | None, ...],
-           pricing: tuple[tuple[str, dt.date], ...] = (), run_date: dt.date | None = None
-           ) -> RecordTable:
+           pricing: tuple[tuple[str, dt.date], ...] = (), run_date: dt.date | None = None,
+           design: DesignKey | None = None) -> RecordTable:
     """The RecordTable of the rows the statistics read (one per run id, known cost)."""
     if not scenario and len(c):
         scenario = str(c.scenario[0])
@@ -277,6 +283,7 @@ def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
         endpoints=tuple(sorted(endpoints.items())),
         pricing=pricing,
         run_date=run_date,
+        design=design,
         unreported=frozenset(name for name, values in (("turns", c.turns),
                                                        ("tool_calls", c.tool_calls),
                                                        ("duration", c.duration_s))
@@ -374,4 +381,4 @@ _FIELDS = {"run_id", "scenario", "task_id", "arm", "model", "served_model", "run
            "cli_version", "pricing_updated", "started_at",
            "repetition", "control", "category", "language", "outcome", "correct", "tokens",
            "cost_usd", "duration_s", "turns", "tool_calls", "tool_adopted", "flags", "endpoint",
-           "cost_source", "cost_unknown_reason"}
+           "cost_source", "cost_unknown_reason", "design"}
