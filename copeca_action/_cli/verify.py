@@ -121,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"report: {result.report_checked}")
     if result.attempts_checked:
         lines.append(f"earlier attempts: {result.attempts_checked}")
+    if result.design_checked:
+        lines.append(f"design: {result.design_checked}")
     scrubbed = result.manifest.scrubbed
     if scrubbed:
         lines.append(f"scrubbed: {sum(scrubbed.values())} redaction(s): "

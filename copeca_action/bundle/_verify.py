@@ -51,7 +51,15 @@ from copeca_action.bundle._sign import (
 from copeca_action.bundle._zipread import Limits, SafeZip
 from copeca_action.errors import CopecaError, VerificationError
 from copeca_action.plan import RunPlan
-from copeca_action.records import SIMULATED, STORED, RunRecord, latest_by_run_id
+from copeca_action.records import (
+    SIMULATED,
+    STORED,
+    DesignKey,
+    RunRecord,
+    design_key,
+    design_of,
+    latest_by_run_id,
+)
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -97,6 +105,11 @@ class VerifiedBundle:
     attempts_checked: str = ""
     """How the spend of the attempts outside the statistics is backed by attempts/; empty
     when results.jsonl holds no earlier attempt that spent."""
+    design_checked: str = ""
+    """How the records' statistical design (`RunRecord.design`) was checked against the
+    bundle's scenario: the same, or records run under other thresholds than the ones the
+    statement signs (a merge's or an action input's, which decided the verdict); empty when
+    no record names a design (older records)."""
 
     @property
     def signed(self) -> bool:
@@ -389,6 +402,9 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
             other_build_fails))
         hashed = _check_members(archive, manifest, hashes)
         check_canonical(archive)
+        # read only when a record names a design (older bundles' records name none)
+        scenario_yaml = (archive.read(SCENARIO) if SCENARIO in archive.members and any(
+            r.design is not None for r in _records_of(early_records)) else None)
         plan = _result(early_plan)
         predicate = signed_statement.predicate
         if (plan.plan_digest, plan.scenario_hash, len(plan.runs),
@@ -407,6 +423,7 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
                                 f"bundle's plan ({len(plan.runs)} runs):\n"
                                 f"{completeness.message()}")
     attempts_checked = check_attempts(log, attempts)
+    design_checked = check_design(log, signed_statement.predicate, scenario_yaml)
     if scenario is not None:
         _check_against_scenario(path, plan, signed_statement.predicate, scenario, tasks or {},
                                 log, dirs)
@@ -415,7 +432,7 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
                           pinned=pubkey is not None and keyid is not None,
                           scenario_checked=scenario is not None, bytes_hashed=hashed,
                           report_checked=_result(early_report), attempts=attempts,
-                          attempts_checked=attempts_checked)
+                          attempts_checked=attempts_checked, design_checked=design_checked)
 
 
 def _published_report(archive: SafeZip, statement: Statement,
@@ -530,6 +547,67 @@ def _summary_differs(published: Summary | None, expected: Summary) -> list[str]:
             for k in sorted(mine.keys() | theirs.keys()) if mine.get(k) != theirs.get(k)]
 
 
+def _records_of(read: tuple[list[RunRecord], dict[str, RunRecord]] | VerificationError
+                ) -> list[RunRecord]:
+    return [] if isinstance(read, VerificationError) else read[0]
+
+
+def check_design(records: list[RunRecord], predicate: Predicate,
+                 scenario_yaml: bytes | None) -> str:
+    """The bundle's scenario is the one its records name: every record names the
+    statement's scenario, and every record that names a design (`RunRecord.design`) the
+    adaptive schedule of the bundled scenario.yaml; a difference is `report` (exit 15), as
+    the published verdict is then judged at another alpha than its runs were stopped with.
+    Thresholds that differ are said, not failed: the statement signs the ones the report
+    judges with, which a merge or an action input may lay over the runs' own. Returns how
+    it was checked (empty when no record names a design)."""
+    others = sorted({r.scenario for r in records} - {predicate.scenario})
+    if others:
+        n = sum(1 for r in records if r.scenario != predicate.scenario)
+        raise VerificationError("report", f"{RESULTS}: {n} record(s) name another scenario "
+                                f"than the bundle's {shown(predicate.scenario)} ("
+                                + ", ".join(shown(o) for o in others[:SHOW]) + "): they "
+                                "were not run from the scenario this bundle judges them with")
+    named = [d for r in records if (d := design_key(r.design)) is not None]
+    if not named or scenario_yaml is None:
+        return ""
+    mine = _bundled_design(scenario_yaml, predicate)
+    if mine is None:
+        return ""  # not a scenario: the report check names it
+    other = [d for d in named if d.adaptive != mine.adaptive]
+    if other:
+        d = other[0]
+        raise VerificationError("report", f"{RESULTS}: {len(other)} record(s) were run with "
+                                f"{d.described()} ({d.text()}), and the bundle's {SCENARIO} "
+                                f"has {mine.described()} ({mine.text()}): its adaptive "
+                                "schedule is not the one the runs were stopped with, so the "
+                                "published verdict is not judged at the alpha they spent")
+    moved = sorted({d.thresholds for d in named} - {mine.thresholds})
+    if moved:
+        n = sum(1 for d in named if d.thresholds != mine.thresholds)
+        return (f"{n} of {len(records)} record(s) were run under other thresholds ("
+                + ", ".join(moved) + f") than the ones the statement signs ({mine.thresholds}, "
+                "a merge's or an action input's): the report judges with the signed ones")
+    return (f"every record names the bundle's scenario {shown(predicate.scenario)} and its "
+            f"design ({mine.text()})")
+
+
+def _bundled_design(scenario_yaml: bytes, predicate: Predicate) -> DesignKey | None:
+    """The design of the bundled scenario.yaml with the thresholds the statement signs
+    over its own (as the report is recomputed); None when it is not a scenario."""
+    from copeca_action._util.yamlio import parse_model, parse_yaml
+    from copeca_action.scenario import Scenario
+    from copeca_action.scenario._settings import Thresholds
+
+    try:
+        found = parse_model(parse_yaml(scenario_yaml.decode(), Path(SCENARIO)), Scenario)
+        thresholds = Thresholds.model_validate({**found.thresholds.model_dump(),
+                                                **predicate.thresholds})
+    except (CopecaError, ValueError):
+        return None
+    return design_of(thresholds, found.adaptive)
+
+
 def _check_against_scenario(path: Path, plan: RunPlan, predicate: Predicate,
                             scenario: Scenario, tasks: Mapping[str, Task],
                             log: list[RunRecord], dirs: dict[str, RunRecord]) -> None:
@@ -596,6 +674,7 @@ def summary_json(result: VerifiedBundle, exit_code: int = 0) -> str:
         "report_checked": result.report_checked,
         "attempts": sorted(result.attempts or {}),
         "attempts_checked": result.attempts_checked,
+        "design_checked": result.design_checked,
         "scrubbed": result.manifest.scrubbed,
         "summary": predicate.summary.model_dump(mode="json") if predicate.summary else None,
     }, indent=2)

@@ -76,7 +76,7 @@ def test_a_hostile_run_id_in_a_failure_is_escaped_on_its_line(
 def test_a_hostile_scenario_name_in_a_passing_bundle_is_escaped(
         tmp_path: Path, plan: RunPlan, demo, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
     evil = plan.model_copy(update={"scenario": "demo" + EVIL})
-    records = [record_for(plan, i) for i in range(len(plan.runs))]
+    records = [record_for(evil, i) for i in range(len(plan.runs))]
     path = _signed(tmp_path, contents_for(evil, demo[2], records=records))
     assert main(["verify", str(path)]) == 0
     out = capsys.readouterr().out
