@@ -19,7 +19,7 @@ from copeca_action.report._methods import INTERVAL_METHODS
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
 
-    from copeca_action.records import Format
+    from copeca_action.records import DesignKey, Format
     from copeca_action.render import CoverageCurve, RunPoint
     from copeca_action.report import RecordTable, Report, Settings
     from copeca_action.scenario import Scenario
@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    ".copeca bundle (verified first)")
     p.add_argument("--scenario", type=Path, help="scenario YAML: thresholds, seed, resamples, "
                    "adaptive (default: the scenario.yaml the run wrote beside its results, so "
-                   "the report is the run's own; else the built-in thresholds, seed 0)")
+                   "the report is the run's own; else the built-in thresholds, seed 0). Records "
+                   "that name another design (adaptive sampling, thresholds) give `invalid`")
     p.add_argument("--format", choices=["md", "json", "html"], default="md",
                    help="html: one self-contained page with charts (write it with --out)")
     p.add_argument("--report", "--out", dest="out", type=Path, metavar="FILE",
@@ -74,16 +75,18 @@ def run(args: argparse.Namespace) -> int:
         return _run_bundle(args)
     if args.results.is_dir():  # an output folder: its results and its own scenario
         args.results = args.results / "results.jsonl"
+    beside = False
     if args.scenario is None and (args.results.parent / "scenario.yaml").is_file():
         # the scenario the run wrote beside its results: its thresholds, seed and resamples,
         # so the report is the run's own
         args.scenario = args.results.parent / "scenario.yaml"
+        beside = True
     scenario = None
     if args.scenario:
         from copeca_action.scenario import load_scenario
 
         scenario = load_scenario(args.scenario)
-    return _analyze(args, scenario)
+    return _analyze(args, scenario, beside)
 
 
 def _is_bundle(path: Path) -> bool:
@@ -133,14 +136,21 @@ def _run_bundle(args: argparse.Namespace) -> int:
 
         print(log_safe(f"note: {args.results}: its report was {bundle.report_checked}"),
               file=sys.stderr)
+    why = None
     if report is None:
         scenario = load_scenario(args.scenario) if args.scenario else (
             which.scenario if which is not None else None)
+        chosen = settings(args, scenario, {r.runner for r in bundle.records if r.runner})
         if args.scenario:
+            from copeca_action.records import last_design
+
             scenario_yaml = args.scenario.read_text()
-        names = {r.runner for r in bundle.records if r.runner}
-        report = bundle_report(bundle.statement, bundle.records,
-                               settings(args, scenario, names),
+            # the bundle's own scenario is the one it decided with (`verify` checks its
+            # records name it); another one given must be of the records' design
+            why = design_mismatch(last_design([r.design for r in bundle.records]), scenario,
+                                  f"--scenario {args.scenario}")
+            chosen = dataclasses.replace(chosen, design_mismatch=why)
+        report = bundle_report(bundle.statement, bundle.records, chosen,
                                scenario.name if scenario is not None else "")
     points: list[RunPoint] = []
     curves: list[CoverageCurve] = []
@@ -149,10 +159,10 @@ def _run_bundle(args: argparse.Namespace) -> int:
 
         points = run_points(bundle.records)
         curves = read_coverage(args.coverage) or coverage_curves(bundle.records)
-    return _emit(args, report, points, curves, scenario_yaml)
+    return _emit(args, report, points, curves, scenario_yaml, why)
 
 
-def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
+def _analyze(args: argparse.Namespace, scenario: Scenario | None, beside: bool = False) -> int:
     if args.results.exists() and not args.results.is_file():
         raise ConfigError("not a regular file (a pipe or a device): analyze may read the "
                           "results twice, so write them to a file first", args.results)
@@ -182,24 +192,64 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None) -> int:
     _give_back_freed_memory()  # before the report forks its power child: less to share
     carried = {name for name, _ in table.pricing}
     chosen = settings(args, scenario, [n for n in table.runner.names if n not in carried])
+    why = design_mismatch(table.design, scenario,
+                          "the scenario.yaml beside the results" if beside
+                          else f"--scenario {args.scenario}")
+    if why is not None:
+        chosen = dataclasses.replace(chosen, design_mismatch=why)
     if args.format != "json":  # only report.json holds the minimum detectable effects
         chosen = dataclasses.replace(chosen, power_experiments=0)  # (`Comparison.power`)
     report = build_report(table, chosen, source_format=fmt)
-    if scenario is None and fmt == "copeca-action" and report.records:
-        # the records do not say how the run was designed: a copy of an adaptive run's
-        # results judged here at the full alpha would drop the alpha its looks spent
+    if scenario is None and fmt == "copeca-action" and report.records and table.design is None:
+        # records of an older copeca-action do not say how the run was designed: a copy of
+        # an adaptive run's results judged here at the full alpha would drop the alpha its
+        # looks spent (newer records name their design: `design_mismatch`)
         print(f"copeca-action: {args.results}: no scenario.yaml beside it and no --scenario: "
               "judged with the default settings (one look at alpha 0.05, the default "
               "thresholds); a run with adaptive sampling or its own thresholds is judged as "
               "it was only with --scenario (or its output folder)", file=sys.stderr)
     return _emit(args, report, points, curves,
-                 args.scenario.read_text() if args.scenario else None)
+                 args.scenario.read_text() if args.scenario else None, why)
+
+
+def design_mismatch(records: DesignKey | None, scenario: Scenario | None, where: str
+                    ) -> str | None:
+    """Why the report cannot judge these records as their run decided, or None: the
+    records name a design (`records.Design`) other than the one `scenario` gives (`where`
+    names it), or, with no scenario, other than the defaults (adaptive sampling, or
+    thresholds of its own). Records that name no design (older ones, copeca's) are judged
+    as before."""
+    if records is None:
+        return None
+    from copeca_action.records import design_of
+
+    how = ("pass the scenario the run used (--scenario FILE: the run's output folder keeps "
+           "it as scenario.yaml), or analyze the run's output folder or its .copeca bundle")
+    if scenario is None:
+        if records.ordinary:
+            return None
+        return (f"these records were run with {records.described()} (design "
+                f"{records.text()}) and no scenario was given: judged with the defaults (one "
+                "look at alpha 0.05, the built-in thresholds), the verdict would not be the "
+                f"one the run decided; {how}")
+    mine = design_of(scenario.thresholds, scenario.adaptive)
+    if mine == records:
+        return None
+    differ = [part for part, a, b in (("thresholds", mine.thresholds, records.thresholds),
+                                      ("adaptive sampling", mine.adaptive, records.adaptive))
+              if a != b]
+    return (f"{where} is not the design these records were run under: its "
+            f"{' and '.join(differ)} differ (the records: {records.described()}, "
+            f"{records.text()}; the scenario: {mine.described()}, {mine.text()}), so its "
+            f"verdict would not be the one the run decided; {how}")
 
 
 def _emit(args: argparse.Namespace, report: Report, points: list[RunPoint],
-          curves: list[CoverageCurve], scenario_yaml: str | None) -> int:
+          curves: list[CoverageCurve], scenario_yaml: str | None,
+          undesigned: str | None = None) -> int:
     """The report in the chosen format, scrubbed, to --report or stdout; the gate's exit
-    code."""
+    code. `undesigned`: why the report is not judged with the records' design; the gate
+    then fails whatever --fail-on says (it cannot be judged)."""
     if args.format == "html":
         from copeca_action import __version__
         from copeca_action.render import Verification, render_html
@@ -224,6 +274,11 @@ def _emit(args: argparse.Namespace, report: Report, points: list[RunPoint],
         args.out.write_text(text)
     else:
         sys.stdout.write(text)
+    if args.gate and undesigned is not None and report.verdict == "invalid":
+        print("copeca-action: gate failed: verdict invalid: the gate cannot be judged without "
+              "the design these records were run under (see the report's first reason)",
+              file=sys.stderr)
+        return GATE_EXIT
     return gate(report, args.fail_on) if args.gate else 0
 
 

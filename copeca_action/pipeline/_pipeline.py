@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from copeca_action._util.paths import corpus_dir
@@ -194,8 +195,36 @@ def reuse_offer(prep: Prepared) -> Iterator[ReuseOffer | None]:
                          extract=bundle.extract)
 
 
+def scenario_as_run(path: Path, scenario: Scenario) -> str:
+    """The scenario file a run keeps beside its results (OUT/scenario.yaml): the file as the
+    user wrote it, unless the run's thresholds are not the file's (the action's
+    `alert-threshold` / `fail-threshold` inputs): then the file with the thresholds as run
+    (its comments lost), so `analyze` of the output folder judges with the design its
+    records name (`records.Design`) and not the file's thresholds."""
+    text = path.read_text()
+    if load_scenario(path).thresholds == scenario.thresholds:
+        return text
+    data = yaml.safe_load(text)
+    data["thresholds"] = {key: _as_written(value) if key in ("alert", "fail") else value
+                          for key, value in scenario.thresholds.model_dump(mode="json").items()}
+    return ("# the scenario as run: thresholds with the action's threshold inputs over "
+            f"{path.name}'s\n" + yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
+
+
+def _as_written(value: float) -> float | str:
+    """A delta threshold as a scenario file may hold it and reads back exactly: a fraction
+    below 1 as it is, else a percentage (a bare number of 1 or more is refused there)."""
+    if value < 1:
+        return value
+    for digits in range(15, 18):
+        text = f"{value * 100:.{digits}g}%"
+        if float(text[:-1]) / 100 == value:
+            return text
+    return f"{value * 100!r}%"
+
+
 def execute(prep: Prepared, *, resume: bool, plain: bool) -> RunStats:
-    text = prep.scenario_path.read_text()
+    text = scenario_as_run(prep.scenario_path, prep.cfg.scenario)
     with model_endpoint(prep), reuse_offer(prep) as offer:
         preflight(prep.cfg, prep.plan)  # keys and tools, before the first paid run
         prep.cfg.reuse = offer

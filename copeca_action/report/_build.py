@@ -108,6 +108,11 @@ class Settings:
     """The scenario's adaptive schedule. When enabled, the report judges at the alpha of the
     look its records reached (`alpha` is then ignored): the engine's stopping decision, the
     report, the bundle and the comment are one decision at one alpha."""
+    design_mismatch: str | None = None
+    """Why these settings are not the design the records were run under (`analyze` of the
+    records of an adaptive run without its scenario, or with another): the verdict and every
+    comparison are then `invalid` for it, never a verdict at an alpha or thresholds the run
+    did not decide with."""
 
     @classmethod
     def from_scenario(cls, scenario: Scenario, **overrides: object) -> Settings:
@@ -206,6 +211,8 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
         unknowns, verdict, reasons, comparisons, unknown_hid_a_comparison=hidden,
         regressions=[comparisons[i].name for i in _deciding(comparisons)
                      if comparisons[i].verdict == "regression"])
+    if s.design_mismatch is not None and headline is not None:
+        comparisons, verdict, reasons = _undesigned(s.design_mismatch, comparisons, reasons)
     warnings += spend_warnings(table.spend)
     warnings += _run_warnings(table, arms, s)
     infra = table.outcome == INFRA
@@ -341,6 +348,16 @@ def _headline(comparisons: list[Comparison]) -> int | None:
     (`WORST_FIRST`), the first of equals; with one tool, its one deciding comparison."""
     return min(_deciding(comparisons), key=lambda i: WORST_FIRST.index(comparisons[i].verdict),
                default=None)
+
+
+def _undesigned(why: str, comparisons: list[Comparison], reasons: list[str]
+                ) -> tuple[list[Comparison], Verdict, list[str]]:
+    """Every comparison and the verdict `invalid` for `why` (the settings are not the
+    records' design, `Settings.design_mismatch`): a regression too, since its interval is
+    not at the alpha the run decided with."""
+    marked = [c.model_copy(update={"verdict": "invalid", "reasons": [why, *c.reasons]})
+              for c in comparisons]
+    return marked, "invalid", [why, *(r for r in reasons if r != why)]
 
 
 def _summary(comparisons: list[Comparison], headline: int) -> tuple[Verdict, list[str]]:
