@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from copeca_action._util.build import Build
 from copeca_action._util.hashing import sha256_bytes, sha256_json
+from copeca_action._util.strictjson import JsonProblem, check_json
 from copeca_action._util.text import shown
 from copeca_action.bundle._canonical import check_canonical
 from copeca_action.bundle._complete import Completeness, check_completeness, describe
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from copeca_action.scenario import Scenario, Task
 
 M = TypeVar("M", bound=BaseModel)
+REPORT_JSON = REPORT_FILES[0]
 SHOW = 20
 
 ReportCheck = Callable[[Statement, list[RunRecord], bytes], "RenderedReport"]
@@ -121,13 +123,33 @@ class VerifiedBundle:
         return any(r.endpoint in SIMULATED for r in self.records)
 
 
-def _parse(model: type[M], data: bytes, name: str) -> M:
+def _parse(model: type[M], data: bytes, name: str, line: int | None = None,
+           infinity: bool = False) -> M:
+    """`data` (the file `name`, or its line `line`) as `model`: first checked to mean one
+    thing to every reader (`check_json`), then validated; either failure is `corrupt`,
+    naming the file, the line and the key."""
+    strict_json(data, name, line, infinity)
+    if line is not None:
+        name = f"{name}:{line}"
     try:
         return model.model_validate_json(data, context=STORED)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(shown(p, 80) for p in first["loc"])  # a key the bundle chose
         raise VerificationError("corrupt", f"{name}: {where}: {shown(first['msg'])}") from exc
+
+
+def strict_json(data: bytes, name: str, line: int | None = None,
+                infinity: bool = False) -> None:
+    """`corrupt` unless `data` is JSON with no key twice, no NaN, no number out of range
+    (`check_json`; `infinity`: the literals ±Infinity are allowed), naming the file, its
+    line (`line`: the line of `name` that `data` is) and the key."""
+    try:
+        check_json(data, infinity)
+    except JsonProblem as problem:
+        at = problem.line if line is None else line + problem.line - 1
+        where = f"{shown(problem.key, 120)}: " if problem.key else ""
+        raise VerificationError("corrupt", f"{name}:{at}: {where}{problem.message}") from None
 
 
 def _run_of(path: str) -> str:
@@ -287,7 +309,7 @@ def _read_records(archive: SafeZip) -> tuple[list[RunRecord], dict[str, RunRecor
     log = []
     for number, line in enumerate(archive.read(RESULTS).splitlines(), 1):
         if line.strip():
-            log.append(_parse(RunRecord, line, f"{RESULTS}:{number}"))
+            log.append(_parse(RunRecord, line, RESULTS, number))
     dirs: dict[str, RunRecord] = {}
     run_names = {p.split("/")[1] for p in archive.members
                  if p.startswith(f"{RUNS_DIR}/") and p.count("/") >= 2}
@@ -374,7 +396,8 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
                                     f"{', '.join(missing)} absent")
         envelope = _parse(Envelope, archive.read(ENVELOPE), ENVELOPE)
         payload = decode_payload(envelope)
-        signed_statement = _parse(Statement, payload, f"{ENVELOPE} payload")
+        # the signed summary's interval may have an unbounded side, written `Infinity`
+        signed_statement = _parse(Statement, payload, f"{ENVELOPE} payload", infinity=True)
         keyid = _check_signature(envelope, signed_statement, pubkey)
         if archive.read(STATEMENT) != payload:
             raise VerificationError("tampered", f"{STATEMENT} differs from the statement "
@@ -396,6 +419,11 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         early_plan = _attempt(lambda: _parse(RunPlan, archive.read(PLAN), PLAN))
         early_records = _attempt(lambda: _read_records(archive))
         early_attempts = _attempt(lambda: _read_attempts(archive))
+        # report.json is compared as bytes, never parsed here; a reader of it (a script,
+        # a dashboard) may parse it, so it too must mean one thing to every reader
+        early_report_json = _attempt(lambda: strict_json(archive.read(REPORT_JSON),
+                                                         REPORT_JSON)
+                                     if REPORT_JSON in archive.members else None)
         # and recompute the report from those records, compared once all else passed
         early_report = _attempt(lambda: _published_report(
             archive, signed_statement, early_records, report, _signature(keyid, pubkey),
@@ -417,6 +445,7 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         _check_plan(plan)
         log, dirs = _result(early_records)
         attempts = _result(early_attempts)
+        _result(early_report_json)
     completeness = check_completeness(plan.runs, log, dirs)
     if not completeness.ok:
         raise VerificationError("incomplete", f"{path}: the records do not match the "
