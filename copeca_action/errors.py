@@ -76,10 +76,11 @@ class VerificationError(BundleError):
     """A bundle failed verification; `kind` is one of corrupt, tampered, signature,
     unsigned, incomplete, report (what it publishes is not the report its records give),
     build (another build made its report, and this one recomputes it otherwise: not
-    confirmed), and selects the exit code."""
+    confirmed), newer (a later copeca-action made it, in a format or with a field this
+    build does not understand: upgrade to verify it), and selects the exit code."""
 
     EXIT_CODES = {"corrupt": 10, "tampered": 11, "signature": 12, "unsigned": 13, "incomplete": 14,
-                  "report": 15, "build": 16}
+                  "report": 15, "build": 16, "newer": 17}
 
     def __init__(self, kind: str, message: str) -> None:
         self.kind = kind

@@ -31,7 +31,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "11 tampered, 12 bad signature, 13 unsigned (a key was required), 14 incomplete, "
         "15 report (what it publishes is not the report its records give), 16 build (its "
         "report was made by another build, and this build recomputes it otherwise: not "
-        "confirmed; verify it with the build named).")
+        "confirmed; verify it with the build named), 17 newer (a later copeca-action made "
+        "it, in a format or with a field this build does not understand: upgrade to "
+        "verify it).")
     p.add_argument("bundle", type=Path, help="the .copeca bundle to verify")
     add_check_flags(p)
     p.add_argument("--require-signature", action="store_true", help="fail (exit 13) on an "

@@ -24,6 +24,7 @@ from copeca_action._util.strictjson import JsonProblem, check_json
 from copeca_action._util.text import shown
 from copeca_action.bundle._canonical import check_canonical
 from copeca_action.bundle._complete import Completeness, check_completeness, describe
+from copeca_action.bundle._format import Maker, check_format, maker_of, unknown_field
 from copeca_action.bundle._model import (
     ATTEMPTS_DIR,
     ENVELOPE,
@@ -124,10 +125,11 @@ class VerifiedBundle:
 
 
 def _parse(model: type[M], data: bytes, name: str, line: int | None = None,
-           infinity: bool = False) -> M:
+           infinity: bool = False, maker: Maker | None = None) -> M:
     """`data` (the file `name`, or its line `line`) as `model`: first checked to mean one
     thing to every reader (`check_json`), then validated; either failure is `corrupt`,
-    naming the file, the line and the key."""
+    naming the file, the line and the key. A model's refusal in a bundle a later version
+    of copeca-action made (`maker`) is `newer`: a field this build does not know."""
     strict_json(data, name, line, infinity)
     if line is not None:
         name = f"{name}:{line}"
@@ -136,6 +138,9 @@ def _parse(model: type[M], data: bytes, name: str, line: int | None = None,
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(shown(p, 80) for p in first["loc"])  # a key the bundle chose
+        if maker is not None and maker.later:
+            raise unknown_field(maker, name, f"{where} ({shown(first['msg'])})",
+                                checked=model is not Statement) from exc
         raise VerificationError("corrupt", f"{name}: {where}: {shown(first['msg'])}") from exc
 
 
@@ -239,7 +244,7 @@ def _check_members(archive: SafeZip, manifest: Manifest, hashes: MemberHashes) -
     return hashed
 
 
-def _read_attempts(archive: SafeZip) -> dict[str, RunRecord]:
+def _read_attempts(archive: SafeZip, maker: Maker | None = None) -> dict[str, RunRecord]:
     """attempts/<run id>/<name>/record.json of each earlier attempt's folder."""
     folders = set()
     for path in archive.members:
@@ -255,7 +260,7 @@ def _read_attempts(archive: SafeZip) -> dict[str, RunRecord]:
         path = f"{ATTEMPTS_DIR}/{key}/{RECORD}"
         if path not in archive.members:
             raise VerificationError("incomplete", f"{ATTEMPTS_DIR}/{key}/ has no {RECORD}")
-        attempts[key] = _parse(RunRecord, archive.read(path), path)
+        attempts[key] = _parse(RunRecord, archive.read(path), path, maker=maker)
     return attempts
 
 
@@ -305,11 +310,12 @@ def check_attempts(log: list[RunRecord], attempts: Mapping[str, RunRecord]) -> s
     return text
 
 
-def _read_records(archive: SafeZip) -> tuple[list[RunRecord], dict[str, RunRecord]]:
+def _read_records(archive: SafeZip, maker: Maker | None = None
+                  ) -> tuple[list[RunRecord], dict[str, RunRecord]]:
     log = []
     for number, line in enumerate(archive.read(RESULTS).splitlines(), 1):
         if line.strip():
-            log.append(_parse(RunRecord, line, RESULTS, number))
+            log.append(_parse(RunRecord, line, RESULTS, number, maker=maker))
     dirs: dict[str, RunRecord] = {}
     run_names = {p.split("/")[1] for p in archive.members
                  if p.startswith(f"{RUNS_DIR}/") and p.count("/") >= 2}
@@ -317,7 +323,7 @@ def _read_records(archive: SafeZip) -> tuple[list[RunRecord], dict[str, RunRecor
         path = f"{RUNS_DIR}/{name}/{RECORD}"
         if path not in archive.members:
             raise VerificationError("incomplete", f"{RUNS_DIR}/{name}/ has no {RECORD}")
-        dirs[name] = _parse(RunRecord, archive.read(path), path)
+        dirs[name] = _parse(RunRecord, archive.read(path), path, maker=maker)
     return log, dirs
 
 
@@ -397,7 +403,13 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         envelope = _parse(Envelope, archive.read(ENVELOPE), ENVELOPE)
         payload = decode_payload(envelope)
         # the signed summary's interval may have an unbounded side, written `Infinity`
-        signed_statement = _parse(Statement, payload, f"{ENVELOPE} payload", infinity=True)
+        strict_json(payload, f"{ENVELOPE} payload", infinity=True)
+        # which format, made by which version: a later one's is named before any model
+        # refuses a field it added
+        maker = maker_of(payload)
+        check_format(maker)
+        signed_statement = _parse(Statement, payload, f"{ENVELOPE} payload", infinity=True,
+                                  maker=maker)
         keyid = _check_signature(envelope, signed_statement, pubkey)
         if archive.read(STATEMENT) != payload:
             raise VerificationError("tampered", f"{STATEMENT} differs from the statement "
@@ -408,7 +420,7 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         if digests != [sha256_bytes(manifest_bytes)]:
             raise VerificationError("tampered", f"{MANIFEST} is not the manifest the "
                                     "statement binds (its sha256 is not the subject's)")
-        manifest = _parse(Manifest, manifest_bytes, MANIFEST)
+        manifest = _parse(Manifest, manifest_bytes, MANIFEST, maker=maker)
         scenario_file = [f.sha256 for f in manifest.files if f.path == SCENARIO]
         if scenario_file != [signed_statement.predicate.scenario_sha256]:
             raise VerificationError("tampered", f"{SCENARIO} is not the scenario file the "
@@ -416,9 +428,9 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         # While the members are still being hashed (on their thread), parse the plan and
         # the records; what that finds is reported only once the members are known to be
         # the signed ones, so the failure named is the same as in a sequential check.
-        early_plan = _attempt(lambda: _parse(RunPlan, archive.read(PLAN), PLAN))
-        early_records = _attempt(lambda: _read_records(archive))
-        early_attempts = _attempt(lambda: _read_attempts(archive))
+        early_plan = _attempt(lambda: _parse(RunPlan, archive.read(PLAN), PLAN, maker=maker))
+        early_records = _attempt(lambda: _read_records(archive, maker))
+        early_attempts = _attempt(lambda: _read_attempts(archive, maker))
         # report.json is compared as bytes, never parsed here; a reader of it (a script,
         # a dashboard) may parse it, so it too must mean one thing to every reader
         early_report_json = _attempt(lambda: strict_json(archive.read(REPORT_JSON),
