@@ -29,6 +29,7 @@ from copeca_action.bundle._layout import (  # re-exported: the format's names li
     STATEMENT_TYPE,
     check_member_path,
 )
+from copeca_action.records._kinds import MAX_COUNT
 
 __all__ = ["ATTEMPTS_DIR", "ENVELOPE", "MANIFEST", "METADATA", "OMITTED", "PAYLOAD_TYPE",
            "PLAN", "PREDICATE_TYPE", "RECORD", "REPORT_FILES", "RESULTS", "RUNS_DIR",
@@ -48,8 +49,9 @@ class Manifest(RecordModel):
 
     schema_version: Literal[1] = 1
     files: list[FileEntry]
-    scrubbed: dict[str, int] = {}
-    """Redactions per rule (`env:<VAR>`, `anthropic_key`, ...): counts, never values."""
+    scrubbed: dict[str, Annotated[int, Field(ge=0, le=MAX_COUNT)]] = {}
+    """Redactions per rule (`env:<VAR>`, `anthropic_key`, ...): counts, never values (no
+    count is negative or beyond 10^12, which verify would print)."""
 
     @field_validator("files")
     @classmethod

@@ -62,6 +62,7 @@ from copeca_action.records import (
     design_of,
     latest_by_run_id,
 )
+from copeca_action.records._kinds import MAX_RUN_COST_USD
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -296,12 +297,16 @@ def check_attempts(log: list[RunRecord], attempts: Mapping[str, RunRecord]) -> s
     spent = [i for i, r in enumerate(earlier) if _spent(r)]
     if not spent:
         return ""
-    usd = sum(earlier[i].cost_usd or 0.0 for i in spent)
+    # as the report's account: a cost above MAX_RUN_COST_USD is no price, so unknown
+    costs = [earlier[i].cost_usd for i in spent]
+    usd = sum(c for c in costs if c is not None and c <= MAX_RUN_COST_USD)
     missing = [f"{earlier[i].run_id} attempt {earlier[i].attempt}" for i in spent
                if i not in backed]
-    unknown = sum(earlier[i].cost_usd is None for i in spent)
+    unknown = [f"{n} of unknown cost" for n in [costs.count(None)] if n] + [
+        f"{n} above ${MAX_RUN_COST_USD:,.0f}, no price" for n in
+        [sum(c is not None and not c <= MAX_RUN_COST_USD for c in costs)] if n]
     text = (f"{len(spent)} earlier attempt(s) spent ${usd:.4f} outside the statistics"
-            + (f" ({unknown} of unknown cost, not in that sum)" if unknown else "")
+            + (f" ({', '.join(unknown)}, not in that sum)" if unknown else "")
             + f"; {len(spent) - len(missing)} of them with their folder in {ATTEMPTS_DIR}/ "
             "(record, output)")
     if missing:

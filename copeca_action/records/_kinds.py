@@ -11,6 +11,11 @@ OUTCOMES: tuple[Outcome, ...] = ("ok", "agent_error", "timeout", "budget_stop", 
 MAX_COUNT = 10**12
 """The largest token count, turn or tool-call count or repetition number a record may
 carry: more is no measurement (and sums of such numbers overflow 64-bit integers)."""
+MAX_RUN_COST_USD = 1e9
+"""A run's cost above this is no price (no agent run costs a billion dollars), and the
+statistics on it would rest on sums and squares that overflow the largest float (squares
+from about 1e154): an arm with such a run has no spend or cost per correct to judge, and an
+attempt outside the statistics with one has an unknown cost (its figure is no spend)."""
 NOT_REACHED: tuple[Outcome, ...] = ("infra_error", "budget_stop")
 """Outcomes of runs that never reached the agent: they spent nothing (cost 0 unless said)."""
 CostSource = Literal["vendor", "computed", "none"]

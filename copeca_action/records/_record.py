@@ -90,7 +90,7 @@ class RunRecord(RecordModel):
     """When the runner's price table was last checked (its `pricing_updated`), kept so a
     report can judge staleness against the run's date for any runner, bundled or custom."""
     repetition: NonNeg
-    attempt: Annotated[int, Field(ge=1)] = 1
+    attempt: Annotated[int, Field(ge=1, le=MAX_COUNT)] = 1
     """1 + the number of infra-error retries before this record."""
     snapshot_commit: str | None = None
     """The commit really checked out for the run."""
@@ -106,11 +106,11 @@ class RunRecord(RecordModel):
     grading: dict[str, Any] = {}
     """Grader detail: matched terms, completeness, test exit code, eval summary."""
     tokens: Tokens = Tokens()
-    vendor_cost_usd: Annotated[float, Field(ge=0)] | None = None
+    vendor_cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     """What the CLI reported, when it reports a cost."""
-    computed_cost_usd: Annotated[float, Field(ge=0)] | None = None
+    computed_cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     """Σ tokens × the runner's pricing."""
-    cost_usd: Annotated[float, Field(ge=0)] | None = 0.0
+    cost_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = 0.0
     """The cost counted in spend (see cost_source). None: unknown (never 0), with
     `cost_unknown_reason`; a report that counts such a run is `invalid`. 0 for a run that
     never reached the agent; a record of a run that reached it without this field has an

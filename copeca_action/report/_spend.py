@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from copeca_action.records._columns import Columns
+from copeca_action.records._kinds import MAX_RUN_COST_USD as MAX_RUN_COST_USD
 from copeca_action.records._kinds import NOT_REACHED as _NOT_COUNTED
 from copeca_action.report._model import Comparison, Verdict
 
@@ -23,7 +24,8 @@ class SpendAccount:
     excluded_attempts: int = 0
     """Such attempts that spent anything (or whose spend is unknown)."""
     excluded_unknown: int = 0
-    """Of those, attempts whose cost is unknown (not in `excluded_usd`)."""
+    """Of those, attempts whose cost is unknown (not in `excluded_usd`): None, or above
+    MAX_RUN_COST_USD (no price: its figure would be the whole sum)."""
     unknown_runs: tuple[str, ...] = ()
     """Counted runs (they reached the agent) whose cost is unknown: left out of the
     statistics."""
@@ -76,7 +78,7 @@ def account_spend(rows: Sequence[Mapping[str, Any]],
             continue
         attempts += 1
         cost = row.get("cost_usd", 0.0)
-        if cost is None:
+        if cost is None or not cost <= MAX_RUN_COST_USD:  # above it: no price, unknown
             unknown_excluded += 1
         else:
             excluded_usd += float(cost)
@@ -119,7 +121,7 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
         cost = c.cost_usd[i]
         if cost is None or cost > 0:
             attempts += 1
-            if cost is None:
+            if cost is None or not cost <= MAX_RUN_COST_USD:  # above it: no price, unknown
                 unknown_excluded += 1
             else:
                 excluded_usd += float(cost)
@@ -232,10 +234,6 @@ def _beside(unknown: CostUnknown, comparisons: list[Comparison],
             f"({'its' if one else 'their'} arms' costs are all known)")
 
 
-MAX_RUN_COST_USD = 1e9
-"""A run's cost above this is no price (no agent run costs a billion dollars), and the
-statistics on it would rest on sums and squares that overflow the largest float (squares
-from about 1e154): an arm with such a run has no spend or cost per correct to judge."""
 
 
 def cost_over(largest_by_arm: Mapping[str, float]) -> CostUnknown | None:
