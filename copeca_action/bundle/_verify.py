@@ -318,7 +318,9 @@ def check_attempts(log: list[RunRecord], attempts: Mapping[str, RunRecord]) -> s
 def _read_records(archive: SafeZip, maker: Maker | None = None
                   ) -> tuple[list[RunRecord], dict[str, RunRecord]]:
     log = []
-    for number, line in enumerate(archive.read(RESULTS).splitlines(), 1):
+    # lines end at "\n" only, as every other reader of results.jsonl splits them (a "\r"
+    # between two records made two lines here and one invalid line there)
+    for number, line in enumerate(archive.read(RESULTS).split(b"\n"), 1):
         if line.strip():
             log.append(_parse(RunRecord, line, RESULTS, number, maker=maker))
     dirs: dict[str, RunRecord] = {}

@@ -137,3 +137,14 @@ def test_check_json_accepts_what_the_writer_writes_and_names_what_it_refuses() -
         check_json(b'{"a": "\xff"}')
     with pytest.raises(JsonProblem, match=r"not JSON: .*column 9"):
         check_json(b'{"a": 1,}')
+
+
+def test_records_are_split_at_line_feeds_only(build: Build, key: Ed25519PrivateKey) -> None:
+    """Two records joined by a carriage return are one line to every reader that splits at
+    "\\n" (analyze, a script): not JSON there, so not two records here either."""
+    good = build()
+    data = read_all(good)["results.jsonl"]
+    first = data.index(b"\n")
+    joined = data[:first] + b"\r" + data[first + 1:]
+    bad = resign(good, good.with_name("cr.copeca"), {"results.jsonl": joined}, key)
+    assert "results.jsonl:1: not JSON: Extra data" in corrupt(bad, key)
