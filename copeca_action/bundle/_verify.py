@@ -131,7 +131,7 @@ def _parse(model: type[M], data: bytes, name: str, line: int | None = None,
     thing to every reader (`check_json`), then validated; either failure is `corrupt`,
     naming the file, the line and the key. A model's refusal in a bundle a later version
     of copeca-action made (`maker`) is `newer`: a field this build does not know."""
-    strict_json(data, name, line, infinity)
+    _strict_json(data, name, line, infinity)
     if line is not None:
         name = f"{name}:{line}"
     try:
@@ -145,7 +145,7 @@ def _parse(model: type[M], data: bytes, name: str, line: int | None = None,
         raise VerificationError("corrupt", f"{name}: {where}: {shown(first['msg'])}") from exc
 
 
-def strict_json(data: bytes, name: str, line: int | None = None,
+def _strict_json(data: bytes, name: str, line: int | None = None,
                 infinity: bool = False) -> None:
     """`corrupt` unless `data` is JSON with no key twice, no NaN, no number out of range
     (`check_json`; `infinity`: the literals ±Infinity are allowed), naming the file, its
@@ -302,9 +302,10 @@ def check_attempts(log: list[RunRecord], attempts: Mapping[str, RunRecord]) -> s
     usd = sum(c for c in costs if c is not None and c <= MAX_RUN_COST_USD)
     missing = [f"{earlier[i].run_id} attempt {earlier[i].attempt}" for i in spent
                if i not in backed]
-    unknown = [f"{n} of unknown cost" for n in [costs.count(None)] if n] + [
-        f"{n} above ${MAX_RUN_COST_USD:,.0f}, no price" for n in
-        [sum(c is not None and not c <= MAX_RUN_COST_USD for c in costs)] if n]
+    none = costs.count(None)
+    over = sum(c is not None and not c <= MAX_RUN_COST_USD for c in costs)
+    unknown = ([f"{none} of unknown cost"] if none else []) + (
+        [f"{over} above ${MAX_RUN_COST_USD:,.0f}, no price"] if over else [])
     text = (f"{len(spent)} earlier attempt(s) spent ${usd:.4f} outside the statistics"
             + (f" ({', '.join(unknown)}, not in that sum)" if unknown else "")
             + f"; {len(spent) - len(missing)} of them with their folder in {ATTEMPTS_DIR}/ "
@@ -410,7 +411,7 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         envelope = _parse(Envelope, archive.read(ENVELOPE), ENVELOPE)
         payload = decode_payload(envelope)
         # the signed summary's interval may have an unbounded side, written `Infinity`
-        strict_json(payload, f"{ENVELOPE} payload", infinity=True)
+        _strict_json(payload, f"{ENVELOPE} payload", infinity=True)
         # which format, made by which version: a later one's is named before any model
         # refuses a field it added
         maker = maker_of(payload)
@@ -440,7 +441,7 @@ def _verify(path: Path, pubkey: Ed25519PublicKey | None, scenario: Scenario | No
         early_attempts = _attempt(lambda: _read_attempts(archive, maker))
         # report.json is compared as bytes, never parsed here; a reader of it (a script,
         # a dashboard) may parse it, so it too must mean one thing to every reader
-        early_report_json = _attempt(lambda: strict_json(archive.read(REPORT_JSON),
+        early_report_json = _attempt(lambda: _strict_json(archive.read(REPORT_JSON),
                                                          REPORT_JSON)
                                      if REPORT_JSON in archive.members else None)
         # and recompute the report from those records, compared once all else passed

@@ -148,3 +148,25 @@ def test_records_are_split_at_line_feeds_only(build: Build, key: Ed25519PrivateK
     joined = data[:first] + b"\r" + data[first + 1:]
     bad = resign(good, good.with_name("cr.copeca"), {"results.jsonl": joined}, key)
     assert "results.jsonl:1: not JSON: Extra data" in corrupt(bad, key)
+
+
+def test_the_statement_may_hold_an_unbounded_interval_side(
+        build: Build, key: Ed25519PrivateKey) -> None:
+    """The writer puts an interval's infinite upper side in the signed summary as
+    `Infinity` (json.dumps): that statement is read, and only its numbers are judged (here
+    they are not the report's, so `report`, not `corrupt`)."""
+    good = build()
+    statement = json.loads(read_all(good)[STATEMENT])
+    statement["predicate"]["summary"]["delta_ci"] = [0.1, float("inf")]
+    text = pretty_json(statement)
+    assert b"Infinity" in text
+    bad = signed_with(good, good.with_name("inf.copeca"), key, text)
+    with pytest.raises(VerificationError) as info:
+        verify_bundle(bad, key.public_key(), report=_recompute)
+    assert info.value.kind == "report" and "delta_ci" in str(info.value)
+
+
+def _recompute(statement, records, scenario_yaml):  # type: ignore[no-untyped-def]
+    from copeca_action.conclude._report import recompute
+
+    return recompute(statement, records, scenario_yaml)[1]
