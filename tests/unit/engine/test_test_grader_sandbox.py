@@ -106,8 +106,10 @@ def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_tests_run
     monkeypatch.setattr(_local, "_works", lambda argv: argv[0] != "bwrap" and _works(argv))
     if not _local.graded_view_works():
         pytest.skip("unshare cannot mount here")
+    guarded = tmp_path / "guarded"
+    guarded.mkdir()
     monkeypatch.setattr(_local, "graded_view", lambda tree, home, writable: [
-        "ro", str(tmp_path / "not-there"), ""])
+        "file", str(guarded), ""])  # /dev/null cannot cover a folder
     started = tmp_path / "started"
     mutation = {"file": "app.py", "search": "return 42", "replace": "return 42 "}
     corpus = make_corpus(tmp_path, {"one": {
@@ -122,7 +124,7 @@ def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_tests_run
                            for r in records)
     for record in records:
         assert "sandbox" in (record.error or "") and "never ran" in (record.error or "")
-        assert "not-there" in (record.error or ""), record.error
+        assert str(guarded) in (record.error or ""), record.error
     assert not started.exists()
 
 
