@@ -782,8 +782,10 @@ class Scrubber:
                                        seed.end() + (_SEED_AFTER if wide else _SEED_REACH))
             if match is None:
                 continue
-            match = _SPACED_HEX.match(data, match.start())  # the whole run, however long
-            assert match is not None
+            # the whole run, however long; re's possessive groups can fail at a start where
+            # the window found a run (`od -tu1`'s `47 114` read as bytes to the window's end,
+            # not past it): then the window's run stands
+            match = _SPACED_HEX.match(data, match.start()) or match
             indent = match.start()  # with the line's indentation: then no offset opens it
             while indent > done and data[indent - 1] in b" \t":
                 indent -= 1
@@ -814,8 +816,7 @@ class Scrubber:
             if found is None:
                 pos = seed + 1
                 continue
-            match = _CHAR_DUMP.match(data, found.start())  # the whole dump
-            assert match is not None
+            match = _CHAR_DUMP.match(data, found.start()) or found  # the whole dump
             rule = self._decoded_rule(_uncell(match.group(0)))
             if rule is not None:
                 pieces += [data[done:match.start()], rule]
