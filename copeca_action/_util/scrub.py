@@ -8,7 +8,9 @@ base64 at each of the three byte offsets, standard and URL-safe, base32 at each 
 hex, URL-encoded, quoted-printable (also over soft line breaks); base64, base32 and hex also
 wrapped over lines; hex with separators and hex
 dumps, of bytes and of little-endian words (`od -tx1`, `od -tx2`, `xxd`, `hexdump -C`,
-`hexdump`); character dumps (`od -c`, `od -b`);
+`hexdump`); character dumps (`od -c`, `od -b`); dumps of decimal and octal numbers (`od -td1`,
+`od -to2`, ...); base64, base32 and hex wrapped at fewer than 16 columns, and dumps of one byte
+a line (`xxd -c 1`);
 runs of `\\u`/`\\x`/`%` escapes decoded; a reply streamed in pieces over transcript lines
 joined); and *token patterns* that are secrets whatever variable they came
 from. A redaction reads `[REDACTED:<rule>]`; only
@@ -22,6 +24,7 @@ import base64
 import bisect
 import contextlib
 import copy
+import itertools
 import json
 import os
 import re
@@ -432,6 +435,164 @@ def _before_char_dump(buffer: bytes, cut: int) -> int:
     return last.start()
 
 
+_LINE_END = rb"(?=[\r\n\\\"]|\Z)"
+_NUM_LINE = rb"(?:[0-9]{6,8})?(?:[ \t]+-?[0-9]{1,20}(?![0-9A-Za-z])){%s}[ \t]*" + _LINE_END
+"""A line of a dump of decimal or octal numbers (`od -td1`, `-to2`, ...): an offset (`od`'s
+7 digits) at its very start, then numbers, each after spaces; nothing else."""
+_NARROW_LINE = (rb"[ \t]*(?:[0-9A-Fa-f]{6,8}:?[ \t]+)?[A-Za-z0-9+/_=\-]{1,15}(?:[ \t]{2,}"
+                rb"(?:[^\s\\]|\\[\\\"/]))?[ \t]*" + _LINE_END)
+"""A line of fewer than 16 characters of base64, base32 or hex (`base64 -w 8`, `basenc
+--base64url -w 10`, `xxd -p -c 1`), or a dump of one byte a line (`xxd -c 1`, `od -tx1 -w1`,
+`od -An -tx1 -w1`), with its offset and text column."""
+_NUM_SEEDS = tuple(re.compile(brk + rb"(?:[0-9]{6,8})?[ \t]+-?[0-9]{1,20}[ \t]+-?[0-9]")
+                   for brk in (rb"\n", rb"\\n"))
+_NARROW_SEEDS = (re.compile(rb"\n[^\n]{1,16}\n[^\n]{1,16}\n"),
+                 re.compile(rb"\\n[^\\\n]{1,16}\\n[^\\\n]{1,16}\\n"))
+"""Where a dump of numbers may start (a line of two numbers or more), or a block of short
+lines (three lines of at most 16 characters), after a real line break and after a JSON
+escape: each its own regex with a literal first, so a search skips to the next line break
+and tries each line once (a seed looked for at every space, or after every quote of a
+transcript's JSON, halved the scrubber's speed). A dump's first line may follow a quote
+(a tool's output that starts with it): the run is then read back to it."""
+_STAR = rb"\*" + _LINE_END
+"""The line `od` and `hexdump` print for lines that repeat the one before (without `-v`)."""
+_NUM_RUN = re.compile(_NUM_LINE % b"1," + rb"(?:" + _LINE_BREAK + rb"(?:" + _NUM_LINE % b"1,"
+                      + rb"|" + _STAR + rb"))*")
+_NARROW_RUN = re.compile(_NARROW_LINE + rb"(?:" + _LINE_BREAK + rb"(?:" + _NARROW_LINE + rb"|"
+                         + _STAR + rb"))*")
+_NUM_LINE_FULL = re.compile(rb"(?:" + _NUM_LINE % b"1," + rb"|" + _STAR + rb")\r?")
+_NARROW_LINE_FULL = re.compile(rb"(?:" + _NARROW_LINE + rb"|" + _STAR + rb")\r?")
+_NARROW_LINE_PART = re.compile(rb"[ \t]*(?:(?P<offset>[0-9A-Fa-f]{6,8}):?[ \t]+)?"
+                               rb"(?P<cell>[A-Za-z0-9+/_=\-]{1,15})")
+_LINE_DUMP = re.compile(rb"(?:" + _NUM_LINE % b"1," + rb"|" + _NARROW_LINE + rb"|" + _STAR
+                        + rb")\r?")
+"""A whole line of either kind, for the stream's cut (`_before_line_dump`)."""
+_LINE_DUMP_PART = re.compile(rb"[0-9]{0,8}(?:[ \t]+-?[0-9]{0,20})*[ \t]*|[ \t]*(?:[0-9A-Fa-f]"
+                             rb"{6,8}:?[ \t]+)?[A-Za-z0-9+/_=\-]{0,15}(?:[ \t]{2,}\S?)?")
+"""What a stream piece that ends inside such a line has of it."""
+_DIGITS = re.compile(rb"-?[0-9]+")
+
+
+def _numbers_as_bytes(written: list[bytes]) -> list[bytes]:
+    """Numbers read as decimal and, when every one is written in octal digits, as octal;
+    each as a byte (`od -td1`, `-tu1`) when all fit in one, else as little-endian words of
+    the narrowest of 2, 4 or 8 bytes that holds them all, signed or not (`od -to2`, `-td2`,
+    `-tu2`, `-td4`, `-to4`, `-td8`: the machine's order)."""
+    if not written:
+        return []
+    bases = [10] + ([8] if not b"".join(written).translate(None, b"-01234567") else [])
+    found: list[bytes] = []
+    for base in bases:
+        numbers = [int(text, base) for text in written]
+        low, high = min(numbers), max(numbers)
+        for width in (1, 2, 4, 8):
+            if high < 1 << (8 * width) and low >= -(1 << (8 * width - 1)):
+                mask = (1 << (8 * width)) - 1
+                found.append(bytes(n & mask for n in numbers) if width == 1 else b"".join(
+                    (n & mask).to_bytes(width, "little") for n in numbers))
+                break
+    return found
+
+
+_Line = tuple[bytes | None, list[bytes]] | None
+"""A dump's line: its offset (if printed) and its fields; None for a `*` line."""
+
+
+def _unstar(lines: list[_Line]) -> list[bytes]:
+    """The fields of a dump's lines, each `*` line replaced by the line before it repeated as
+    many times as the offsets around it say (octal as `od` prints them, else hex), once where
+    they are not printed (`od -An`, a `hexdump -e` format)."""
+    offsets = [line[0] for line in lines if line is not None and line[0] is not None]
+    base = 8 if not b"".join(offsets).translate(None, b"01234567") else 16
+    step = None  # the bytes a line holds, from two lines in a row
+    for before, after in itertools.pairwise(lines):
+        if before is not None and after is not None and before[0] is not None \
+                and after[0] is not None:
+            step = int(after[0], base) - int(before[0], base)
+            break
+    fields: list[bytes] = []
+    for i, line in enumerate(lines):
+        if line is not None:
+            fields += line[1]
+            continue
+        before, after = lines[i - 1] if i else None, lines[i + 1] if i + 1 < len(lines) else None
+        count = 1
+        if before is not None and after is not None and before[0] is not None \
+                and after[0] is not None and step:
+            count = (int(after[0], base) - int(before[0], base)) // step - 1
+        if before is not None:
+            fields += before[1] * max(1, min(count, 4096))
+    return fields
+
+
+def _unnumber(run: bytes) -> list[bytes]:
+    """The bytes a `_NUM_RUN` spells, each line's offset (digits at its very start: `od -An`
+    starts its lines with a space) left out."""
+    lines: list[_Line] = []
+    for line in _BREAKS.split(run):
+        if line.strip() == b"*":
+            lines.append(None)
+            continue
+        fields = _DIGITS.findall(line)
+        lines.append((fields[0], fields[1:]) if line[:1].isdigit() else (None, fields))
+    return _numbers_as_bytes(_unstar(lines))
+
+
+def _narrow_cells(run: bytes) -> list[bytes]:
+    """The cells of a `_NARROW_RUN`'s lines (each line's offset and text column left out)."""
+    lines: list[_Line] = []
+    for line in _BREAKS.split(run):
+        if line.strip() == b"*":
+            lines.append(None)
+        elif (cell := _NARROW_LINE_PART.match(line)) is not None:
+            lines.append((cell.group("offset"), [cell.group("cell")]))
+    return _unstar(lines)
+
+
+def _line_start(buffer: bytes, pos: int, lo: int) -> int:
+    """Where the line holding `buffer[pos - 1]` starts: after a line break (real or escaped)
+    or a quote, or at `lo`."""
+    real = buffer.rfind(b"\n", lo, pos)
+    escaped = buffer.rfind(b"\\n", lo, pos)
+    quote = buffer.rfind(b'"', lo, pos)
+    return max(lo, real + 1 if real >= 0 else lo, escaped + 2 if escaped >= 0 else lo,
+               quote + 1 if quote >= 0 else lo)
+
+
+def _lines_back(buffer: bytes, pos: int, lo: int, line: re.Pattern[bytes]) -> int:
+    """The start of the first of the lines just before `pos` (a line's start) that are each
+    a whole `line`, back to `lo` and at most 4096 of them (`pos` where there are none)."""
+    for _ in range(4096):
+        if pos <= lo:
+            break
+        end = pos - 2 if buffer[pos - 2:pos] == b"\\n" else pos - 1
+        if buffer[end:pos] not in (b"\n", b"\\n"):
+            break  # a quote: the line opens a JSON string
+        if buffer[end - 2:end] == b"\\r":
+            end -= 2
+        before = _line_start(buffer, end, lo)
+        if not line.fullmatch(buffer, before, end):
+            break
+        pos = before
+    return pos
+
+
+def _before_line_dump(buffer: bytes, cut: int) -> int:
+    """`cut` moved back to the first line of a dump of numbers or of short lines (`od -td1`,
+    `base64 -w 8`, `xxd -c 1`) that reaches it, so the dump is scrubbed whole in the next
+    piece (looked for up to 64 KiB and 4096 lines back)."""
+    lo = max(0, cut - _HEX_WINDOW)
+    start = _line_start(buffer, cut, lo)
+    if not _LINE_DUMP_PART.fullmatch(buffer, start, cut):
+        return cut
+    pos = min(_lines_back(buffer, start, lo, kind) for kind in (_NUM_LINE_FULL, _NARROW_LINE_FULL))
+    if pos == start == cut:
+        return cut
+    if pos == 0:  # the whole buffer is the dump so far: wait for its end
+        return 0 if len(buffer) <= _MAX_CARRY else cut
+    return pos
+
+
 def _wrapped_variants(data: bytes) -> set[bytes]:
     """What a block wrapped over lines may hold once joined: base64 and base32 at each offset
     (`base32` wraps at 76 columns too), and hex (`xxd -p` wraps at 60 columns)."""
@@ -701,6 +862,7 @@ class Scrubber:
         if spaced is not data:
             data, classes = spaced, spaced.translate(_HEX_CLASSES)
         data = self._uncell_runs(data, classes)
+        data = self._line_runs(data)
         seen: dict[object, bool] = {}
         for pattern in PATTERNS:
             if pattern.prefilter not in seen:
@@ -824,6 +986,57 @@ class Scrubber:
             pos = max(seed + 1, match.end())
         return b"".join([*pieces, data[done:]]) if pieces else data
 
+    def _line_runs(self, data: bytes) -> bytes:
+        """Each dump of decimal or octal numbers (`od -td1`, `-tu1`, `-to2`, `-td2`, `-td4`,
+        ...) and each block of short lines (base64, base32 or hex wrapped at fewer than 16
+        columns; a dump of one byte a line) redacted whole when what it spells holds a secret
+        value, a secret's encoding or a token shape; looked for from seeds at lines' starts."""
+        runs: list[tuple[int, int, bytes]] = []
+        for seeds, run_re, line, kind in ((_NUM_SEEDS, _NUM_RUN, _NUM_LINE_FULL, 0),
+                                          (_NARROW_SEEDS, _NARROW_RUN, _NARROW_LINE_FULL, 1)):
+            for seed_re in seeds:
+                pos = 0
+                while (seed := seed_re.search(data, pos)) is not None:
+                    first = seed.start() + (2 if data[seed.start()] == 92 else 1)
+                    match = run_re.match(data, first)
+                    if match is None or (kind and not _BREAKS.search(match.group(0))):
+                        pos = first
+                        continue
+                    start = _lines_back(data, first, max(0, first - _HEX_WINDOW), line)
+                    pos = match.end()
+                    if (rule := self._line_rule(data[start:pos], kind)) is not None:
+                        runs.append((start, pos, rule))
+        if not runs:
+            return data
+        pieces: list[bytes] = []
+        done = 0
+        for first, end, rule in sorted(runs):
+            if first >= done:
+                pieces += [data[done:first], rule]
+                done = end
+        return b"".join([*pieces, data[done:]])
+
+    def _line_rule(self, run: bytes, kind: int) -> bytes | None:
+        """The redaction for a `_line_runs` run, counted; None: it holds no secret."""
+        if kind == 0:
+            decoded = _unnumber(run)
+        else:
+            cells = _narrow_cells(run)
+            joined = b"".join(cells)
+            for needle, replacement in self._wrapped:
+                if needle in joined:
+                    self.counts[replacement[10:-1].decode()] += 1
+                    return replacement
+            decoded = [joined]
+            if len(joined) % 2 == 0 and not joined.translate(None, b"0123456789abcdefABCDEF"):
+                decoded.append(bytes.fromhex(joined.decode()))
+            if joined.isdigit():  # `od -An -tu1 -w1`: one number a line
+                decoded += _numbers_as_bytes(cells)
+        for candidate in decoded:
+            if (rule := self._decoded_rule(candidate)) is not None:
+                return rule
+        return None
+
     def _unescape_run(self, match: re.Match[bytes]) -> bytes:
         """A run holding escapes: redacted whole when, decoded, it holds a secret value or a
         token shape (`\\u0073k-ant-…`)."""
@@ -886,10 +1099,15 @@ def _cut_point(buffer: bytes) -> int:
             cut = begin
         elif end is not None and end.end() > cut:
             cut = end.end()  # never split the END line
-    cut = _before_soft_break(buffer, cut)  # first: a base64 block may end in `=` too
-    cut = _before_wrapped_block(buffer, cut)
-    cut = _before_spaced_hex(buffer, cut)
-    cut = _before_char_dump(buffer, cut)
+    for _ in range(4):  # one kind's start may lie inside another's run (a line of a hex
+        moved = cut     # dump whose words are all digits reads as a line of numbers)
+        cut = _before_soft_break(buffer, cut)  # first: a base64 block may end in `=` too
+        cut = _before_line_dump(buffer, cut)
+        cut = _before_wrapped_block(buffer, cut)
+        cut = _before_spaced_hex(buffer, cut)
+        cut = _before_char_dump(buffer, cut)
+        if cut in (moved, 0):
+            break
     for marker in (b"ws_secret_access_key", b"WS_SECRET_ACCESS_KEY"):
         at = buffer.rfind(marker, max(0, cut - 120), cut)
         if at >= 0:

@@ -59,3 +59,105 @@ def test_a_decimal_dump_inside_json_does_not_stop_the_scrubber() -> None:
     groups), and an assert stopped the scrub of the file (and the run's bundle) there."""
     dump = tool("od -tu1", b"a" + VALUE + b"\nHOME=/root\n")
     scrubbed(dump, in_json=True)  # to the text after it
+
+
+def assert_gone(out: bytes, scrubber: Scrubber, dump: bytes) -> None:
+    """Redacted, and no line of the dump that spelled a part of the value is left."""
+    assert RULE in out and scrubber.counts["env:K"] == 1
+    assert VALUE not in out
+    spelling = [line for line in dump.splitlines()[:-2] if line.strip() not in (b"", b"*")]
+    assert spelling and not [line for line in spelling if line in out]
+
+
+NUMBER_DUMPS = [
+    "od -td1", "od -An -td1", "od -tu1", "od -An -tu1", "od -to2", "od -An -to2", "od -o",
+    "od -td2", "od -s", "od -tu2", "od -d", "od -td4", "od -to4", "od -tu4", "od -td8",
+    "od -tu1 -w8", "od -td1 -w32", "od -Ad -td1"]
+"""`od`'s decimal and octal types: bytes, and little-endian words of 2, 4 and 8 bytes."""
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("command", NUMBER_DUMPS)
+@pytest.mark.parametrize("in_json", [False, True])
+def test_decimal_and_octal_dumps_are_redacted(prefix: bytes, command: str,
+                                              in_json: bool) -> None:
+    dump = tool(command, prefix + VALUE + b"\nHOME=/root\n")
+    out, scrubber = scrubbed(dump, in_json)
+    assert_gone(out, scrubber, dump)
+
+
+ONE_A_LINE = [
+    "xxd -c 1", "xxd -p -c 1", "od -tx1 -w1", "od -An -tx1 -w1", "od -v -tx1 -w1",
+    "hexdump -e '1/1 \"%02x\\n\"'", "hexdump -v -e '1/1 \"%02X\\n\"'", "od -An -tu1 -w1"]
+"""Dumps of one byte a line; `od` and `hexdump` print `*` for a line that repeats the one
+before (the value's `dd`), `od` with the offsets that say how many times."""
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"PATH=/usr/bin\nK="])
+@pytest.mark.parametrize("command", ONE_A_LINE)
+@pytest.mark.parametrize("in_json", [False, True])
+def test_dumps_of_one_byte_a_line_are_redacted(prefix: bytes, command: str,
+                                               in_json: bool) -> None:
+    dump = tool(command, prefix + VALUE + b"\nHOME=/root\n")
+    out, scrubber = scrubbed(dump, in_json)
+    assert_gone(out, scrubber, dump)
+
+
+NARROW = ["base64 -w 1", "base64 -w 4", "base64 -w 8", "base64 -w 15", "base32 -w 10",
+          "base32 -w 3", "basenc --base64url -w 10", "basenc --base64url -w 6 | tr -d =",
+          "basenc --base32hex -w 12", "xxd -p -c 4", "xxd -p -c 7"]
+"""Wrapped at fewer than 16 columns (base64url without its padding too)."""
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abcd"])
+@pytest.mark.parametrize("command", NARROW)
+@pytest.mark.parametrize("in_json", [False, True])
+def test_encodings_wrapped_narrow_are_redacted(prefix: bytes, command: str,
+                                               in_json: bool) -> None:
+    encoded = tool(command, prefix + VALUE + b"\nHOME=/root\n")
+    out, scrubber = scrubbed(encoded, in_json)
+    assert RULE in out and scrubber.counts["env:K"] == 1
+    lines = encoded.splitlines()
+    middle = b"\n".join(lines[len(lines) // 2:len(lines) // 2 + 3])
+    assert middle not in out and middle.replace(b"\n", b"\\n") not in out  # redacted whole
+
+
+@pytest.mark.parametrize("command", ["od -td1", "od -to2", "xxd -c 1", "base64 -w 8"])
+def test_a_dump_that_opens_a_json_string_is_redacted(command: str) -> None:
+    """A tool's output that starts with the dump: its first line follows the JSON string's
+    quote, not a line break."""
+    dump = tool(command, VALUE + b"\nHOME=/root\n")
+    line = json.dumps({"type": "tool_result", "content": dump.decode()}).encode() + b"\n"
+    scrubber = Scrubber({"K": VALUE})
+    out = scrubber.scrub(line)
+    assert scrubber.counts["env:K"] == 1
+    assert json.loads(out)["content"].startswith("[REDACTED:env:K]")
+
+
+@pytest.mark.parametrize("command", ["od -td1", "od -to2", "od -tu1 -w1", "xxd -c 1",
+                                     "base64 -w 8", "od -td8"])
+@pytest.mark.parametrize("chunk", [5, 64, 1000])
+@pytest.mark.parametrize("in_json", [False, True])
+def test_a_line_dump_split_across_stream_pieces_is_redacted(command: str, chunk: int,
+                                                            in_json: bool) -> None:
+    dump = tool(command, b"PATH=/usr/bin\nK=" + VALUE + b"\n")
+    data = b"a log line, then the agent's dump\n" * 20 + framed(dump, in_json) + b"done.\n"
+    whole = Scrubber({"K": VALUE})
+    expected = whole.scrub(data)
+    streamed = Scrubber({"K": VALUE})
+    out = b"".join(streamed.scrub_stream([data[i:i + chunk]
+                                          for i in range(0, len(data), chunk)]))
+    assert out == expected and streamed.counts["env:K"] == whole.counts["env:K"] == 1
+
+
+def test_numbers_and_short_lines_without_a_secret_are_left_alone() -> None:
+    """Tables of numbers, `seq`, `wc`, a dump of other bytes, short lines of code and words:
+    byte for byte."""
+    data = (tool("od -td1", bytes(range(200))) + tool("od -to2", b"nothing secret here" * 9)
+            + tool("seq 1 40", b"") + tool("base64 -w 8", b"no secret in this") + b"\n"
+            + b"  12  34  56\n   7   8   9\nif x:\n    pass\nelse:\n    y\n" * 5
+            + tool("xxd -c 1", b"short text, no key"))
+    for text in (data, json.dumps({"out": data.decode()}).encode()):
+        scrubber = Scrubber({"K": VALUE})
+        assert b"".join(scrubber.scrub_stream([text[:300], text[300:]])) == text
+        assert not scrubber.counts
