@@ -546,6 +546,10 @@ def _narrow_cells(run: bytes) -> list[bytes]:
             lines.append(None)
         elif (cell := _NARROW_LINE_PART.match(line)) is not None:
             lines.append((cell.group("offset"), [cell.group("cell")]))
+    last = lines[-1] if lines else None
+    if last is not None and last[0] is None and 6 <= len(last[1][0]) <= 8 \
+            and any(line is not None and line[0] is not None for line in lines):
+        lines.pop()  # the offset `od` ends its dump with, alone on its line
     return _unstar(lines)
 
 
@@ -1002,7 +1006,8 @@ class Scrubber:
                     if match is None or (kind and not _BREAKS.search(match.group(0))):
                         pos = first
                         continue
-                    start = _lines_back(data, first, max(0, first - _HEX_WINDOW), line)
+                    # never back into the run before (each line is read once)
+                    start = _lines_back(data, first, max(pos, first - _HEX_WINDOW), line)
                     pos = match.end()
                     if (rule := self._line_rule(data[start:pos], kind)) is not None:
                         runs.append((start, pos, rule))

@@ -88,9 +88,11 @@ def test_decimal_and_octal_dumps_are_redacted(prefix: bytes, command: str,
 
 ONE_A_LINE = [
     "xxd -c 1", "xxd -p -c 1", "od -tx1 -w1", "od -An -tx1 -w1", "od -v -tx1 -w1",
-    "hexdump -e '1/1 \"%02x\\n\"'", "hexdump -v -e '1/1 \"%02X\\n\"'", "od -An -tu1 -w1"]
+    "hexdump -e '1/1 \"%02x\\n\"'", "hexdump -v -e '1/1 \"%02X\\n\"'", "od -An -tu1 -w1",
+    "od -tu1 -w1"]
 """Dumps of one byte a line; `od` and `hexdump` print `*` for a line that repeats the one
-before (the value's `dd`), `od` with the offsets that say how many times."""
+before (the value's `dd`), `od` with the offsets that say how many times; `od` ends its dump
+with an offset alone on its line (not a number of the dump)."""
 
 
 @pytest.mark.parametrize("prefix", [b"", b"a", b"PATH=/usr/bin\nK="])
@@ -100,6 +102,16 @@ def test_dumps_of_one_byte_a_line_are_redacted(prefix: bytes, command: str,
                                                in_json: bool) -> None:
     dump = tool(command, prefix + VALUE + b"\nHOME=/root\n")
     out, scrubber = scrubbed(dump, in_json)
+    assert_gone(out, scrubber, dump)
+
+
+@pytest.mark.parametrize("command", ["od -tu1 -w1", "od -td1 -w1", "od -to1 -w1"])
+def test_the_offset_that_ends_a_long_dump_is_no_number_of_it(command: str) -> None:
+    """`od` ends with the offset after the last byte, alone on its line: read as one more
+    number (`0000454`, more than a byte), it made every number a word of four bytes."""
+    dump = tool(command, b"PATH=/usr/bin:/bin " * 16 + VALUE)
+    assert int(dump.splitlines()[-1]) > 255
+    out, scrubber = scrubbed(dump)
     assert_gone(out, scrubber, dump)
 
 
