@@ -10,7 +10,7 @@ wrapped over lines; hex with separators and hex
 dumps, of bytes and of little-endian words (`od -tx1`, `od -tx2`, `xxd`, `hexdump -C`,
 `hexdump`); character dumps (`od -c`, `od -b`); dumps of decimal and octal numbers (`od -td1`,
 `od -to2`, ...); base64, base32 and hex wrapped at fewer than 16 columns, and dumps of one byte
-a line (`xxd -c 1`);
+a line (`xxd -c 1`); RFC 2047 encoded words in a row (`=?utf-8?b?...?=`, `?q?`) decoded and joined;
 runs of `\\u`/`\\x`/`%` escapes decoded; a reply streamed in pieces over transcript lines
 joined); and *token patterns* that are secrets whatever variable they came
 from. A redaction reads `[REDACTED:<rule>]`; only
@@ -763,6 +763,55 @@ _SOFT_REACH = 4096
 most 76 characters; a secret in one is shorter than this)."""
 
 
+_WORD = rb"=\?[A-Za-z0-9!#$%&'*+\-^_`{|}~.]{1,40}\?[BbQq]\?[^?\s\"\\]{0,998}\?="
+"""An RFC 2047 encoded word: `=?charset?B?base64?=` or `=?charset?Q?text?=` (a language
+after `*` in the charset allowed)."""
+_WORDS = re.compile(_WORD + rb"(?:(?:[ \t]|" + _LINE_BREAK + rb")*" + _WORD + rb")*")
+"""Encoded words in a row, as a header folds them (`email.header` splits a long value into
+words of at most 75 characters, on lines of their own): the space between two is not text."""
+_WORD_PART = re.compile(rb"=\?[^?]*\?([BbQq])\?([^?]*)\?=")
+_Q_ESCAPE = re.compile(rb"=([0-9A-Fa-f]{2})")
+_WORDS_WINDOW = 8192
+
+
+def _unword(run: bytes) -> bytes:
+    """The bytes a run of encoded words spells, joined (the charset is not applied: a value
+    is found in its own bytes)."""
+    out = bytearray()
+    for word in _WORD_PART.finditer(run):
+        kind, text = word.group(1).upper(), word.group(2)
+        if kind == b"B":
+            with contextlib.suppress(ValueError):
+                out += base64.b64decode(text + b"=" * (-len(text) % 4))
+        else:
+            out += _Q_ESCAPE.sub(lambda m: bytes([int(m.group(1), 16)]), text.replace(b"_", b" "))
+    return bytes(out)
+
+
+_WORD_GAP = re.compile(rb"(?:[ \t]|" + _LINE_BREAK + rb")*")
+
+
+def _before_encoded_words(buffer: bytes, cut: int) -> int:
+    """`cut` moved back to the start of a run of encoded words that reaches it (ends just
+    before it, but for spaces and line breaks, after which it may go on; or holds it, in a
+    word not yet closed), so the run is scrubbed whole in the next piece (looked for up to
+    8 KiB back)."""
+    opened = buffer.rfind(b"=?", max(0, cut - 1000), cut)
+    if opened < 0:
+        return cut
+    last = None
+    for found in _WORDS.finditer(buffer, max(0, cut - _WORDS_WINDOW), cut):
+        last = found
+    if last is not None and _WORD_GAP.fullmatch(buffer, last.end(), cut):
+        return last.start()  # the run may go on in the next piece
+    if opened >= (last.end() if last is not None else 0) \
+            and buffer.find(b"?=", opened + 2, cut) < 0:  # a word not yet closed
+        if last is not None and _WORD_GAP.fullmatch(buffer, last.end(), opened):
+            return last.start()
+        return opened
+    return cut
+
+
 def _soft_broken(data: bytes) -> Iterator[tuple[int, int, list[tuple[int, int]]]]:
     """Each stretch of text joined by soft line breaks: (its start, its end, the breaks in
     it), from the start of the line holding the first break to the end of the line after the
@@ -853,6 +902,8 @@ class Scrubber:
 
     def scrub(self, data: bytes) -> bytes:
         """One complete buffer (the whole file, or a chunk cut at a safe place)."""
+        if b"=?" in data and b"?=" in data:  # first: a `B` word's base64 is a needle too
+            data = _WORDS.sub(self._unword_run, data)
         for needle, replacement in self._literals:
             if needle in data:
                 self.counts[replacement[10:-1].decode()] += data.count(needle)
@@ -906,6 +957,13 @@ class Scrubber:
                 done = last
                 self.counts[replacement[10:-1].decode()] += 1
         return b"".join([*pieces, data[done:]]) if pieces else data
+
+    def _unword_run(self, match: re.Match[bytes]) -> bytes:
+        """RFC 2047 encoded words in a row (`email.header`'s `B` and `Q`, whatever it chose
+        to escape): redacted whole when, decoded and joined, they hold a secret value or a
+        token shape."""
+        rule = self._decoded_rule(_unword(match.group(0)))
+        return match.group(0) if rule is None else rule
 
     def _unwrap(self, match: re.Match[bytes]) -> bytes:
         """A base64 block wrapped over lines: redacted whole when, joined, it holds a
@@ -1107,6 +1165,7 @@ def _cut_point(buffer: bytes) -> int:
     for _ in range(4):  # one kind's start may lie inside another's run (a line of a hex
         moved = cut     # dump whose words are all digits reads as a line of numbers)
         cut = _before_soft_break(buffer, cut)  # first: a base64 block may end in `=` too
+        cut = _before_encoded_words(buffer, cut)
         cut = _before_line_dump(buffer, cut)
         cut = _before_wrapped_block(buffer, cut)
         cut = _before_spaced_hex(buffer, cut)

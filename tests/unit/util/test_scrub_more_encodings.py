@@ -5,9 +5,13 @@ is found at every alignment, also inside a transcript's JSON, and no trace of it
 
 from __future__ import annotations
 
+import email.header
 import json
+import re
+import shlex
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -173,3 +177,71 @@ def test_numbers_and_short_lines_without_a_secret_are_left_alone() -> None:
         scrubber = Scrubber({"K": VALUE})
         assert b"".join(scrubber.scrub_stream([text[:300], text[300:]])) == text
         assert not scrubber.counts
+
+
+def _header_tool(charset: str, encoding: str) -> str:
+    """A Python one-liner that writes its input as an RFC 2047 header (`email.header`), with
+    the charset's header encoding forced to `B` or `Q` (or left as the package picks it)."""
+    force = (f"c.header_encoding = email.charset.{encoding}; " if encoding else "")
+    return (f"{shlex.quote(sys.executable)} -c 'import sys, email.header, email.charset; "
+            f"c = email.charset.Charset(\"{charset}\"); {force}"
+            "sys.stdout.write(email.header.Header(sys.stdin.read(), c, header_name=\"Subject\")"
+            ".encode())'")
+
+
+@pytest.mark.parametrize("column", [0, 5, 17, 30, 44, 59])
+@pytest.mark.parametrize("charset,encoding", [("utf-8", ""), ("utf-8", "BASE64"),
+                                              ("utf-8", "QP"), ("iso-8859-1", "")])
+@pytest.mark.parametrize("in_json", [False, True])
+def test_rfc_2047_encoded_words_are_redacted(column: int, charset: str, encoding: str,
+                                             in_json: bool) -> None:
+    """`email.header` escapes more than quoted-printable must (`&` as `=26`) and splits a
+    long header into words of at most 75 characters, each encoded on its own: the value is
+    split at every place, and a `B` word's base64 starts anew in each."""
+    text = "x" * column + VALUE.decode() + " and the subject goes on é " * 3
+    header = tool(_header_tool(charset, encoding), text.encode())
+    assert header.count(b"=?") >= 2
+    out, scrubber = scrubbed(b"Subject: " + header, in_json)
+    assert RULE in out and scrubber.counts["env:K"] == 1
+    words = re.findall(rb"=\?[^?]*\?[BbQq]\?[^?]*\?=", out)  # what is left, decoded
+    left = b"".join(part for word in words
+                    for part, _ in email.header.decode_header(word.decode())
+                    if isinstance(part, bytes))
+    for at in range(len(VALUE) - 8):
+        assert VALUE[at:at + 8] not in left and VALUE[at:at + 8] not in out
+
+
+@pytest.mark.parametrize("chunk", [3, 40, 200])
+def test_encoded_words_split_across_stream_pieces_are_redacted(chunk: int) -> None:
+    header = tool(_header_tool("utf-8", "BASE64"), b"y" * 50 + VALUE + b" more " * 20)
+    data = b"mail headers follow\n" * 10 + b"Subject: " + header + b"\n\nbody\n"
+    scrubber = Scrubber({"K": VALUE})
+    out = b"".join(scrubber.scrub_stream([data[i:i + chunk] for i in range(0, len(data),
+                                                                           chunk)]))
+    assert out == Scrubber({"K": VALUE}).scrub(data) and scrubber.counts["env:K"] == 1
+
+
+def test_encoded_words_without_a_secret_are_left_alone() -> None:
+    header = tool(_header_tool("utf-8", "BASE64"), "naïve subject line ".encode() * 8)
+    data = b"Subject: " + header + b"\nurl: https://x.test/?a=?b?=c\n"
+    for text in (data, json.dumps({"h": data.decode()}).encode()):
+        scrubber = Scrubber({"K": VALUE})
+        assert b"".join(scrubber.scrub_stream([text[:50], text[50:]])) == text
+        assert not scrubber.counts
+
+
+@pytest.mark.parametrize("in_json", [False, True])
+@pytest.mark.parametrize("form", ["percent", "percent-lower", "json-u", "json-U"])
+def test_every_byte_escaped_is_redacted(form: str, in_json: bool) -> None:
+    """Every byte `%XX` (not only those URL-encoding must escape), every character `\\uXXXX`,
+    as a script that escapes all writes them (written here by Python's own formatting)."""
+    code = {"percent": "''.join('%%%02X' % b for b in data)",
+            "percent-lower": "''.join('%%%02x' % b for b in data)",
+            "json-u": "''.join(chr(92) + 'u%04x' % b for b in data)",
+            "json-U": "''.join(chr(92) + 'u%04X' % b for b in data)"}[form]
+    escaped = tool(f"{shlex.quote(sys.executable)} -c \"import sys; data = "
+                   f"sys.stdin.buffer.read(); sys.stdout.write({code})\"", VALUE)
+    assert escaped.count(b"%") + escaped.count(b"\\u") == len(VALUE)
+    out, scrubber = scrubbed(b"value=" + escaped + b"&next=1", in_json)
+    assert RULE in out and scrubber.counts["env:K"] == 1
+    assert escaped[6:30] not in out  # redacted whole, to the next space or quote
