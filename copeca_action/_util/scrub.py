@@ -366,8 +366,15 @@ def _before_spaced_hex(buffer: bytes, cut: int) -> int:
     return last.start()
 
 
+_NAMES3 = b"nul soh stx etx eot enq ack bel dle dc1 dc2 dc3 dc4 nak syn etb can sub esc del".split()
+_NAMES2 = b"bs ht nl vt ff cr so si em fs gs rs us sp".split()
+_NAMED = rb" (?:" + b"|".join(_NAMES3) + rb")| {2}(?:" + b"|".join(_NAMES2) + rb")"
+"""`od -a`'s names, a byte in four columns as the other cells (` nul`, `  nl`, `  sp`)."""
+_NAMED_BYTE = {name: i for i, name in enumerate(
+    b"nul soh stx etx eot enq ack bel bs ht nl vt ff cr so si dle dc1 dc2 dc3 dc4 nak syn etb "
+    b"can em sub esc fs gs rs us sp".split())} | {b"del": 127}
 _CELL = (rb"(?: {3}(?:[^\s\\]|\\\")| {2}\\\\?[0abfnrtv]| {2}(?:\\\\){1,2}(?![0abfnrtv])| [0-7]{3}"
-         rb"| {4})")
+         rb"|" + _NAMED + rb"| {4})")
 """One byte of a character dump, four columns wide (`od -c`, `hexdump -c`, `od -b`,
 `hexdump -b`): a character (`   p`; in a transcript's JSON a quote is `   \\"`), an escape
 (`  \\n`, in JSON `  \\\\n`; a backslash `  \\\\`), three octal digits (` 303`), or a space
@@ -386,7 +393,8 @@ _OCTAL_SEED = b"shhhshhhshhhshhhshhh"
 _CHAR_REACH = 256
 """How far before its seed a character dump may start (the previous line, JSON-escaped)."""
 _CELL_PART = re.compile(rb" {3}(?P<c>[^\s\\]|\\\")| {2}\\\\?(?P<e>[0abfnrtv])| {2}(?P<b>\\)"
-                        rb"(?:\\){0,3}| (?P<o>[0-7]{3})|(?P<s> {4})")
+                        rb"(?:\\){0,3}| (?P<o>[0-7]{3})| {1,2}(?P<n>" + b"|".join(_NAMES3 + _NAMES2)
+                        + rb")(?![a-z0-9])|(?P<s> {4})")
 _ESCAPED_BYTE = {b"0": 0, b"a": 7, b"b": 8, b"f": 12, b"n": 10, b"r": 13, b"t": 9, b"v": 11}
 _CELL_LINE_HEAD = re.compile(rb"\A[0-9A-Fa-f]{6,8}")
 _CELL_PARTIAL = rb"(?:" + _LINE_BREAK + rb"[0-9A-Fa-f]{0,8})?(?: {1,3})?"
@@ -415,6 +423,8 @@ def _uncell(run: bytes) -> bytes:
                 out += b"\\"
             elif (octal := cell.group("o")) is not None:
                 out.append(int(octal, 8) & 0xFF)
+            elif (name := cell.group("n")) is not None:
+                out.append(_NAMED_BYTE[name])
             else:
                 out += b" "
     return bytes(out)

@@ -245,3 +245,23 @@ def test_every_byte_escaped_is_redacted(form: str, in_json: bool) -> None:
     out, scrubber = scrubbed(b"value=" + escaped + b"&next=1", in_json)
     assert RULE in out and scrubber.counts["env:K"] == 1
     assert escaped[6:30] not in out  # redacted whole, to the next space or quote
+
+
+SPACED = b"correct horse\tbattery staple\x01"
+"""A value with a space, a tab and a control byte: `od -a` names them (`sp`, `ht`, `soh`)."""
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"PATH=/usr/bin\nK=", b"x\x00\x7f y"])
+@pytest.mark.parametrize("command", ["od -a", "od -An -a", "od -a -w8"])
+@pytest.mark.parametrize("in_json", [False, True])
+def test_named_characters_of_od_a_are_read(prefix: bytes, command: str, in_json: bool) -> None:
+    """`od -a` prints a space, a line break, a tab or a control byte by its name, in the
+    four columns of a cell: a value after a line break (`  nl`), or holding one, is read
+    through it."""
+    for value in (VALUE, SPACED):
+        dump = tool(command, prefix + value + b"\nHOME=/root\n")
+        scrubber = Scrubber({"K": value})
+        out = scrubber.scrub(framed(dump, in_json))
+        assert RULE in out and scrubber.counts["env:K"] == 1
+        for line in dump.splitlines()[:2]:
+            assert line not in out
