@@ -454,7 +454,7 @@ _NARROW_LINE = (rb"[ \t]*(?:[0-9A-Fa-f]{6,8}:?[ \t]+)?[A-Za-z0-9+/_=\-]{1,15}(?:
 """A line of fewer than 16 characters of base64, base32 or hex (`base64 -w 8`, `basenc
 --base64url -w 10`, `xxd -p -c 1`), or a dump of one byte a line (`xxd -c 1`, `od -tx1 -w1`,
 `od -An -tx1 -w1`), with its offset and text column."""
-_NUM_SEEDS = tuple(re.compile(brk + rb"(?:[0-9]{6,8})?[ \t]+-?[0-9]{1,20}[ \t]+-?[0-9]")
+_NUM_SEEDS = tuple(re.compile(brk + rb"(?:[0-9]{6,8})?[ \t]++-?[0-9]{1,20}[ \t]+-?[0-9]")
                    for brk in (rb"\n", rb"\\n"))
 _NARROW_SEEDS = (re.compile(rb"\n[^\n]{1,16}\n[^\n]{1,16}\n"),
                  re.compile(rb"\\n[^\\\n]{1,16}\\n[^\\\n]{1,16}\\n"))
