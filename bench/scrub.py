@@ -11,7 +11,9 @@ as `scrub_file` reads them; the best of --repeat runs is printed in MB/s. The ki
 - hex: JSON lines of hex noise (what the bundle bench scrubs);
 - dump: `od -An -tx1`-style hex with separators over lines (every byte a candidate), one
   secret planted in it;
-- numbers: JSON arrays and CSV of small numbers and dates (look like spaced hex, hold none).
+- numbers: JSON arrays and CSV of small numbers and dates (look like spaced hex, hold none);
+- decimal: `od -td1`-style lines (an offset, 16 signed bytes in decimal; every line a run to
+  decode), one secret planted in it.
 """
 
 from __future__ import annotations
@@ -92,6 +94,18 @@ def numbers(size: int) -> bytes:
     return _fill(size, line, "none")
 
 
+def decimal(size: int) -> bytes:
+    def row(offset: int, data: bytes) -> str:
+        return f"{offset:07o}" + "".join(f"{b - 256 if b > 127 else b:5d}" for b in data)
+
+    def line(rng: random.Random, n: int) -> str:
+        return row(16 * n, rng.randbytes(16))
+    secret = b"xGITHUB_TOKEN=" + TOKEN.encode() + b"\n"
+    planted = "\n".join(row(16 * j, secret[16 * j:16 * j + 16])
+                         for j in range(-(-len(secret) // 16)))
+    return _fill(size, line, planted)
+
+
 def scrub_mb_s(data: bytes, scrubber: Scrubber, repeat: int) -> tuple[float, int]:
     best = float("inf")
     before = sum(scrubber.counts.values())
@@ -115,7 +129,7 @@ def main() -> None:
                          "secret:signing_key": PEM, "secret:signing_key_raw": os.urandom(32),
                          "secret:signing_key_der": os.urandom(48)})
     for name, make in (("transcript", transcript), ("hex", hex_noise), ("dump", dump),
-                       ("numbers", numbers)):
+                       ("numbers", numbers), ("decimal", decimal)):
         data = make(size)
         mb_s, redactions = scrub_mb_s(data, scrubber, args.repeat)
         print(f"{name:11} {len(data) / MB:5.1f} MB  {mb_s:7.1f} MB/s  {redactions} redaction(s)")
