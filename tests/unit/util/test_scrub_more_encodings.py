@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import email.header
 import json
+import random
 import re
 import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -265,3 +267,24 @@ def test_named_characters_of_od_a_are_read(prefix: bytes, command: str, in_json:
         assert RULE in out and scrubber.counts["env:K"] == 1
         for line in dump.splitlines()[:2]:
             assert line not in out
+
+
+@pytest.mark.parametrize("command", ["od -td1", "od -to2", "xxd -c 1", "base64 -w 8"])
+@pytest.mark.parametrize("edge", [-7, 0, 33])
+def test_a_long_line_dump_cut_at_a_chunk_edge_is_redacted(
+        tmp_path: Path, command: str, edge: int) -> None:
+    """A dump of a large file, the value in it where the 1 MiB chunk of `scrub_file` ends:
+    the cut moves back into the dump, before the value."""
+    from copeca_action._util import scrub
+
+    per_byte = len(tool(command, random.Random(1).randbytes(4800))) / 4800
+    size = int(1.2 * scrub._CHUNK / per_byte)
+    raw = bytearray(random.Random(7).randbytes(size))
+    at = int((scrub._CHUNK + edge) / per_byte) // 16 * 16 - 8  # its encoding spans the edge
+    raw[at:at + len(VALUE)] = VALUE
+    path = tmp_path / "dump.txt"
+    path.write_bytes(tool(command, bytes(raw)))
+    assert path.stat().st_size > scrub._CHUNK
+    scrubber = Scrubber({"K": VALUE})
+    scrub.scrub_file(path, scrubber)
+    assert scrubber.counts["env:K"] == 1 and path.read_bytes().count(RULE) == 1
