@@ -450,10 +450,11 @@ _NUM_LINE = rb"(?:[0-9]{6,8})?(?:[ \t]+-?[0-9]{1,20}(?![0-9A-Za-z])){%s}[ \t]*" 
 """A line of a dump of decimal or octal numbers (`od -td1`, `-to2`, ...): an offset (`od`'s
 7 digits) at its very start, then numbers, each after spaces; nothing else."""
 _NARROW_LINE = (rb"[ \t]*(?:[0-9A-Fa-f]{6,8}:?[ \t]+)?[A-Za-z0-9+/_=\-]{1,15}(?:[ \t]{2,}"
-                rb"(?:[^\s\\]|\\[\\\"/]))?[ \t]*" + _LINE_END)
+                rb"(?:[^\s\\]|\\[\\\"/]|\\(?=\r?\n|\Z)))?[ \t]*" + _LINE_END)
 """A line of fewer than 16 characters of base64, base32 or hex (`base64 -w 8`, `basenc
 --base64url -w 10`, `xxd -p -c 1`), or a dump of one byte a line (`xxd -c 1`, `od -tx1 -w1`,
-`od -An -tx1 -w1`), with its offset and text column."""
+`od -An -tx1 -w1`), with its offset and text column (a backslash in it is one character of
+text, or two escaped in a transcript's JSON)."""
 _NUM_SEEDS = tuple(re.compile(brk + rb"(?:[0-9]{6,8})?[ \t]++-?[0-9]{1,20}[ \t]+-?[0-9]")
                    for brk in (rb"\n", rb"\\n"))
 _NARROW_SEEDS = (re.compile(rb"\n[^\n]{1,16}\n[^\n]{1,16}\n"),

@@ -288,3 +288,13 @@ def test_a_long_line_dump_cut_at_a_chunk_edge_is_redacted(
     scrubber = Scrubber({"K": VALUE})
     scrub.scrub_file(path, scrubber)
     assert scrubber.counts["env:K"] == 1 and path.read_bytes().count(RULE) == 1
+
+
+@pytest.mark.parametrize("in_json", [False, True])
+def test_a_backslash_in_the_text_column_of_a_one_byte_line(in_json: bool) -> None:
+    """`xxd -c 1` prints a backslash byte as `5c  \\`: a line of the dump like the others."""
+    value = b"back\\slash-S3cret/value"
+    dump = tool("xxd -c 1", b"K=" + value + b"\n")
+    scrubber = Scrubber({"K": value})
+    out = scrubber.scrub(framed(dump, in_json))
+    assert scrubber.counts["env:K"] == 1 and b"5c  " not in out
