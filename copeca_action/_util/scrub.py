@@ -460,7 +460,7 @@ _NUM_SEEDS = tuple(re.compile(brk + rb"(?:[0-9]{6,8})?[ \t]++-?[0-9]{1,20}[ \t]+
 _NARROW_SEEDS = (re.compile(rb"\n[^\n]{1,16}\n[^\n]{1,16}\n"),
                  re.compile(rb"\\n[^\\\n]{1,16}\\n[^\\\n]{1,16}\\n"))
 """Where a dump of numbers may start (a line of two numbers or more), or a block of short
-lines (three lines of at most 16 characters), after a real line break and after a JSON
+lines (two lines of at most 16 characters), after a real line break and after a JSON
 escape: each its own regex with a literal first, so a search skips to the next line break
 and tries each line once (a seed looked for at every space, or after every quote of a
 transcript's JSON, halved the scrubber's speed). A dump's first line may follow a quote
