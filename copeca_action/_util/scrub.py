@@ -574,21 +574,27 @@ def _line_start(buffer: bytes, pos: int, lo: int) -> int:
                quote + 1 if quote >= 0 else lo)
 
 
+_LINE_DELIMITER = re.compile(rb"\\n|\n|\"")
+
+
 def _lines_back(buffer: bytes, pos: int, lo: int, line: re.Pattern[bytes]) -> int:
     """The start of the first of the lines just before `pos` (a line's start) that are each
-    a whole `line`, back to `lo` and at most 4096 of them (`pos` where there are none)."""
+    a whole `line`, back to `lo` and at most 4096 of them (`pos` where there are none). The
+    line breaks and quotes between are found in one pass (a search back from each line for
+    each kind of break read the window again for every line: 1.3 s a MiB of short lines)."""
+    breaks = [(found.start(), found.end())
+              for found in _LINE_DELIMITER.finditer(buffer, lo, pos)]
+    at = len(breaks) - 1
     for _ in range(4096):
-        if pos <= lo:
-            break
-        end = pos - 2 if buffer[pos - 2:pos] == b"\\n" else pos - 1
-        if buffer[end:pos] not in (b"\n", b"\\n"):
-            break  # a quote: the line opens a JSON string
+        if at < 0 or breaks[at][1] != pos or buffer[breaks[at][0]] == 34:
+            break  # no break just before it, or a quote: the line opens a JSON string
+        end = breaks[at][0]
         if buffer[end - 2:end] == b"\\r":
             end -= 2
-        before = _line_start(buffer, end, lo)
+        before = breaks[at - 1][1] if at else lo
         if not line.fullmatch(buffer, before, end):
             break
-        pos = before
+        pos, at = before, at - 1
     return pos
 
 
