@@ -582,6 +582,16 @@ def _lines_back(buffer: bytes, pos: int, lo: int, line: re.Pattern[bytes]) -> in
     a whole `line`, back to `lo` and at most 4096 of them (`pos` where there are none). The
     line breaks and quotes between are found in one pass (a search back from each line for
     each kind of break read the window again for every line: 1.3 s a MiB of short lines)."""
+    near = max(lo, pos - _LINE_REACH)  # first the last few KiB: most text has no dump there
+    found = _walk_lines_back(buffer, pos, near, line)
+    return found if found > near or near == lo else _walk_lines_back(buffer, pos, lo, line)
+
+
+_LINE_REACH = 4096
+"""How far back a dump's line is looked for before a whole window is read."""
+
+
+def _walk_lines_back(buffer: bytes, pos: int, lo: int, line: re.Pattern[bytes]) -> int:
     breaks = [(found.start(), found.end())
               for found in _LINE_DELIMITER.finditer(buffer, lo, pos)]
     at = len(breaks) - 1
@@ -603,9 +613,9 @@ def _before_line_dump(buffer: bytes, cut: int) -> int:
     `base64 -w 8`, `xxd -c 1`) that reaches it, so the dump is scrubbed whole in the next
     piece (looked for up to 64 KiB and 4096 lines back)."""
     lo = max(0, cut - _HEX_WINDOW)
-    start = _line_start(buffer, cut, lo)
+    start = _line_start(buffer, cut, max(lo, cut - _LINE_REACH))
     if not _LINE_DUMP_PART.fullmatch(buffer, start, cut):
-        return cut
+        return cut  # (a line longer than `_LINE_REACH` is none of a dump's)
     pos = min(_lines_back(buffer, start, lo, kind) for kind in (_NUM_LINE_FULL, _NARROW_LINE_FULL))
     if pos == start == cut:
         return cut
