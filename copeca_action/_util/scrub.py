@@ -455,16 +455,16 @@ _NARROW_LINE = (rb"[ \t]*(?:[0-9A-Fa-f]{6,8}:?[ \t]+)?[A-Za-z0-9+/_=\-]{1,15}(?:
 --base64url -w 10`, `xxd -p -c 1`), or a dump of one byte a line (`xxd -c 1`, `od -tx1 -w1`,
 `od -An -tx1 -w1`), with its offset and text column (a backslash in it is one character of
 text, or two escaped in a transcript's JSON)."""
-_NUM_SEEDS = tuple(re.compile(brk + rb"(?:[0-9]{6,8})?[ \t]++-?[0-9]{1,20}[ \t]+-?[0-9]")
-                   for brk in (rb"\n", rb"\\n"))
-_NARROW_SEEDS = (re.compile(rb"\n[^\n]{1,16}\n[^\n]{1,16}\n"),
-                 re.compile(rb"\\n[^\\\n]{1,16}\\n[^\\\n]{1,16}\\n"))
-"""Where a dump of numbers may start (a line of two numbers or more), or a block of short
-lines (two lines of at most 16 characters), after a real line break and after a JSON
-escape: each its own regex with a literal first, so a search skips to the next line break
-and tries each line once (a seed looked for at every space, or after every quote of a
-transcript's JSON, halved the scrubber's speed). A dump's first line may follow a quote
-(a tool's output that starts with it): the run is then read back to it."""
+_DUMP_SEEDS = tuple(re.compile(
+    brk + rb"(?:(?P<numbers>(?:[0-9]{6,8})?[ \t]++-?[0-9]{1,20}[ \t]+-?[0-9])|" + short + brk
+    + short + brk + rb")") for brk, short in ((rb"\n", rb"[^\n]{1,16}"),
+                                             (rb"\\n", rb"[^\\\n]{1,16}")))
+"""Where a dump of numbers may start (a line of two numbers or more; the group `numbers`),
+or a block of short lines (two lines of at most 16 characters), after a real line break and
+after a JSON escape: one regex for each, with a literal first, so a search skips to the next
+line break and tries each line once (a seed looked for at every space, or after every quote
+of a transcript's JSON, halved the scrubber's speed). A dump's first line may follow a
+quote (a tool's output that starts with it): the run is then read back to it."""
 _STAR = rb"\*" + _LINE_END
 """The line `od` and `hexdump` print for lines that repeat the one before (without `-v`)."""
 _NUM_RUN = re.compile(_NUM_LINE % b"1," + rb"(?:" + _LINE_BREAK + rb"(?:" + _NUM_LINE % b"1,"
@@ -1081,21 +1081,21 @@ class Scrubber:
         columns; a dump of one byte a line) redacted whole when what it spells holds a secret
         value, a secret's encoding or a token shape; looked for from seeds at lines' starts."""
         runs: list[tuple[int, int, bytes]] = []
-        for seeds, run_re, line, kind in ((_NUM_SEEDS, _NUM_RUN, _NUM_LINE_FULL, 0),
-                                          (_NARROW_SEEDS, _NARROW_RUN, _NARROW_LINE_FULL, 1)):
-            for seed_re in seeds:
-                pos = 0
-                while (seed := seed_re.search(data, pos)) is not None:
-                    first = seed.start() + (2 if data[seed.start()] == 92 else 1)
-                    match = run_re.match(data, first)
-                    if match is None or (kind and not _BREAKS.search(match.group(0))):
-                        pos = first
-                        continue
-                    # never back into the run before (each line is read once)
-                    start = _lines_back(data, first, max(pos, first - _HEX_WINDOW), line)
-                    pos = match.end()
-                    if (rule := self._line_rule(data[start:pos], kind)) is not None:
-                        runs.append((start, pos, rule))
+        for seed_re in _DUMP_SEEDS:  # one search for both kinds: a line is looked at once
+            pos = 0
+            ends = [0, 0]  # where each kind's last run ended: never read back into it
+            while (seed := seed_re.search(data, pos)) is not None:
+                first = pos = seed.start() + (2 if data[seed.start()] == 92 else 1)
+                kind = 0 if seed.group("numbers") is not None else 1
+                run_re, line = (_NUM_RUN, _NUM_LINE_FULL) if kind == 0 \
+                    else (_NARROW_RUN, _NARROW_LINE_FULL)
+                if first < ends[kind] or (match := run_re.match(data, first)) is None \
+                        or (kind and not _BREAKS.search(match.group(0))):
+                    continue
+                start = _lines_back(data, first, max(ends[kind], first - _HEX_WINDOW), line)
+                pos = ends[kind] = match.end()
+                if (rule := self._line_rule(data[start:pos], kind)) is not None:
+                    runs.append((start, pos, rule))
         if not runs:
             return data
         pieces: list[bytes] = []
