@@ -301,19 +301,19 @@ def _give_back_freed_memory() -> None:
 def fast_table(path: Path, scenario: Scenario | None,
                meanwhile: Callable[[], object] | None = None
                ) -> tuple[RecordTable | None, Format | None]:
-    """The table from the typed columnar reader (`read_columns`), or (None, None) when it
+    """The table from the typed columnar reader (`read_coded`), or (None, None) when it
     is not sure: then `read_rows` reads the file, raising the exact error (file, line,
     field) or accepting what only its lax rules accept; the report is the same either way.
     `meanwhile` runs while the reader's helper process decodes part of a large file."""
-    from copeca_action.records import read_columns
+    from copeca_action.records import read_coded
 
-    read = read_columns(path, meanwhile)
+    read = read_coded(path, meanwhile)
     if read is None:
         return None, None
-    from copeca_action.report import table_from_columns
+    from copeca_action.report import table_from_coded
 
-    columns, fmt, notes = read
-    return table_from_columns(columns, scenario.name if scenario else "", notes), fmt
+    parts, fmt, notes = read
+    return table_from_coded(parts, scenario.name if scenario else "", notes), fmt
 
 
 def _load(fmt: str) -> None:

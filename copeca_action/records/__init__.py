@@ -4,7 +4,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from copeca_action.records._columns import Columns, read_columns
+    from copeca_action.records._columns import Coded, Columns, read_coded, read_columns
     from copeca_action.records._copeca import Format, detect_format
     from copeca_action.records._design import DesignKey, design_key, design_of, last_design
     from copeca_action.records._foreign import from_copeca, read_rows
@@ -43,6 +43,7 @@ __all__ = [
     "OUTCOMES",
     "SIMULATED",
     "STORED",
+    "Coded",
     "Columns",
     "CostSource",
     "Design",
@@ -65,6 +66,7 @@ __all__ = [
     "iter_records",
     "last_design",
     "latest_by_run_id",
+    "read_coded",
     "read_columns",
     "read_records",
     "read_rows",
@@ -73,6 +75,7 @@ __all__ = [
 ]
 
 _LAZY: dict[str, str] = {
+    "Coded": "copeca_action.records._columns",
     "Columns": "copeca_action.records._columns",
     "CostSource": "copeca_action.records._kinds",
     "Design": "copeca_action.records._record",
@@ -99,6 +102,7 @@ _LAZY: dict[str, str] = {
     "iter_records": "copeca_action.records._io",
     "last_design": "copeca_action.records._design",
     "latest_by_run_id": "copeca_action.records._io",
+    "read_coded": "copeca_action.records._columns",
     "read_columns": "copeca_action.records._columns",
     "read_records": "copeca_action.records._io",
     "read_rows": "copeca_action.records._foreign",

@@ -20,9 +20,12 @@ import gc
 import math
 import os
 import pickle
-from collections.abc import Callable, Iterator
+from array import array
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from io import BufferedReader
+from itertools import chain
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
@@ -32,7 +35,15 @@ from copeca_action._util.forked import Forked, can_fork
 from copeca_action.records import _copeca
 from copeca_action.records._copeca import Format, copeca_messages, detect_format, renumber
 from copeca_action.records._design import DIGEST_PATTERN
-from copeca_action.records._kinds import KILLED, MAX_COUNT, Endpoint, Outcome, died_flags
+from copeca_action.records._kinds import (
+    KILLED,
+    MAX_COUNT,
+    NOT_REACHED,
+    OUTCOMES,
+    Endpoint,
+    Outcome,
+    died_flags,
+)
 from copeca_action.records._lines import MAX_LINE_BYTES
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
@@ -206,7 +217,15 @@ def read_columns(path: Path, meanwhile: Callable[[], object] | None = None
         read = _read(handle, path, meanwhile)
     if read is None:
         return None
-    cols, fmt, control_seen = read
+    cols, fmt, control_seen, _ = read
+    return _checked(cols, fmt, control_seen)
+
+
+def _checked(cols: Columns, fmt: Format, control_seen: bool
+             ) -> tuple[Columns, Format, list[str]] | None:
+    """The columns of the whole file with the reader's notes, repeated copeca cells
+    renumbered; None when `read_rows` must decide (a run id twice, a value RunRecord
+    refuses)."""
     notes: list[str] = []
     unique = len(set(cols.run_id)) == len(cols)
     if fmt == "copeca":
@@ -220,6 +239,44 @@ def read_columns(path: Path, meanwhile: Callable[[], object] | None = None
     if not _sound(cols):
         return None
     return cols, fmt, notes
+
+
+def read_coded(path: Path, meanwhile: Callable[[], object] | None = None
+               ) -> tuple[list[Coded], Format, list[str]] | None:
+    """`read_columns` for the report's table: the same records, checked the same way, as
+    the table's coded parts (`code`) in file order, one per reading process. The helper
+    codes its own part before sending it, so this process neither unpickles its lists
+    nor codes its rows. None when `read_columns` gives None."""
+    try:
+        handle = path.open("rb")
+    except OSError:
+        return None
+    with handle, _uncollected():
+        read = _read(handle, path, meanwhile, coded=True)
+        if read is None:
+            return None
+        cols, fmt, control_seen, tail = read
+        if tail is None:
+            checked = _checked(cols, fmt, control_seen)
+            return None if checked is None else ([code(checked[0])], fmt, checked[2])
+        coded, start = tail
+        if len(set(chain(cols.run_id, coded.run_id_all))) != len(cols) + coded.records:
+            # a run id twice (a retry, copeca's repeated cells): the helper's part read
+            # again here as lists, and the file checked as one (rare)
+            handle.seek(start)
+            rest = _read_part(handle, fmt, path.stem, None)
+            if rest is None or rest.tail:
+                return None
+            for name, values in vars(rest.cols).items():
+                getattr(cols, name).extend(values)
+            checked = _checked(cols, fmt, control_seen)
+            return None if checked is None else ([code(checked[0])], fmt, checked[2])
+        notes = (copeca_messages(len(cols) + coded.records, 0, control_seen,
+                                 any(cols.cli_version) or coded.versions)
+                 if fmt == "copeca" else [])
+        if not _sound(cols, coded):
+            return None
+        return [code(cols), coded], fmt, notes
 
 
 @contextlib.contextmanager
@@ -240,22 +297,27 @@ def _uncollected() -> Iterator[None]:
 class _Part:
     """The columns of a stretch of the file's lines."""
 
-    cols: Columns
+    cols: Columns | Coded
+    """Coded: what the helper of `read_coded` sends."""
     control_seen: bool
     """Some record has copeca's `control` key."""
     tail: bool
     """Something other than blank space follows the stretch's last newline."""
 
 
-def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | None
-          ) -> tuple[Columns, Format, bool] | None:
+def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | None,
+          coded: bool = False
+          ) -> tuple[Columns, Format, bool, tuple[Coded, int] | None] | None:
+    """The columns, the format and whether some record has copeca's `control`; with
+    `coded`, the helper's part (if one was forked) stays apart, coded, with the offset it
+    starts at."""
     fmt = _format(handle.read(_FIRST))
     size = os.fstat(handle.fileno()).st_size
     split = _split(handle, size)
     helper = None
     if split is not None:
         try:
-            helper = Forked(functools.partial(_help, path, split, fmt))
+            helper = Forked(functools.partial(_help, path, split, fmt, coded))
         except OSError:  # no process or pipe to be had: this process reads it all
             split = None
     try:
@@ -263,16 +325,19 @@ def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | 
             meanwhile()
         handle.seek(0)
         part = _read_part(handle, fmt, path.stem, split)
-        if part is None or part.tail:
+        if part is None or part.tail or not isinstance(part.cols, Columns):
             return None
-        if helper is not None:
+        if helper is not None and split is not None:
             rest = _unpickled(helper.output())
             if rest is None or rest.tail:
                 return None
+            control_seen = part.control_seen or rest.control_seen
+            if isinstance(rest.cols, Coded):
+                return part.cols, fmt, control_seen, (rest.cols, split)
             for name, values in vars(rest.cols).items():
                 getattr(part.cols, name).extend(values)
-            part.control_seen |= rest.control_seen
-        return part.cols, fmt, part.control_seen
+            return part.cols, fmt, control_seen, None
+        return part.cols, fmt, part.control_seen, None
     finally:
         if helper is not None:
             helper.stop()
@@ -329,14 +394,18 @@ def _split(handle: BufferedReader, size: int) -> int | None:
     return None if found < 0 else int(size * _SHARE) + found + 1
 
 
-def _help(path: Path, start: int, fmt: Format) -> bytes:
+def _help(path: Path, start: int, fmt: Format, coded: bool = False) -> bytes:
     """The helper's work (in the forked child): its part from `start` to the end, pickled
-    (None pickled when its decode refused a line), equal values shared first."""
+    (None pickled when its decode refused a line), equal values shared first; with
+    `coded`, its columns coded for the table (`code`)."""
     with path.open("rb") as handle:
         handle.seek(start)
         part = _read_part(handle, fmt, path.stem, None)
-    if part is not None:
-        _share_values(part.cols)
+    if part is not None and isinstance(part.cols, Columns):
+        if coded:
+            part.cols = code(part.cols)
+        else:
+            _share_values(part.cols)
     return pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -602,18 +671,196 @@ def _repeats(cols: Columns) -> int:
     return count
 
 
-def _sound(cols: Columns) -> bool:
+def _sound(cols: Columns, rest: Coded | None = None) -> bool:
     """What RunRecord would refuse and the strict types let through: a negative or
-    non-finite cost, a non-finite duration, a negative repetition (copeca's)."""
+    non-finite cost, a non-finite duration, a negative repetition (copeca's). `rest`: the
+    records that follow `cols` in the file, coded."""
     known: list[float] = ([c for c in cols.cost_usd if c is not None]
                           if None in cols.cost_usd else cast(list[float], cols.cost_usd))
     # a NaN or an infinity makes the sum non-finite (so does an overflow of huge costs: then
     # read_rows decides); with the sum finite, min is exact
     durations: list[float] = ([d for d in cols.duration_s if d is not None]
                               if None in cols.duration_s else cast(list[float], cols.duration_s))
-    return (math.isfinite(sum(known)) and min(known, default=0.0) >= 0
-            and math.isfinite(sum(durations))
-            and min(cols.repetition, default=0) >= 0)
+    # the sums go on over the rest's values in file order: the sums of the whole file
+    return (math.isfinite(sum(rest.known_costs.tolist() if rest else (), sum(known)))
+            and min(known, default=0.0) >= 0 and (rest is None or rest.least_cost >= 0)
+            and math.isfinite(sum(rest.known_durations.tolist() if rest else (),
+                                  sum(durations)))
+            and min(cols.repetition, default=0) >= 0
+            and (rest is None or rest.least_repetition >= 0))
+
+
+@dataclass
+class Coded:
+    """A stretch of the file's records as the report's table stores them (`code`): the
+    rows it reads (all but counted runs of unknown cost: `account_columns`) as label names
+    and codes and typed arrays, and the rest as the sums and counts the table and the
+    spend account add up. What a reading helper sends instead of its lists: the process
+    that builds the table then has no row of it to unpickle or code, and arrays pickle as
+    their bytes. Kept free of numpy (the helper never imports it)."""
+
+    records: int
+    """Records in the stretch, the table's rows and the others."""
+    run_id_all: list[str]
+    """Every record's run id (each must be unique in the whole file)."""
+    run_id: list[str]
+    """The rows' run ids."""
+    labels: dict[str, tuple[tuple[str, ...], array[int]]]
+    """Column → its rows' sorted distinct names and codes (as `Labels.of`)."""
+    cost_source_none: bool
+    """A row's cost source was None: the labels are of the text `v or "none"`."""
+    served: tuple[tuple[str, ...], array[int]] | None
+    """The labels of `served_model or model`; None when no row names a served model."""
+    numbers: dict[str, array[Any]]
+    """outcome (codes into OUTCOMES), correct, cost (NaN: unknown), control, adopted (−1,
+    0, 1), repetition, tokens (4 a row), turns, tool_calls (−1: not reported), duration
+    (NaN: not reported)."""
+    unreported: frozenset[str]
+    flags: list[tuple[str, ...]]
+    endpoints: Counter[str | None]
+    scenario: str | None
+    """The first row's scenario (None: no row)."""
+    pricing: Iterable[tuple[Any, Any]] | None
+    """The distinct (runner, pricing_updated) pairs; None when no record carries a date."""
+    started: Iterable[Any]
+    """The distinct `started_at` values."""
+    outside_costs: list[float | None]
+    """The costs of the records that never reached the agent, in file order."""
+    unknown: list[tuple[str, str, str, str]]
+    """The counted records of unknown cost: run id, model (served), arm, reason."""
+    sources: Counter[str | None]
+    """Cost sources of the counted rows of known cost."""
+    flag_sets: Counter[tuple[str, ...]]
+    """Every record's flags, counted."""
+    versions: bool
+    """Some record names its CLI version."""
+    known_costs: array[float]
+    """Every known cost, in file order (the reader's checks)."""
+    least_cost: float
+    known_durations: array[float]
+    least_repetition: int
+    design: Any = None
+    """The design the stretch's last record naming one names (`Columns.design`); None:
+    none does."""
+
+
+_OUTCOME_CODE: dict[str, int] = {name: i for i, name in enumerate(OUTCOMES)}
+_ADOPTED = {None: -1, False: 0, True: 1}
+LABELLED = ("task_id", "arm", "model", "category", "language", "runner")
+"""The text columns coded as they are (`cli_version` is coded with None as '')."""
+
+
+def count_values(values: list[Any]) -> Counter[Any]:
+    """Counter(values), without a hash per row when every value is the first (a C-level
+    count: the usual cost source, the usual flags)."""
+    if values and values.count(values[0]) == len(values):
+        return Counter({values[0]: len(values)})
+    return Counter(values)
+
+
+def code(c: Columns) -> Coded:
+    """The columns as `Coded`: the rows `account_columns` keeps coded as `_table` codes them
+    (the same names, codes and numbers), and what the spend account and the reader's
+    checks need of all the records."""
+    n = len(c)
+    outside = ([i for i, outcome in enumerate(c.outcome) if outcome in NOT_REACHED]
+               if not set(c.outcome).isdisjoint(NOT_REACHED) else [])
+    skip = set(outside)
+    unknown = ([i for i, cost in enumerate(c.cost_usd) if cost is None and i not in skip]
+               if None in c.cost_usd else [])
+    sources = count_values(c.cost_source)
+    if outside or unknown:
+        sources.subtract(c.cost_source[i] for i in (*outside, *unknown))
+    rows = c
+    if unknown:
+        gone = set(unknown)
+        keep = [i for i in range(n) if i not in gone]
+        rows = Columns(**{f: [values[i] for i in keep] for f, values in vars(c).items()})
+    known = ([x for x in c.cost_usd if x is not None] if None in c.cost_usd
+             else cast(list[float], c.cost_usd))
+    durations = ([x for x in c.duration_s if x is not None] if None in c.duration_s
+                 else cast(list[float], c.duration_s))
+    source = rows.cost_source
+    none_source = None in source
+    return Coded(
+        records=n, run_id_all=c.run_id, run_id=rows.run_id,
+        labels={**{name: _labels(getattr(rows, name)) for name in LABELLED},
+                "cli_version": _labels([v or "" for v in rows.cli_version]),
+                "cost_source": _labels([v or "none" for v in source] if none_source
+                                       else cast(list[str], source))},
+        cost_source_none=none_source,
+        served=(None if rows.served_model.count(None) == len(rows) else
+                _labels([s or m for s, m in zip(rows.served_model, rows.model, strict=True)])),
+        numbers=_numbers(rows),
+        unreported=frozenset(name for name, values in (("turns", rows.turns),
+                                                       ("tool_calls", rows.tool_calls),
+                                                       ("duration", rows.duration_s))
+                             if None in values),
+        flags=rows.flags, endpoints=count_values(rows.endpoint),
+        scenario=rows.scenario[0] if len(rows) else None,
+        pricing=(None if c.pricing_updated.count(None) == n
+                 else _distinct(zip(c.runner, c.pricing_updated, strict=True))),
+        started=_distinct(c.started_at),
+        outside_costs=[c.cost_usd[i] for i in outside],
+        unknown=[(c.run_id[i], str(c.served_model[i] or c.model[i]), c.arm[i],
+                  str(c.cost_unknown_reason[i] or "no reason given")) for i in unknown],
+        sources=sources, flag_sets=count_values(c.flags), versions=any(c.cli_version),
+        known_costs=array("d", known), least_cost=min(known, default=0.0),
+        known_durations=array("d", durations), least_repetition=min(c.repetition, default=0),
+        design=next((d for d in reversed(c.design) if d is not None), None))
+
+
+def _labels(values: list[str]) -> tuple[tuple[str, ...], array[int]]:
+    """Sorted distinct texts and each value's index among them (`Labels.of` of text)."""
+    if values and values.count(values[0]) == len(values):
+        return (values[0],), array("q", bytes(8 * len(values)))
+    names = sorted(dict.fromkeys(values))
+    index = {name: i for i, name in enumerate(names)}
+    return tuple(names), array("q", map(index.__getitem__, values))
+
+
+def _numbers(c: Columns) -> dict[str, array[Any]]:
+    """The rows' numeric columns as `_table` stores them."""
+    try:  # the usual values: one C-level pass
+        adopted = array("b", map(_ADOPTED.__getitem__, c.tool_adopted))
+    except (KeyError, TypeError):
+        adopted = array("b", [-1 if a is None else int(bool(a)) for a in c.tool_adopted])
+    outcome = c.outcome
+    if outcome and outcome.count(outcome[0]) == len(outcome):  # every run ok, say: one look-up
+        codes = array("q", [_OUTCOME_CODE[outcome[0]]]) * len(outcome)
+    else:
+        codes = array("q", map(_OUTCOME_CODE.__getitem__, outcome))
+    return {"outcome": codes,
+            "correct": array("b", c.correct),  # bools (the decoders' type)
+            "cost": _floats(c.cost_usd), "control": array("b", c.control),
+            "adopted": adopted, "repetition": array("q", c.repetition),
+            "tokens": array("q", list(chain.from_iterable(c.tokens))),  # (a list first is
+            # faster than the array taking the chain's items one by one)
+            "turns": _counts(c.turns), "tool_calls": _counts(c.tool_calls),
+            "duration": _floats(c.duration_s)}
+
+
+def _floats(values: list[float | None]) -> array[float]:
+    """None as NaN (as numpy's float array of the list)."""
+    if None not in values:
+        return array("d", cast(list[float], values))
+    return array("d", [math.nan if v is None else v for v in values])
+
+
+def _counts(values: list[int | None]) -> array[int]:
+    """None (not reported) as −1."""
+    if None not in values:
+        return array("q", cast(list[int], values))
+    return array("q", [-1 if v is None else v for v in values])
+
+
+def _distinct(values: Iterable[Any]) -> Iterable[Any]:
+    """The values once each when all are hashable (else all of them)."""
+    every = list(values)
+    try:
+        return set(every)
+    except TypeError:
+        return every
 
 
 _OURS = msgspec.json.Decoder(_Ours)

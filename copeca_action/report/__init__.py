@@ -50,6 +50,7 @@ if _typing.TYPE_CHECKING:
     )
     from copeca_action.report._table import (
         RecordTable,
+        table_from_coded,
         table_from_columns,
         table_from_records,
         table_from_rows,
@@ -104,6 +105,7 @@ __all__ = [
     "power",
     "rates",
     "schedule",
+    "table_from_coded",
     "table_from_columns",
     "table_from_records",
     "table_from_rows",
@@ -157,6 +159,7 @@ _LAZY: dict[str, str] = {
     "power": "copeca_action.report._power",
     "rates": "copeca_action.report._power",
     "schedule": "copeca_action.report._spending",
+    "table_from_coded": "copeca_action.report._table",
     "table_from_columns": "copeca_action.report._table",
     "table_from_records": "copeca_action.report._table",
     "table_from_rows": "copeca_action.report._table",

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from copeca_action.records._columns import Columns
+from copeca_action.records._columns import Coded, Columns, count_values
 from copeca_action.records._kinds import MAX_RUN_COST_USD as MAX_RUN_COST_USD
 from copeca_action.records._kinds import NOT_REACHED as _NOT_COUNTED
 from copeca_action.report._model import Comparison, Verdict
@@ -154,12 +154,38 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
         died_attempts=died, died_lower_bound=died_low)
 
 
-def count_values(values: list[Any]) -> Counter[Any]:
-    """Counter(values), without a hash per row when every value is the first (a C-level
-    count: the usual cost source, the usual flags)."""
-    if values and values.count(values[0]) == len(values):
-        return Counter({values[0]: len(values)})
-    return Counter(values)
+def account_coded(parts: Sequence[Coded]) -> SpendAccount:
+    """`account_columns` of the records of the coded parts (`code`), in file order."""
+    excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
+    for cost in (c for part in parts for c in part.outside_costs):  # in file order
+        if cost is None or cost > 0:
+            attempts += 1
+            if cost is None or not cost <= MAX_RUN_COST_USD:  # above it: no price, unknown
+                unknown_excluded += 1
+            else:
+                excluded_usd += float(cost)
+    counts: Counter[str | None] = Counter()
+    flag_sets: Counter[tuple[str, ...]] = Counter()
+    for part in parts:
+        counts.update(part.sources)
+        flag_sets.update(part.flag_sets)
+    sources: dict[str, int] = {}
+    for source, n in counts.items():
+        if n:
+            key = str(source or "none")
+            sources[key] = sources.get(key, 0) + n
+    stopped = sum(n for flags, n in flag_sets.items() if LOWER_BOUND_FLAG in flags)
+    died, died_low = _died(flag_sets)
+    unknown = [u for part in parts for u in part.unknown]
+    return SpendAccount(
+        excluded_usd=excluded_usd, excluded_attempts=attempts,
+        excluded_unknown=unknown_excluded,
+        unknown_runs=tuple(sorted(u[0] for u in unknown)),
+        unknown_models=tuple(sorted({u[1] for u in unknown})),
+        unknown_arms=tuple(sorted({u[2] for u in unknown})),
+        unknown_reasons=tuple(sorted({u[3] for u in unknown})),
+        sources=tuple(sorted(sources.items())), lower_bound_attempts=stopped,
+        died_attempts=died, died_lower_bound=died_low)
 
 
 def unknown_cost_reason(account: SpendAccount) -> str | None:

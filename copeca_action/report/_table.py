@@ -16,14 +16,14 @@ from numpy.typing import NDArray
 
 from copeca_action.errors import ConfigError
 from copeca_action.records import OUTCOMES, RetrievalSummary
-from copeca_action.records._columns import Columns
+from copeca_action.records._columns import Coded, Columns, count_values
 from copeca_action.records._design import DesignKey, last_design
 from copeca_action.records._kinds import died_flags
 from copeca_action.report._spend import (
     SpendAccount,
+    account_coded,
     account_columns,
     account_spend,
-    count_values,
 )
 
 if TYPE_CHECKING:
@@ -226,6 +226,87 @@ def _pick(values: list[Any], keep: list[int]) -> list[Any]:
     return [values[i] for i in keep]
 
 
+def table_from_coded(parts: Sequence[Coded], scenario: str = "",
+                     warnings: Sequence[str] = ()) -> RecordTable:
+    """`table_from_columns` of the records of the coded parts (`read_coded`), in file
+    order: the parts' arrays joined and their labels merged (the names of all the parts,
+    sorted; each part's codes mapped to them), the same table."""
+    pricing = (() if all(p.pricing is None for p in parts)
+               else _oldest(chain.from_iterable(p.pricing for p in parts if p.pricing)))
+    run_date = _run_date(chain.from_iterable(p.started for p in parts))
+    spend = account_coded(parts)
+
+    def joined(name: str, dtype: type[np.generic]) -> NDArray[Any]:
+        return np.concatenate([np.frombuffer(p.numbers[name], dtype=dtype) for p in parts])
+
+    def labels(name: str) -> Labels:
+        return _merged([p.labels[name] for p in parts])
+
+    outcome = joined("outcome", np.int64)
+    graded = joined("correct", np.int8).view(np.bool_)
+    failed = outcome == AGENT_ERROR
+    model = labels("model")
+    served = model  # the usual case: no record names another served model
+    if any(p.served is not None for p in parts):
+        served = _merged([p.served or p.labels["model"] for p in parts])
+    none = any(p.cost_source_none for p in parts)  # then every source is `v or "none"`
+    cost_source = _merged([((tuple(n or "none" for n in names), codes)
+                            if none and not p.cost_source_none else (names, codes))
+                           for p in parts for names, codes in (p.labels["cost_source"],)])
+    endpoints: Counter[str] = Counter()
+    for part in parts:
+        for name, count in part.endpoints.items():
+            endpoints[name or "unknown"] += count
+    first = next((p.scenario for p in parts if p.scenario is not None), None)
+    if not scenario and first is not None:
+        scenario = str(first)
+    return RecordTable(
+        run_id=tuple(chain.from_iterable(p.run_id for p in parts)),
+        task=labels("task_id"),
+        arm=labels("arm"),
+        model=model,
+        served=served,
+        category=labels("category"),
+        language=labels("language"),
+        cli_version=labels("cli_version"),
+        runner=labels("runner"),
+        cost_source=cost_source,
+        outcome=outcome,
+        correct=graded & ~failed,
+        cost=joined("cost", np.float64),
+        control=joined("control", np.int8).view(np.bool_),
+        adopted=joined("adopted", np.int8),
+        repetition=joined("repetition", np.int64),
+        tokens=joined("tokens", np.int64).reshape(-1, 4),
+        turns=joined("turns", np.int64),
+        tool_calls=joined("tool_calls", np.int64),
+        duration=joined("duration", np.float64),
+        flags=tuple(chain.from_iterable(p.flags for p in parts)),
+        scenario=scenario,
+        attempts_superseded=0,
+        correct_agent_errors=int((graded & failed).sum()),
+        spend=spend,
+        extra_warnings=tuple(warnings),
+        retrieval=(),
+        endpoints=tuple(sorted(endpoints.items())),
+        pricing=pricing,
+        run_date=run_date,
+        unreported=frozenset().union(*(p.unreported for p in parts)),
+        design=last_design([p.design for p in parts]),
+    )
+
+
+def _merged(parts: Sequence[tuple[tuple[str, ...], Any]]) -> Labels:
+    """One column's labels from its parts' (names, codes): `Labels.of` of the whole
+    column (the sorted names of all the parts, each code the index of its name)."""
+    names = tuple(sorted({name for part, _ in parts for name in part}))
+    index = {name: i for i, name in enumerate(names)}
+    codes = [np.frombuffer(c, dtype=np.int64) if p == names
+             else np.array([index[n] for n in p], dtype=np.int64)[np.frombuffer(c, dtype=np.int64)]
+             for p, c in parts]
+    return Labels(np.concatenate(codes), names)
+
+
 def _table(c: Columns, spend: SpendAccount, superseded: int, scenario: str,
            warnings: Sequence[str], retrieval: tuple[RetrievalSummary | None, ...],
            pricing: tuple[tuple[str, dt.date], ...] = (), run_date: dt.date | None = None,
@@ -318,8 +399,13 @@ def _pricing_dates(runners: Sequence[Any], values: Sequence[Any]
     `pricing_updated` values."""
     if values.count(None) == len(values):  # copeca's records and older ones carry none
         return ()
+    return _oldest(_distinct(zip(runners, values, strict=True)))
+
+
+def _oldest(pairs: Iterable[tuple[Any, Any]]) -> tuple[tuple[str, dt.date], ...]:
+    """Runner → the oldest date among (runner, date) pairs."""
     oldest: dict[str, dt.date] = {}
-    for runner, value in _distinct(zip(runners, values, strict=True)):
+    for runner, value in pairs:
         day = _as_date(value)
         name = str(runner or "")
         if day is not None and (name not in oldest or day < oldest[name]):

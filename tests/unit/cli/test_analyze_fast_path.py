@@ -1,7 +1,8 @@
-"""`analyze` reads results with the typed columnar reader (`read_columns`) and falls back to
-the validating one (`read_rows`) whenever the fast path is not sure. Both must give the same
-report, byte for byte, in markdown and JSON, on our format and on copeca's; a bad line is
-reported as before (file, line, field). A large file is read by two processes."""
+"""`analyze` reads results with the typed columnar reader (`read_coded`: `read_columns`'s
+records as the table's coded parts) and falls back to the validating one (`read_rows`)
+whenever the fast path is not sure. Both must give the same report, byte for byte, in
+markdown and JSON, on our format and on copeca's; a bad line is reported as before (file,
+line, field). A large file is read by two processes."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ import pytest
 
 from copeca_action import records
 from copeca_action.cli import main
-from copeca_action.records import _columns, read_columns
+from copeca_action.records import _columns, read_coded, read_columns
+from copeca_action.report import table_from_coded, table_from_columns
 from copeca_action.report._simulate import Population, make_rows
 
 
@@ -89,6 +91,7 @@ def reports(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool) -> tuple[st
     with monkeypatch.context() as patch:
         if not fast:
             patch.setattr(records, "read_columns", lambda _path, _meanwhile=None: None)
+            patch.setattr(records, "read_coded", lambda _path, _meanwhile=None: None)
         texts = []
         for fmt in ("md", "json"):
             out = path.with_suffix(f".{fast}.{fmt}")
@@ -360,6 +363,15 @@ def test_costs_the_fast_path_leaves_to_the_validating_reader(costs: list[float |
     from copeca_action.records._columns import Columns, _sound
 
     assert _sound(Columns(cost_usd=costs, repetition=[0] * len(costs))) is sound
+    # the same costs read by two processes, the helper's part coded (`read_coded`)
+    import random
+
+    from copeca_action.records._columns import code
+
+    for cut in range(len(costs) + 1):
+        head, rest = (random_columns(random.Random(cut), n) for n in (cut, len(costs) - cut))
+        head.cost_usd, rest.cost_usd = costs[:cut], costs[cut:]
+        assert _sound(head, code(rest)) is sound
 
 
 # ---------------------------------------------------------------- two processes
@@ -411,6 +423,93 @@ def test_two_processes_read_the_columns_one_reads(tmp_path: Path, forks: list[in
     assert both[0].run_id[-1] == one[0].run_id[-1]  # the helper's part is appended in order
     if kind == "copeca_repeats":
         assert "8 copeca records repeated a cell" in both[2][0]
+    # the helper's part coded for the table (the repeats: read again here, one part)
+    coded = read_coded(path)
+    assert coded is not None and len(forks) == 2
+    assert len(coded[0]) == (1 if kind == "copeca_repeats" else 2)
+    assert coded[1:] == one[1:]
+    same_table(table_from_coded(coded[0], "s", coded[2]), table_from_columns(one[0], "s", one[2]))
+
+
+def same_table(a: Any, b: Any) -> None:
+    """Two RecordTables hold the same values, of the same types and shapes."""
+    import dataclasses
+
+    from copeca_action.report._table import Labels
+
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, Labels):
+            assert x.names == y.names, f.name
+            x, y = x.codes, y.codes
+        if isinstance(x, np.ndarray):
+            assert isinstance(y, np.ndarray) and (x.dtype, x.shape) == (y.dtype, y.shape), f.name
+            assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), f.name
+        else:
+            assert x == y, f.name
+
+
+def random_columns(rng: Any, n: int) -> Any:
+    """Columns of `n` records with every value the table and the spend account read varied
+    (unknown and excluded costs, None and '' cost sources, served models, unreported
+    counts, flags, endpoints, dates), as the typed reader gives them."""
+    import datetime as dt
+
+    from copeca_action.records import Columns
+
+    def pick(*values: Any) -> Any:
+        return values[rng.randrange(len(values))]
+
+    rows = []
+    for i in range(n):
+        outcome = pick("ok", "ok", "ok", "agent_error", "timeout", "infra_error", "budget_stop")
+        rows.append(dict(
+            run_id=f"r{i}", task_id=pick("b", "a", "c", f"t{rng.randrange(9)}"),
+            arm=pick("baseline", "tool"), model=pick("m", "m", "n"),
+            served_model=pick(None, None, None, "s", "m"), runner=pick("claude", "codex", ""),
+            cli_version=pick(None, "", "1.0", "2.0"), category=pick("", "x", "y"),
+            language=pick("python", "go"), outcome=outcome, correct=pick(True, False),
+            cost_usd=pick(None, 0.0, 0.25, 1.5, 3e-7), cost_source=pick(None, "", "vendor",
+                                                                       "computed", "none"),
+            cost_unknown_reason=pick(None, "no price"), control=pick(False, False, True),
+            tool_adopted=pick(None, False, True), repetition=rng.randrange(4),
+            tokens=(rng.randrange(9), rng.randrange(9), 0, rng.randrange(99)),
+            turns=pick(None, 1, 7), tool_calls=pick(None, 0, 3), duration_s=pick(None, 1.5, 9.0),
+            flags=pick((), (), ("tool_storm",), ("harness_died", "cost_lower_bound"),
+                       ("cost_lower_bound",)),
+            endpoint=pick(None, "real", "scripted"), scenario=pick("s1", "s2"),
+            pricing_updated=pick(None, None, dt.date(2026, 1, 1 + i % 28)),
+            started_at=pick(None, f"2026-11-0{1 + i % 9}T10:00:00+00:00",
+                            dt.datetime(2026, 10, 1 + i % 30, tzinfo=dt.UTC))))
+    return Columns(**{k: [r[k] for r in rows] for k in rows[0]} if rows else {})
+
+
+def test_the_coded_parts_give_the_table_of_the_whole_columns() -> None:
+    """`read_coded`'s parts (`code` of each process's records, the table's arrays and labels
+    merged in `table_from_coded`) give the very table `table_from_columns` builds from the
+    whole file's columns, wherever the file is split: labels a part lacks, a cost source
+    None in one part only, unknown costs, records that never reached the agent."""
+    import dataclasses
+    import itertools
+    import random
+
+    from copeca_action.records._columns import code
+
+    rng = random.Random(5)
+    for trial in range(60):
+        n = rng.randrange(0, 40)
+        whole = random_columns(rng, n)
+        if trial % 3 == 0:  # the usual file: every source known, no served model
+            whole.cost_source = [c or "vendor" for c in whole.cost_source]
+            whole.served_model = [None] * n
+            whole.cost_usd = [0.5 if c is None else c for c in whole.cost_usd]
+        cuts = sorted(rng.sample(range(n + 1), min(n + 1, rng.randrange(1, 4))))
+        bounds = [0, *cuts, n]
+        parts = [code(type(whole)(**{f.name: getattr(whole, f.name)[a:b]
+                                     for f in dataclasses.fields(whole)}))
+                 for a, b in itertools.pairwise(bounds)]
+        same_table(table_from_coded(parts, "", ["note"]),
+                   table_from_columns(whole, "", ["note"]))
 
 
 def test_the_report_is_the_same_when_two_processes_read(
@@ -441,6 +540,7 @@ def test_a_line_either_process_refuses_declines_the_file(
     path.write_text("".join(text))
     assert alone(path) is None
     assert read_columns(path) is None
+    assert read_coded(path) is None
     assert forks
 
 
@@ -449,6 +549,7 @@ def test_a_helper_that_dies_declines_the_file(tmp_path: Path, forks: list[int],
     path = write(tmp_path / "scn.jsonl", copeca(ours()[:-1], True))
     monkeypatch.setattr(_columns, "_help", lambda *_: os._exit(3))
     assert read_columns(path) is None
+    assert read_coded(path) is None
     assert forks
 
 
