@@ -183,16 +183,23 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     # the per-task lines take the other CPU when the power simulations do not (md, html:
     # no `power`); beside them they would only take turns with them on it
     fork_lines = not fork_power and len(table) * s.breakdown_resamples >= FORK_LINE_DRAWS
-    with quiet, Beside(functools.partial(_powers, table, pairs, s, multiplicity),
-                       fork=fork_power) as powers, \
+    # beside the power simulations, the child also bootstraps the lines by capability,
+    # language and model: this process, with the arms, the comparisons and the per-task
+    # lines, was the one waited for
+    with quiet, Beside(functools.partial(_powers_and_breakdowns, table, pairs, s,
+                                         multiplicity, fork_power),
+                       fork=fork_power) as beside, \
             Beside(functools.partial(_all_task_lines, table, pairs, s),
                    fork=fork_lines) as task_lines:
         arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
-        fields = [f | _breakdowns(table, tool, base, s, f["delta"])
-                  for kind, tool, base in pairs
-                  for f in (_compare(table, kind, tool, base, s, warnings),)]
+        compared = [_compare(table, kind, tool, base, s, warnings) for kind, tool, base in pairs]
+        powers, parts = beside.result()
+        if parts is None:  # not computed beside: here
+            parts = [_breakdown_parts(table, tool, base, s) for _, tool, base in pairs]
+        fields = [f | _breakdowns(part, f["delta"]) for f, part in zip(compared, parts,
+                                                                       strict=True)]
         comparisons = [Comparison(**f, tasks=tasks, power=power)
-                       for f, tasks, power in zip(fields, task_lines.result(), powers.result(),
+                       for f, tasks, power in zip(fields, task_lines.result(), powers,
                                                   strict=True)]
     # an unknown cost, or one that is no price, makes its arms' comparisons invalid before
     # the verdict sums them up: the headline and each tool's reason are the judged ones
@@ -517,13 +524,39 @@ def _all_task_lines(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]]
     return out
 
 
-def _breakdowns(t: RecordTable, tool: str, base: str, s: Settings,
-                headline: Interval) -> dict[str, list[Line]]:
-    """A comparison's lines by capability, language and model; `headline`: its delta."""
+_HEADLINE = "headline"
+"""In `_LineParts`: the line shows its comparison's delta (it has every run of it)."""
+_LineParts = tuple[str, "_Sums", "_Sums", "Interval | str | None", str]
+"""A breakdown line before its comparison's delta is known: key, sums, interval (or
+`_HEADLINE`), note."""
+
+
+def _breakdown_parts(t: RecordTable, tool: str, base: str, s: Settings
+                     ) -> dict[str, list[_LineParts]]:
+    """A comparison's lines by capability, language and model (`_lines_by`), but for the
+    headline's interval, which a line with every run shows (`_breakdowns` puts it in)."""
     tool_rows, base_rows = _main_rows(t, tool, base)
-    return {key: _lines_by(t, labels.codes, labels.names, tool_rows, base_rows, s, headline)
+    return {key: _lines_by(t, labels.codes, labels.names, tool_rows, base_rows, s)
             for key, labels in (("capabilities", t.category), ("languages", t.language),
                                 ("models", t.model))}
+
+
+def _breakdowns(parts: dict[str, list[_LineParts]], headline: Interval
+                ) -> dict[str, list[Line]]:
+    """The lines by capability, language and model; `headline`: the comparison's delta."""
+    return {key: [_line(name, st, sb, headline if isinstance(interval, str) else interval, note)
+                  for name, st, sb, interval, note in lines]
+            for key, lines in parts.items()}
+
+
+def _powers_and_breakdowns(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
+                           s: Settings, multiplicity: Multiplicity | None, breakdowns: bool
+                           ) -> tuple[list[Power | None], list[dict[str, list[_LineParts]]] | None]:
+    """`_powers`, and with `breakdowns` each comparison's `_breakdown_parts`: what is
+    computed beside the rest of the report (`Beside`)."""
+    return (_powers(t, pairs, s, multiplicity),
+            [_breakdown_parts(t, tool, base, s) for _, tool, base in pairs] if breakdowns
+            else None)
 
 
 def _powers(t: RecordTable, pairs: list[tuple[ComparisonKind, str, str]],
@@ -556,9 +589,10 @@ FORK_POWER_DRAWS = 2_000_000
 """From this many simulated runs, the power simulations run in a forked child beside the
 rest of the report (`Beside`): at 100k records (20M draws, 0.25 s) that saves a third of the
 report's time; below, the fork costs about what it saves (bench/analyze_perf.py). The numbers
-are the same either way. The lines by capability, language and model stay here: with both
-CPUs busy the child's simulation runs slower than alone, and they balanced the two better
-here."""
+are the same either way. The child also bootstraps the lines by capability, language and
+model (`_breakdown_parts`; this process puts in the headline's interval where a line shows
+it): with them here, this process (the arms, the comparisons, the per-task lines) was the
+one waited for, by about 0.04 s of 0.35 at 100k records."""
 
 
 FORK_LINE_DRAWS = 20_000_000
@@ -635,12 +669,12 @@ def _arm_differences(t: RecordTable, tc: int, bc: int) -> list[tuple[str, str]]:
 
 def _lines_by(t: RecordTable, codes: NDArray[np.int64], names: tuple[str, ...],
               tool_rows: NDArray[np.bool_], base_rows: NDArray[np.bool_],
-              s: Settings, headline: Interval) -> list[Line]:
+              s: Settings) -> list[_LineParts]:
     """One line per label (capability or language), clustering by task. A line with every
     run of the headline (one language, one model) is the headline's population: it shows
-    the headline's interval, not a second bootstrap of the same runs at the breakdowns'
-    fewer resamples, which printed another interval for the same numbers."""
-    lines = []
+    the headline's interval (`_HEADLINE` here), not a second bootstrap of the same runs at
+    the breakdowns' fewer resamples, which printed another interval for the same numbers."""
+    lines: list[_LineParts] = []
     n_tasks = len(t.task.names)
     either = tool_rows | base_rows
     for code, name in enumerate(names):
@@ -651,11 +685,12 @@ def _lines_by(t: RecordTable, codes: NDArray[np.int64], names: tuple[str, ...],
         if st.runs.sum() == 0 and sb.runs.sum() == 0:
             continue
         paired = int(((st.runs > 0) & (sb.runs > 0)).sum())
-        interval = (None if paired < s.min_clusters
-                    else headline if not (either & ~sel).any()
-                    else _interval(st, sb, s, s.breakdown_resamples, s.alpha))
+        interval: Interval | str | None = (
+            None if paired < s.min_clusters
+            else _HEADLINE if not (either & ~sel).any()
+            else _interval(st, sb, s, s.breakdown_resamples, s.alpha))
         note = "" if interval else f"too few tasks ({paired}) for an interval"
-        lines.append(_line(name, st, sb, interval, note))
+        lines.append((name, st, sb, interval, note))
     return lines
 
 
