@@ -246,7 +246,8 @@ def read_coded(path: Path, meanwhile: Callable[[], object] | None = None
     """`read_columns` for the report's table: the same records, checked the same way, as
     the table's coded parts (`code`) in file order, one per reading process. The helper
     codes its own part before sending it, so this process neither unpickles its lists
-    nor codes its rows. None when `read_columns` gives None."""
+    nor codes its rows; this process codes its own part before it waits for the helper's.
+    None when `read_columns` gives None."""
     try:
         handle = path.open("rb")
     except OSError:
@@ -259,8 +260,8 @@ def read_coded(path: Path, meanwhile: Callable[[], object] | None = None
         if tail is None:
             checked = _checked(cols, fmt, control_seen)
             return None if checked is None else ([code(checked[0])], fmt, checked[2])
-        coded, start = tail
-        if len(set(chain(cols.run_id, coded.run_id_all))) != len(cols) + coded.records:
+        head, coded, start = tail
+        if len(set(chain(head.run_id_all, coded.run_id_all))) != head.records + coded.records:
             # a run id twice (a retry, copeca's repeated cells): the helper's part read
             # again here as lists, and the file checked as one (rare)
             handle.seek(start)
@@ -271,12 +272,12 @@ def read_coded(path: Path, meanwhile: Callable[[], object] | None = None
                 getattr(cols, name).extend(values)
             checked = _checked(cols, fmt, control_seen)
             return None if checked is None else ([code(checked[0])], fmt, checked[2])
-        notes = (copeca_messages(len(cols) + coded.records, 0, control_seen,
-                                 any(cols.cli_version) or coded.versions)
+        notes = (copeca_messages(head.records + coded.records, 0, control_seen,
+                                 head.versions or coded.versions)
                  if fmt == "copeca" else [])
-        if not _sound(cols, coded):
+        if not _sound_parts([head, coded]):
             return None
-        return [code(cols), coded], fmt, notes
+        return [head, coded], fmt, notes
 
 
 @contextlib.contextmanager
@@ -307,10 +308,11 @@ class _Part:
 
 def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | None,
           coded: bool = False
-          ) -> tuple[Columns, Format, bool, tuple[Coded, int] | None] | None:
+          ) -> tuple[Columns, Format, bool, tuple[Coded, Coded, int] | None] | None:
     """The columns, the format and whether some record has copeca's `control`; with
-    `coded`, the helper's part (if one was forked) stays apart, coded, with the offset it
-    starts at."""
+    `coded`, when a helper read part of the file: the columns are this process's part, and
+    also this part coded (coded while the helper still reads: its time is the helper's),
+    the helper's part coded and the offset that part starts at."""
     fmt = _format(handle.read(_FIRST))
     size = os.fstat(handle.fileno()).st_size
     split = _split(handle, size)
@@ -328,12 +330,13 @@ def _read(handle: BufferedReader, path: Path, meanwhile: Callable[[], object] | 
         if part is None or part.tail or not isinstance(part.cols, Columns):
             return None
         if helper is not None and split is not None:
+            head = code(part.cols) if coded else None
             rest = _unpickled(helper.output())
             if rest is None or rest.tail:
                 return None
             control_seen = part.control_seen or rest.control_seen
-            if isinstance(rest.cols, Coded):
-                return part.cols, fmt, control_seen, (rest.cols, split)
+            if head is not None and isinstance(rest.cols, Coded):
+                return part.cols, fmt, control_seen, (head, rest.cols, split)
             for name, values in vars(rest.cols).items():
                 getattr(part.cols, name).extend(values)
             return part.cols, fmt, control_seen, None
@@ -671,23 +674,30 @@ def _repeats(cols: Columns) -> int:
     return count
 
 
-def _sound(cols: Columns, rest: Coded | None = None) -> bool:
+def _sound(cols: Columns) -> bool:
     """What RunRecord would refuse and the strict types let through: a negative or
-    non-finite cost, a non-finite duration, a negative repetition (copeca's). `rest`: the
-    records that follow `cols` in the file, coded."""
+    non-finite cost, a non-finite duration, a negative repetition (copeca's)."""
     known: list[float] = ([c for c in cols.cost_usd if c is not None]
                           if None in cols.cost_usd else cast(list[float], cols.cost_usd))
     # a NaN or an infinity makes the sum non-finite (so does an overflow of huge costs: then
     # read_rows decides); with the sum finite, min is exact
     durations: list[float] = ([d for d in cols.duration_s if d is not None]
                               if None in cols.duration_s else cast(list[float], cols.duration_s))
-    # the sums go on over the rest's values in file order: the sums of the whole file
-    return (math.isfinite(sum(rest.known_costs.tolist() if rest else (), sum(known)))
-            and min(known, default=0.0) >= 0 and (rest is None or rest.least_cost >= 0)
-            and math.isfinite(sum(rest.known_durations.tolist() if rest else (),
-                                  sum(durations)))
-            and min(cols.repetition, default=0) >= 0
-            and (rest is None or rest.least_repetition >= 0))
+    return (math.isfinite(sum(known)) and min(known, default=0.0) >= 0
+            and math.isfinite(sum(durations))
+            and min(cols.repetition, default=0) >= 0)
+
+
+def _sound_parts(parts: list[Coded]) -> bool:
+    """`_sound` of the records of the coded parts, in file order: the sums go on from one
+    part to the next, as the sums of the whole file's lists."""
+    costs: float = 0
+    durations: float = 0
+    for part in parts:
+        costs = sum(part.known_costs.tolist(), costs)
+        durations = sum(part.known_durations.tolist(), durations)
+    return (math.isfinite(costs) and min(p.least_cost for p in parts) >= 0
+            and math.isfinite(durations) and min(p.least_repetition for p in parts) >= 0)
 
 
 @dataclass

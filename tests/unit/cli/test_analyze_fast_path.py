@@ -366,12 +366,12 @@ def test_costs_the_fast_path_leaves_to_the_validating_reader(costs: list[float |
     # the same costs read by two processes, the helper's part coded (`read_coded`)
     import random
 
-    from copeca_action.records._columns import code
+    from copeca_action.records._columns import _sound_parts, code
 
     for cut in range(len(costs) + 1):
         head, rest = (random_columns(random.Random(cut), n) for n in (cut, len(costs) - cut))
         head.cost_usd, rest.cost_usd = costs[:cut], costs[cut:]
-        assert _sound(head, code(rest)) is sound
+        assert _sound_parts([code(head), code(rest)]) is sound
 
 
 # ---------------------------------------------------------------- two processes
