@@ -48,9 +48,11 @@ from copeca_action.records._lines import MAX_LINE_BYTES
 
 NonNeg = Annotated[int, msgspec.Meta(ge=0, le=MAX_COUNT)]
 NonNegFloat = Annotated[float, msgspec.Meta(ge=0)]
-_BLOCK = 1 << 24
+_BLOCK = 1 << 20
 """Bytes decoded per step (whole lines): memory holds the columns and one block, not the
-file."""
+file. A block about the size of a core's L2 cache is decoded while the bytes the read just
+copied into it are still there: reading 45% of the 100k-record copeca file took 0.17–0.18 s
+of CPU in 1 MiB blocks against 0.22 s in 16 MiB ones (ours: 0.10 s against 0.13–0.15 s)."""
 
 
 @dataclass
