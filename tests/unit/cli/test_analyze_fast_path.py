@@ -485,15 +485,16 @@ def random_columns(rng: Any, n: int) -> Any:
 
 
 def test_the_coded_parts_give_the_table_of_the_whole_columns() -> None:
-    """`read_coded`'s parts (`code` of each process's records, the table's arrays and labels
-    merged in `table_from_coded`) give the very table `table_from_columns` builds from the
-    whole file's columns, wherever the file is split: labels a part lacks, a cost source
-    None in one part only, unknown costs, records that never reached the agent."""
+    """`read_coded`'s parts (`code` of each block a process reads, joined in the process,
+    `_joined`; the table's arrays and labels merged in `table_from_coded`) give the very
+    table `table_from_columns` builds from the whole file's columns, wherever the file is
+    split: labels a part lacks, a cost source None in one part only, unknown costs, records
+    that never reached the agent."""
     import dataclasses
     import itertools
     import random
 
-    from copeca_action.records._columns import code
+    from copeca_action.records._columns import _joined, code
 
     rng = random.Random(5)
     for trial in range(60):
@@ -509,6 +510,11 @@ def test_the_coded_parts_give_the_table_of_the_whole_columns() -> None:
                                      for f in dataclasses.fields(whole)}))
                  for a, b in itertools.pairwise(bounds)]
         same_table(table_from_coded(parts, "", ["note"]),
+                   table_from_columns(whole, "", ["note"]))
+        # a process's blocks coded one by one and joined (`_joined`), then merged
+        at = rng.randrange(len(parts) + 1)
+        joined = [_joined(parts[:at]), _joined(parts[at:])]
+        same_table(table_from_coded(joined, "", ["note"]),
                    table_from_columns(whole, "", ["note"]))
 
 
