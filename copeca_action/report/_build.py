@@ -179,7 +179,8 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     quiet = (np.errstate(over="ignore", invalid="ignore")
              if max(largest.values(), default=0.0) > MAX_RUN_COST_USD
              else contextlib.nullcontext())
-    fork_power = _simulated_draws(table, pairs, s) >= FORK_POWER_DRAWS
+    draws = _simulated_draws(table, pairs, s)
+    fork_power = draws >= FORK_POWER_DRAWS
     # the per-task lines take the other CPU when the power simulations do not (md, html:
     # no `power`); beside them they would only take turns with them on it
     fork_lines = not fork_power and len(table) * s.breakdown_resamples >= FORK_LINE_DRAWS
@@ -187,7 +188,7 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     # language and model: this process, with the arms, the comparisons and the per-task
     # lines, was the one waited for
     with quiet, Beside(functools.partial(_powers_and_breakdowns, table, pairs, s,
-                                         multiplicity, fork_power),
+                                         multiplicity, draws >= BESIDE_BREAKDOWN_DRAWS),
                        fork=fork_power) as beside, \
             Beside(functools.partial(_all_task_lines, table, pairs, s),
                    fork=fork_lines) as task_lines:
@@ -593,6 +594,14 @@ are the same either way. The child also bootstraps the lines by capability, lang
 model (`_breakdown_parts`; this process puts in the headline's interval where a line shows
 it): with them here, this process (the arms, the comparisons, the per-task lines) was the
 one waited for, by about 0.04 s of 0.35 at 100k records."""
+
+
+BESIDE_BREAKDOWN_DRAWS = 20_000_000
+"""From this many simulated runs (100k records: 20 million) the power child also bootstraps
+the lines by capability, language and model. Below, its simulation is short and this
+process's part is not the longer one: at 10k records (2 million) moving the lines there made
+this process slower (its comparisons took 0.056–0.063 s of CPU against 0.034–0.036 s, two
+processes on two cores sharing the cache), not faster."""
 
 
 FORK_LINE_DRAWS = 20_000_000

@@ -670,8 +670,8 @@ else:  # the report's child from `limit` simulated runs (or, "lines", records ×
         from copeca_action.report import _build
         if mode == "lines":
             _build.FORK_LINE_DRAWS = limit
-        else:
-            _build.FORK_POWER_DRAWS = limit
+        else:  # the lines by capability, language and model beside it too
+            _build.FORK_POWER_DRAWS = _build.BESIDE_BREAKDOWN_DRAWS = limit
     analyze._load = patched
 forked = []
 real = os.fork
