@@ -187,21 +187,27 @@ def build_report(records: Iterable[RunRecord] | RecordTable, settings: Settings 
     # beside the power simulations, the child also bootstraps the lines by capability,
     # language and model: this process, with the arms, the comparisons and the per-task
     # lines, was the one waited for
+    lines_beside = fork_power and draws >= BESIDE_BREAKDOWN_DRAWS
     with quiet, Beside(functools.partial(_powers_and_breakdowns, table, pairs, s,
-                                         multiplicity, draws >= BESIDE_BREAKDOWN_DRAWS),
+                                         multiplicity, lines_beside),
                        fork=fork_power) as beside, \
             Beside(functools.partial(_all_task_lines, table, pairs, s),
                    fork=fork_lines) as task_lines:
         arms = [_arm_summary(table, code, name, s) for code, name in enumerate(table.arm.names)]
         compared = [_compare(table, kind, tool, base, s, warnings) for kind, tool, base in pairs]
-        powers, parts = beside.result()
-        if parts is None:  # not computed beside: here
-            parts = [_breakdown_parts(table, tool, base, s) for _, tool, base in pairs]
+        parts = (None if lines_beside
+                 else [_breakdown_parts(table, tool, base, s) for _, tool, base in pairs])
+        # this process's own work (the per-task lines, or the lines child's answer) before it
+        # waits for the power child: waiting first left this process idle meanwhile
+        tasks = task_lines.result()
+        powers, beside_parts = beside.result()
+        if parts is None:
+            parts = beside_parts or [_breakdown_parts(table, tool, base, s)
+                                     for _, tool, base in pairs]
         fields = [f | _breakdowns(part, f["delta"]) for f, part in zip(compared, parts,
                                                                        strict=True)]
-        comparisons = [Comparison(**f, tasks=tasks, power=power)
-                       for f, tasks, power in zip(fields, task_lines.result(), powers,
-                                                  strict=True)]
+        comparisons = [Comparison(**f, tasks=lines, power=power)
+                       for f, lines, power in zip(fields, tasks, powers, strict=True)]
     # an unknown cost, or one that is no price, makes its arms' comparisons invalid before
     # the verdict sums them up: the headline and each tool's reason are the judged ones
     unknowns = [u for u in (spend_unknown(table.spend), cost_over(largest)) if u is not None]
