@@ -299,7 +299,7 @@ class _Part:
     """The columns of a stretch of the file's lines."""
 
     cols: Columns | Coded
-    """Coded: what the helper of `read_coded` sends."""
+    """Coded: read by `read_coded` (each block coded as it is read)."""
     control_seen: bool
     """Some record has copeca's `control` key."""
     tail: bool
@@ -413,7 +413,7 @@ def _split(handle: BufferedReader, size: int) -> int | None:
 def _help(path: Path, start: int, fmt: Format, coded: bool = False) -> bytes:
     """The helper's work (in the forked child): its part from `start` to the end, pickled
     (None pickled when its decode refused a line), equal values shared first; with
-    `coded`, its columns coded for the table (`code`)."""
+    `coded`, each block coded for the table as it is read (`_read_part`)."""
     with path.open("rb") as handle:
         handle.seek(start)
         part = _read_part(handle, fmt, path.stem, None, coded=coded)
