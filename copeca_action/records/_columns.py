@@ -871,7 +871,8 @@ def _joined(parts: list[Coded]) -> Coded:
         known_costs=_arrays([p.known_costs for p in parts]),
         least_cost=min(p.least_cost for p in parts),
         known_durations=_arrays([p.known_durations for p in parts]),
-        least_repetition=min(p.least_repetition for p in parts))
+        least_repetition=min(p.least_repetition for p in parts),
+        design=next((p.design for p in reversed(parts) if p.design is not None), None))
 
 
 def _union(pieces: list[tuple[tuple[str, ...], array[int]]]

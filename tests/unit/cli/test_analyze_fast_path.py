@@ -456,9 +456,12 @@ def random_columns(rng: Any, n: int) -> Any:
     import datetime as dt
 
     from copeca_action.records import Columns
+    from copeca_action.records._columns import _Design
 
     def pick(*values: Any) -> Any:
         return values[rng.randrange(len(values))]
+
+    designs = (_Design("0" * 16), _Design("1" * 16, "2" * 16))
 
     rows = []
     for i in range(n):
@@ -480,7 +483,8 @@ def random_columns(rng: Any, n: int) -> Any:
             endpoint=pick(None, "real", "scripted"), scenario=pick("s1", "s2"),
             pricing_updated=pick(None, None, dt.date(2026, 1, 1 + i % 28)),
             started_at=pick(None, f"2026-11-0{1 + i % 9}T10:00:00+00:00",
-                            dt.datetime(2026, 10, 1 + i % 30, tzinfo=dt.UTC))))
+                            dt.datetime(2026, 10, 1 + i % 30, tzinfo=dt.UTC)),
+            design=pick(None, None, *designs)))
     return Columns(**{k: [r[k] for r in rows] for k in rows[0]} if rows else {})
 
 
