@@ -200,14 +200,24 @@ def _analyze(args: argparse.Namespace, scenario: Scenario | None, beside: bool =
     if args.format != "json":  # only report.json holds the minimum detectable effects
         chosen = dataclasses.replace(chosen, power_experiments=0)  # (`Comparison.power`)
     report = build_report(table, chosen, source_format=fmt)
-    if scenario is None and fmt == "copeca-action" and report.records and table.design is None:
-        # records of an older copeca-action do not say how the run was designed: a copy of
-        # an adaptive run's results judged here at the full alpha would drop the alpha its
-        # looks spent (newer records name their design: `design_mismatch`)
-        print(f"copeca-action: {args.results}: no scenario.yaml beside it and no --scenario: "
-              "judged with the default settings (one look at alpha 0.05, the default "
-              "thresholds); a run with adaptive sampling or its own thresholds is judged as "
-              "it was only with --scenario (or its output folder)", file=sys.stderr)
+    if scenario is None and fmt == "copeca-action" and report.records and why is None:
+        if table.design is None:
+            # records of an older copeca-action do not say how the run was designed: a copy
+            # of an adaptive run's results judged here at the full alpha would drop the
+            # alpha its looks spent (newer records name their design: `design_mismatch`)
+            print(f"copeca-action: {args.results}: no scenario.yaml beside it and no "
+                  "--scenario: judged with the default settings (one look at alpha 0.05, the "
+                  "default thresholds); a run with adaptive sampling or its own thresholds is "
+                  "judged as it was only with --scenario (or its output folder)",
+                  file=sys.stderr)
+        else:  # the records' design is the default one; the bootstrap's seed is not in it
+            print(f"copeca-action: {args.results}: no scenario.yaml beside it and no "
+                  "--scenario: the records name the default design (the built-in thresholds, "
+                  f"no adaptive sampling); the bootstrap ran with seed {chosen.seed} and "
+                  f"{chosen.resamples:,} resamples, and the run's own report with its "
+                  "scenario's, so their intervals may differ slightly: pass --scenario (or "
+                  "the output folder) for its exact figures",
+                  file=sys.stderr)
     return _emit(args, report, points, curves,
                  args.scenario.read_text() if args.scenario else None, why)
 

@@ -143,7 +143,9 @@ def test_ordinary_records_without_a_scenario_give_the_same_report_as_before(
         assert main(["analyze", str(older), "--format", fmt]) == 0
         before = capsys.readouterr()
         assert mine.out == before.out.replace("older.jsonl", "ordinary.jsonl")
-        assert "no scenario.yaml beside it" in before.err and not mine.err
+        assert "no scenario.yaml beside it" in before.err
+        # the default design: judged as before, the bootstrap's seed named (not a design)
+        assert "the records name the default design" in mine.err and "seed 0" in mine.err
     assert json.loads(mine.out)["verdict"] == "improvement"
 
 
