@@ -6,7 +6,7 @@ a comparison they take no part in is a regression)."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,9 +59,20 @@ def _died(flag_sets: Mapping[tuple[str, ...], int]) -> tuple[int, int]:
     return died, low
 
 
-def _spent(row: Mapping[str, Any]) -> bool:
-    cost = row.get("cost_usd", 0.0)
-    return cost is None or cost > 0
+def excluded_spend(costs: Iterable[float | None]) -> tuple[float, int, int]:
+    """(USD, attempts, of them of unknown cost) of the attempts outside the statistics whose
+    costs are `costs` (in file order: the sum is the one the rows give). An attempt spent
+    something when its cost is unknown or above zero; a cost above MAX_RUN_COST_USD is no
+    price, so it is of unknown cost too, never summed."""
+    usd, attempts, unknown = 0.0, 0, 0
+    for cost in costs:
+        if cost is None or cost > 0:
+            attempts += 1
+            if cost is None or not cost <= MAX_RUN_COST_USD:
+                unknown += 1
+            else:
+                usd += float(cost)
+    return usd, attempts, unknown
 
 
 def account_spend(rows: Sequence[Mapping[str, Any]],
@@ -69,19 +80,11 @@ def account_spend(rows: Sequence[Mapping[str, Any]],
                                                                     SpendAccount]:
     """The rows the statistics may read (unknown-cost runs left out) and the account."""
     final = {id(r) for r in latest.values()}
-    excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
     stopped = sum(1 for row in rows if LOWER_BOUND_FLAG in (row.get("flags") or ()))
     died, died_low = _died(Counter(tuple(row.get("flags") or ()) for row in rows))
-    for row in rows:
-        counted = id(row) in final and row.get("outcome") not in _NOT_COUNTED
-        if counted or not _spent(row):
-            continue
-        attempts += 1
-        cost = row.get("cost_usd", 0.0)
-        if cost is None or not cost <= MAX_RUN_COST_USD:  # above it: no price, unknown
-            unknown_excluded += 1
-        else:
-            excluded_usd += float(cost)
+    excluded_usd, attempts, unknown_excluded = excluded_spend(
+        row.get("cost_usd", 0.0) for row in rows
+        if not (id(row) in final and row.get("outcome") not in _NOT_COUNTED))
     kept: list[Mapping[str, Any]] = []
     unknown: list[Mapping[str, Any]] = []
     sources: dict[str, int] = {}
@@ -114,17 +117,9 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
     Only the rows outside the statistics (not counted, or of unknown cost: few) are visited
     one by one; the cost sources of the counted runs are a count of the whole column less
     those rows'."""
-    excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
     outside = ([i for i, outcome in enumerate(c.outcome) if outcome in _NOT_COUNTED]
                if not set(c.outcome).isdisjoint(_NOT_COUNTED) else [])
-    for i in outside:  # in file order: the sum is the one the rows give
-        cost = c.cost_usd[i]
-        if cost is None or cost > 0:
-            attempts += 1
-            if cost is None or not cost <= MAX_RUN_COST_USD:  # above it: no price, unknown
-                unknown_excluded += 1
-            else:
-                excluded_usd += float(cost)
+    excluded_usd, attempts, unknown_excluded = excluded_spend(c.cost_usd[i] for i in outside)
     skip = set(outside)
     unknown = ([i for i, cost in enumerate(c.cost_usd) if cost is None and i not in skip]
                if None in c.cost_usd else [])
@@ -156,14 +151,8 @@ def account_columns(c: Columns) -> tuple[list[int] | None, SpendAccount]:
 
 def account_coded(parts: Sequence[Coded]) -> SpendAccount:
     """`account_columns` of the records of the coded parts (`code`), in file order."""
-    excluded_usd, attempts, unknown_excluded = 0.0, 0, 0
-    for cost in (c for part in parts for c in part.outside_costs):  # in file order
-        if cost is None or cost > 0:
-            attempts += 1
-            if cost is None or not cost <= MAX_RUN_COST_USD:  # above it: no price, unknown
-                unknown_excluded += 1
-            else:
-                excluded_usd += float(cost)
+    excluded_usd, attempts, unknown_excluded = excluded_spend(
+        c for part in parts for c in part.outside_costs)
     counts: Counter[str | None] = Counter()
     flag_sets: Counter[tuple[str, ...]] = Counter()
     for part in parts:

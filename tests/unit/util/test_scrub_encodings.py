@@ -7,13 +7,12 @@ import base64
 import json
 import re
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from copeca_action._util.scrub import (
-    SECRETS,
     Scrubber,
     count_redactions,
     env_secrets,
@@ -34,11 +33,7 @@ ENCODERS: dict[str, Callable[[bytes], bytes]] = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _clean_registry() -> Iterator[None]:
-    SECRETS.clear()
-    yield
-    SECRETS.clear()
+pytestmark = pytest.mark.usefixtures("clean_registry")
 
 
 @pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abc", b"xyzw"])

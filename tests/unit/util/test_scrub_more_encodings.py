@@ -10,37 +10,21 @@ import json
 import random
 import re
 import shlex
-import shutil
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scrub_tool_helpers import RULE, VALUE, tool
 
-from copeca_action._util.scrub import SECRETS, Scrubber
+from copeca_action._util.scrub import Scrubber
 
-VALUE = b"pl4nted-S3cret/value+with=odd&chars!"
-"""A value of no token shape: found only by value."""
-RULE = b"[REDACTED:env:K]"
 PREFIXES = [b"", b"a", b"ab", b"abc", b"PATH=/usr/bin\nK="]
 """Every alignment of a word of two or four bytes, and a value that starts a dump's line."""
 
 
-@pytest.fixture(autouse=True)
-def _clean_registry() -> Iterator[None]:
-    SECRETS.clear()
-    yield
-    SECRETS.clear()
+pytestmark = pytest.mark.usefixtures("clean_registry")
 
 
-def tool(command: str, data: bytes) -> bytes:
-    """`data` through `command` (real tools in a shell pipeline); skipped where the first
-    tool is not installed."""
-    if shutil.which(command.split()[0]) is None:
-        pytest.skip(f"{command.split()[0]} is not installed")
-    return subprocess.run(command, shell=True, input=data, capture_output=True,
-                          check=True).stdout
 
 
 def framed(data: bytes, in_json: bool) -> bytes:

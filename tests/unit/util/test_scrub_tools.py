@@ -7,35 +7,17 @@ from __future__ import annotations
 import json
 import random
 import shlex
-import shutil
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scrub_tool_helpers import RULE, VALUE, tool
 
-from copeca_action._util.scrub import SECRETS, Scrubber
+from copeca_action._util.scrub import Scrubber
 
-VALUE = b"pl4nted-S3cret/value+with=odd&chars!"
-"""A value of no token shape: found only by value."""
-RULE = b"[REDACTED:env:K]"
-
-
-@pytest.fixture(autouse=True)
-def _clean_registry() -> Iterator[None]:
-    SECRETS.clear()
-    yield
-    SECRETS.clear()
+pytestmark = pytest.mark.usefixtures("clean_registry")
 
 
-def tool(command: str, data: bytes) -> bytes:
-    """`data` through `command` (a shell pipeline of real tools); skipped where the first
-    tool is not installed."""
-    if shutil.which(command.split()[0]) is None:
-        pytest.skip(f"{command.split()[0]} is not installed")
-    return subprocess.run(command, shell=True, input=data, capture_output=True,
-                          check=True).stdout
 
 
 def scrubbed(data: bytes, in_json: bool = False) -> tuple[bytes, Scrubber]:
