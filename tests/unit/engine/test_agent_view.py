@@ -54,14 +54,20 @@ def test_under_bubblewrap_nothing_is_said(tmp_path: Path) -> None:
     assert all("agent_files_visible" not in r.flags for r in read_records(cfg.out.results))
 
 
-def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_agent_starts(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _unshare_with_mounts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Agents under the `unshare` fallback with its read-only mounts (bubblewrap set aside);
+    skipped where unshare cannot make a pid namespace or mount."""
     if not any(_real_works(v) for v in _process.UNSHARE_AGENT):
         pytest.skip("unshare cannot make a pid namespace here")
     monkeypatch.setattr(_process, "_works",
                         lambda argv: argv[0] != "bwrap" and _real_works(argv))
     if "harness-ro" not in _process.agent_isolation()[1]:
         pytest.skip("unshare cannot mount here")
+
+
+def test_under_unshare_a_mount_that_fails_is_an_infra_error_before_the_agent_starts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _unshare_with_mounts(monkeypatch)
     guarded = tmp_path / "guarded"
     guarded.mkdir()
     monkeypatch.setattr(_process, "unshare_view",  # /dev/null cannot cover a folder
@@ -83,12 +89,7 @@ def test_under_unshare_a_folder_gone_since_it_was_listed_is_not_a_failure(
     """Another harness's folder of git views, listed to be made read-only, removed as that
     harness exits before this agent's mounts are made: nothing is left to guard, so the agent
     starts (it was an infra error, retried, under parallel harnesses)."""
-    if not any(_real_works(v) for v in _process.UNSHARE_AGENT):
-        pytest.skip("unshare cannot make a pid namespace here")
-    monkeypatch.setattr(_process, "_works",
-                        lambda argv: argv[0] != "bwrap" and _real_works(argv))
-    if "harness-ro" not in _process.agent_isolation()[1]:
-        pytest.skip("unshare cannot mount here")
+    _unshare_with_mounts(monkeypatch)
     kept = tmp_path / "kept"
     kept.mkdir()
     monkeypatch.setattr(_process, "unshare_view", lambda writable: [
